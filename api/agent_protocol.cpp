@@ -1,0 +1,194 @@
+#include "tessel/api/agent_protocol.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace tessel::api {
+
+using nlohmann::json;
+
+// Protocol messages come from our own agents and scheduler; parsing is still
+// total (never throws past this file) because a peer may be another version.
+template <class F>
+static auto guarded(const char* what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const json::exception& e) {
+    return Error{std::string(what) + ": " + e.what()};
+  }
+}
+
+std::string assignment_id(const std::string& job_id, int attempt, int rank) {
+  return job_id + "." + std::to_string(attempt) + "." + std::to_string(rank);
+}
+
+json to_json(const Assignment& a) {
+  return {{"id", a.id},
+          {"job_id", a.job_id},
+          {"attempt", a.attempt},
+          {"node_rank", a.node_rank},
+          {"nnodes", a.nnodes},
+          {"module_ids", a.module_ids},
+          {"indices", a.indices},
+          {"master_addr", a.master_addr},
+          {"master_port", a.master_port},
+          {"spec", to_json(a.spec)}};
+}
+
+Result<Assignment> assignment_from_json(const json& j) {
+  return guarded("assignment", [&]() -> Result<Assignment> {
+    Assignment a;
+    a.id = j.at("id").get<std::string>();
+    a.job_id = j.at("job_id").get<std::string>();
+    a.attempt = j.at("attempt").get<int>();
+    a.node_rank = j.at("node_rank").get<int>();
+    a.nnodes = j.at("nnodes").get<int>();
+    a.module_ids = j.at("module_ids").get<std::vector<int>>();
+    a.indices = j.at("indices").get<std::vector<int>>();
+    a.master_addr = j.at("master_addr").get<std::string>();
+    a.master_port = j.at("master_port").get<int>();
+    auto sp = parse_job_spec(j.at("spec"));
+    if (!sp.spec) return Error{"assignment.spec: " + sp.error->message};
+    a.spec = *sp.spec;
+    if (a.module_ids.size() != a.indices.size()) return Error{"assignment: module_ids and indices differ in length"};
+    return a;
+  });
+}
+
+std::string to_string(TaskState s) {
+  switch (s) {
+    case TaskState::running: return "running";
+    case TaskState::exited: return "exited";
+    case TaskState::failed_to_start: return "failed_to_start";
+  }
+  return "unknown";
+}
+
+json to_json(const TaskReport& r) {
+  json j = {{"assignment_id", r.assignment_id}, {"state", to_string(r.state)}};
+  if (r.exit_code) j["exit_code"] = *r.exit_code;
+  if (r.signal) j["signal"] = *r.signal;
+  if (!r.message.empty()) j["message"] = r.message;
+  if (r.port) j["port"] = r.port;
+  return j;
+}
+
+Result<TaskReport> task_report_from_json(const json& j) {
+  return guarded("task report", [&]() -> Result<TaskReport> {
+    TaskReport r;
+    r.assignment_id = j.at("assignment_id").get<std::string>();
+    std::string st = j.at("state").get<std::string>();
+    if (st == "running")
+      r.state = TaskState::running;
+    else if (st == "exited")
+      r.state = TaskState::exited;
+    else if (st == "failed_to_start")
+      r.state = TaskState::failed_to_start;
+    else
+      return Error{"task report: unknown state '" + st + "'"};
+    if (j.contains("exit_code") && !j["exit_code"].is_null()) r.exit_code = j["exit_code"].get<int>();
+    if (j.contains("signal") && !j["signal"].is_null()) r.signal = j["signal"].get<int>();
+    r.message = j.value("message", "");
+    r.port = j.value("port", 0);
+    return r;
+  });
+}
+
+static json reports_to_json(const std::vector<TaskReport>& tasks) {
+  json a = json::array();
+  for (const auto& t : tasks) a.push_back(to_json(t));
+  return a;
+}
+
+static Result<std::vector<TaskReport>> reports_from_json(const json& j) {
+  std::vector<TaskReport> out;
+  if (!j.is_array()) return Error{"tasks: must be an array"};
+  for (const auto& t : j) {
+    auto r = task_report_from_json(t);
+    if (!r) return r.error();
+    out.push_back(std::move(*r));
+  }
+  return out;
+}
+
+json to_json(const RegisterRequest& r) {
+  return {{"node", r.node},
+          {"address", r.address},
+          {"agent_port", r.agent_port},
+          {"inventory", to_json(r.inventory)},
+          {"tasks", reports_to_json(r.tasks)}};
+}
+
+Result<RegisterRequest> register_request_from_json(const json& j) {
+  return guarded("register", [&]() -> Result<RegisterRequest> {
+    RegisterRequest r;
+    r.node = j.at("node").get<std::string>();
+    r.address = j.at("address").get<std::string>();
+    r.agent_port = j.value("agent_port", 0);
+    auto inv = inventory_from_json(j.at("inventory"));
+    if (!inv) return inv.error();
+    r.inventory = std::move(*inv);
+    auto tasks = reports_from_json(j.value("tasks", json::array()));
+    if (!tasks) return tasks.error();
+    r.tasks = std::move(*tasks);
+    return r;
+  });
+}
+
+json to_json(const RegisterResponse& r) { return {{"heartbeat_interval_s", r.heartbeat_interval_s}}; }
+
+Result<RegisterResponse> register_response_from_json(const json& j) {
+  return guarded("register response", [&]() -> Result<RegisterResponse> {
+    RegisterResponse r;
+    r.heartbeat_interval_s = j.at("heartbeat_interval_s").get<int>();
+    return r;
+  });
+}
+
+json to_json(const HeartbeatRequest& r) {
+  return {{"node", r.node}, {"inventory", to_json(r.inventory)}, {"tasks", reports_to_json(r.tasks)}};
+}
+
+Result<HeartbeatRequest> heartbeat_request_from_json(const json& j) {
+  return guarded("heartbeat", [&]() -> Result<HeartbeatRequest> {
+    HeartbeatRequest r;
+    r.node = j.at("node").get<std::string>();
+    auto inv = inventory_from_json(j.at("inventory"));
+    if (!inv) return inv.error();
+    r.inventory = std::move(*inv);
+    auto tasks = reports_from_json(j.value("tasks", json::array()));
+    if (!tasks) return tasks.error();
+    r.tasks = std::move(*tasks);
+    return r;
+  });
+}
+
+json to_json(const HeartbeatResponse& r) { return {{"acknowledged", r.acknowledged}}; }
+
+Result<HeartbeatResponse> heartbeat_response_from_json(const json& j) {
+  return guarded("heartbeat response", [&]() -> Result<HeartbeatResponse> {
+    HeartbeatResponse r;
+    r.acknowledged = j.value("acknowledged", std::vector<std::string>{});
+    return r;
+  });
+}
+
+json to_json(const DesiredState& d) {
+  json a = json::array();
+  for (const auto& x : d.assignments) a.push_back(to_json(x));
+  return {{"version", d.version}, {"assignments", a}};
+}
+
+Result<DesiredState> desired_state_from_json(const json& j) {
+  return guarded("desired state", [&]() -> Result<DesiredState> {
+    DesiredState d;
+    d.version = j.at("version").get<int64_t>();
+    for (const auto& x : j.at("assignments")) {
+      auto a = assignment_from_json(x);
+      if (!a) return a.error();
+      d.assignments.push_back(std::move(*a));
+    }
+    return d;
+  });
+}
+
+}  // namespace tessel::api

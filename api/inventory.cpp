@@ -1,0 +1,107 @@
+#include "tessel/api/inventory.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "tessel/api/json_fields.hpp"
+#include "tessel/api/topology.hpp"
+
+#include <set>
+
+namespace tessel::api {
+
+using nlohmann::json;
+
+std::string to_string(Vendor v) { return v == Vendor::habana ? "habana" : "nvidia"; }
+
+Result<Vendor> parse_vendor(const std::string& s) {
+  if (s == "habana") return Vendor::habana;
+  if (s == "nvidia") return Vendor::nvidia;
+  return Error{"unknown vendor '" + s + "' (want habana or nvidia)"};
+}
+
+static json optional_int(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+json to_json(const Device& d) {
+  json j = {{"index", d.index},
+            {"module_id", d.module_id},
+            {"bus_id", d.bus_id},
+            {"model", d.model},
+            {"serial", d.serial},
+            {"uuid", d.uuid},
+            {"memory_total_mib", optional_int(d.memory_total_mib)},
+            {"memory_used_mib", optional_int(d.memory_used_mib)},
+            {"utilization_pct", optional_int(d.utilization_pct)},
+            {"temperature_c", optional_int(d.temperature_c)},
+            {"power_w", optional_int(d.power_w)},
+            {"healthy", d.healthy}};
+  if (!d.healthy) j["health_reason"] = d.health_reason;
+  return j;
+}
+
+json to_json(const NodeInventory& inv) {
+  json devices = json::array();
+  for (const Device& d : inv.devices) devices.push_back(to_json(d));
+  json groups = json::object();
+  if (inv.vendor == Vendor::nvidia) {
+    groups["all"] = true;
+  } else {
+    for (const auto& [size, list] : gaudi_groups_within(healthy_module_ids(inv))) groups[std::to_string(size)] = list;
+  }
+  return {{"vendor", to_string(inv.vendor)},
+          {"driver_version", inv.driver_version},
+          {"devices", devices},
+          {"groups", groups}};
+}
+
+static Result<Device> device_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) return Error{where + ": must be an object"};
+  FieldReader r(j, where);
+  Device d;
+  r.required_int("index", d.index, 0, 1023);
+  r.required_int("module_id", d.module_id, 0, 1023);
+  r.optional_string("bus_id", d.bus_id, 64);
+  r.required_string("model", d.model, 64);
+  r.optional_string("serial", d.serial, 128);
+  r.optional_string("uuid", d.uuid, 128);
+  r.nullable_int("memory_total_mib", d.memory_total_mib);
+  r.nullable_int("memory_used_mib", d.memory_used_mib);
+  r.nullable_int("utilization_pct", d.utilization_pct);
+  r.nullable_int("temperature_c", d.temperature_c);
+  r.nullable_int("power_w", d.power_w);
+  r.optional_bool("healthy", d.healthy);
+  r.optional_string("health_reason", d.health_reason, 512);
+  r.allow("groups");
+  if (auto e = r.finish()) return Error{*e};
+  return d;
+}
+
+Result<NodeInventory> inventory_from_json(const json& j) {
+  if (!j.is_object()) return Error{"inventory: must be an object"};
+  NodeInventory inv;
+  FieldReader r(j, "inventory");
+  std::string vendor;
+  r.required_string("vendor", vendor, 16);
+  r.optional_string("driver_version", inv.driver_version, 128);
+  r.allow("groups");  // Derived; recomputed by whoever reads it.
+  r.allow("devices");
+  if (auto e = r.finish()) return Error{*e};
+  auto v = parse_vendor(vendor);
+  if (!v) return v.error().wrap("inventory.vendor");
+  inv.vendor = *v;
+  if (!j.contains("devices") || !j["devices"].is_array()) return Error{"inventory.devices: must be an array"};
+  if (j["devices"].size() > 64) return Error{"inventory.devices: more than 64 devices"};
+  std::set<int> seen_index, seen_module;
+  for (size_t i = 0; i < j["devices"].size(); ++i) {
+    auto d = device_from_json(j["devices"][i], "inventory.devices[" + std::to_string(i) + "]");
+    if (!d) return d.error();
+    if (!seen_index.insert(d->index).second)
+      return Error{"inventory.devices[" + std::to_string(i) + "].index: duplicate " + std::to_string(d->index)};
+    if (!seen_module.insert(d->module_id).second)
+      return Error{"inventory.devices[" + std::to_string(i) + "].module_id: duplicate " +
+                   std::to_string(d->module_id)};
+    inv.devices.push_back(std::move(*d));
+  }
+  return inv;
+}
+
+}  // namespace tessel::api

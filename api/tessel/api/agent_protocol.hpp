@@ -1,0 +1,104 @@
+#pragma once
+// The agent <-> scheduler protocol (role `agent`). Desired-state reconciliation:
+//
+//   POST /v1/agent/register   RegisterRequest  -> RegisterResponse
+//   POST /v1/agent/heartbeat  HeartbeatRequest -> HeartbeatResponse
+//        (404 {"error":{"code":"not_found"}} when the scheduler does not know the
+//         node, e.g. after losing it: the agent registers again)
+//   GET  /v1/agent/nodes/{node}/assignments?version=V&wait_s=S -> DesiredState
+//        Long poll: answers at once when the scheduler's version for the node
+//        differs from V, else when it changes, else after S seconds (max 60).
+//
+// DesiredState lists every assignment the node should be running now. The
+// agent starts each assignment id it has never started (it records started ids
+// durably, so nothing is launched twice), and kills (SIGTERM, then SIGKILL after
+// kill_grace_s) any running task whose assignment is no longer listed: that is
+// how cancel and fencing work. Reports carry every assignment the agent still
+// remembers; the scheduler frees cards only when a report says the assignment's
+// processes are gone (or it was never started).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tessel/api/inventory.hpp"
+#include "tessel/api/job.hpp"
+
+namespace tessel::api {
+
+struct Assignment {
+  std::string id;  // "<job_id>.<attempt>.<rank>": unique, applied once.
+  std::string job_id;
+  int attempt = 0;
+  int node_rank = 0;
+  int nnodes = 1;
+  std::vector<int> module_ids;  // Ascending.
+  std::vector<int> indices;     // Matching indices, same order.
+  std::string master_addr;
+  int master_port = 0;
+  JobSpec spec;
+
+  bool operator==(const Assignment&) const = default;
+};
+nlohmann::json to_json(const Assignment& a);
+Result<Assignment> assignment_from_json(const nlohmann::json& j);
+std::string assignment_id(const std::string& job_id, int attempt, int rank);
+
+enum class TaskState {
+  running,  // At least one process of the assignment is alive.
+  exited,   // All processes ended; exit_code/signal set.
+  failed_to_start,
+};
+std::string to_string(TaskState s);
+
+struct TaskReport {
+  std::string assignment_id;
+  TaskState state = TaskState::running;
+  std::optional<int> exit_code;  // First non-zero exit of its processes, else 0.
+  std::optional<int> signal;     // Set when a process was killed by a signal.
+  std::string message;           // E.g. "exec: No such file or directory".
+  int port = 0;                  // TESSEL_PORT of local rank 0, when known.
+};
+nlohmann::json to_json(const TaskReport& r);
+Result<TaskReport> task_report_from_json(const nlohmann::json& j);
+
+struct RegisterRequest {
+  std::string node;
+  std::string address;  // Host name or IP other nodes and users reach it by.
+  int agent_port = 0;   // The agent's HTTP port (logs), 0 when none.
+  NodeInventory inventory;
+  std::vector<TaskReport> tasks;
+};
+struct RegisterResponse {
+  int heartbeat_interval_s = 5;
+};
+
+struct HeartbeatRequest {
+  std::string node;
+  NodeInventory inventory;  // Fresh telemetry and health.
+  std::vector<TaskReport> tasks;
+};
+struct HeartbeatResponse {
+  // Assignment ids whose final report the scheduler has stored: the agent may forget them.
+  std::vector<std::string> acknowledged;
+};
+
+struct DesiredState {
+  int64_t version = 0;
+  std::vector<Assignment> assignments;
+};
+
+nlohmann::json to_json(const RegisterRequest& r);
+Result<RegisterRequest> register_request_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const RegisterResponse& r);
+Result<RegisterResponse> register_response_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const HeartbeatRequest& r);
+Result<HeartbeatRequest> heartbeat_request_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const HeartbeatResponse& r);
+Result<HeartbeatResponse> heartbeat_response_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const DesiredState& d);
+Result<DesiredState> desired_state_from_json(const nlohmann::json& j);
+
+}  // namespace tessel::api

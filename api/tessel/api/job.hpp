@@ -1,0 +1,93 @@
+#pragma once
+// Jobs as users submit them (JobSpec) and as the API serves them (Job).
+// The JSON forms are the wire contract documented in api/openapi.yaml.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tessel/api/inventory.hpp"
+#include "tessel/api/json_fields.hpp"
+
+namespace tessel::api {
+
+inline constexpr size_t kMaxRequestBytes = 1 << 20;  // 1 MiB.
+
+struct JobSpec {
+  std::string name;
+  std::vector<std::string> command;  // argv; run without a shell.
+  std::map<std::string, std::string> env;
+  std::string workdir;
+  int devices = 0;  // Cards per node: 0, 1, 2, 4 or 8.
+  int nodes = 1;
+  bool task_per_device = false;  // tasks_per_node: "device" (else 1).
+  int priority = 0;              // -1000..1000.
+  int max_retries = 0;           // 0..10.
+  std::optional<int64_t> time_limit_s;
+  std::optional<int64_t> kill_grace_s;  // Default kDefaultKillGraceS.
+  std::optional<Vendor> vendor;
+  std::string model;
+
+  bool operator==(const JobSpec&) const = default;
+};
+
+inline constexpr int64_t kDefaultKillGraceS = 10;
+
+// Variables the scheduler and agent own; a job's env may not set them.
+bool is_reserved_env(const std::string& name);
+
+// Strict parse of a submission: unknown fields, wrong types and out-of-range
+// values are errors naming the field. Never throws.
+struct SpecParse {
+  std::optional<JobSpec> spec;
+  std::optional<FieldError> error;
+};
+SpecParse parse_job_spec(const nlohmann::json& j);
+nlohmann::json to_json(const JobSpec& s);
+
+enum class JobState { pending, assigned, running, succeeded, failed, cancelled };
+std::string to_string(JobState s);
+std::optional<JobState> parse_job_state(const std::string& s);
+bool is_terminal(JobState s);
+
+// Cards of one node given to one rank of a job.
+struct Allocation {
+  std::string node;
+  int rank = 0;                 // Node rank within the job, 0..nodes-1.
+  std::vector<int> module_ids;  // Ascending (NVIDIA: indices).
+  std::vector<int> indices;     // The matching device indices, same order.
+
+  bool operator==(const Allocation&) const = default;
+};
+nlohmann::json to_json(const Allocation& a);
+Result<Allocation> allocation_from_json(const nlohmann::json& j);
+
+struct Job {
+  std::string id;
+  std::string name;
+  std::string user;
+  JobState state = JobState::pending;
+  std::string reason;  // Why pending, or why it failed; empty when none.
+  JobSpec spec;
+  int attempt = 0;
+  int64_t submitted_at_ms = 0;  // Unix epoch milliseconds; 0 = unset.
+  int64_t started_at_ms = 0;
+  int64_t finished_at_ms = 0;
+  std::optional<int> exit_code;
+  std::vector<Allocation> allocations;
+  std::string master_addr;
+  int master_port = 0;
+  std::string endpoint;  // "addr:port" of rank 0's TESSEL_PORT once running.
+};
+nlohmann::json to_json(const Job& j);
+Result<Job> job_from_json(const nlohmann::json& j);
+
+// RFC 3339 UTC with milliseconds ("2026-11-30T08:52:32.123Z").
+std::string format_rfc3339(int64_t unix_ms);
+std::optional<int64_t> parse_rfc3339(const std::string& s);
+
+}  // namespace tessel::api

@@ -1,0 +1,29 @@
+#pragma once
+// Which groups of cards may be handed to one workload.
+//
+// Gaudi (by module id, 8-card baseboard, a buddy system): single cards, pairs
+// {0,1} {2,3} {4,5} {6,7}, quads {0,1,2,3} {4,5,6,7}, and all eight.
+// NVIDIA: any subset is valid.
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "tessel/api/inventory.hpp"
+
+namespace tessel::api {
+
+// The fixed list of valid Gaudi groups of `size` cards (1, 2, 4 or 8), each ascending.
+const std::vector<Group>& gaudi_groups_of_size(int size);
+
+// True when `size` is a card count a job may ask for (0, 1, 2, 4 or 8).
+bool is_valid_group_size(int size);
+
+// Valid Gaudi groups of size 2, 4 and 8 whose members are all in `usable` (module ids).
+// Keys are sizes; sizes with no group are omitted.
+std::map<int, std::vector<Group>> gaudi_groups_within(const std::set<int>& usable);
+
+// The module ids of the healthy devices of an inventory.
+std::set<int> healthy_module_ids(const NodeInventory& inv);
+
+}  // namespace tessel::api

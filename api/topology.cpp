@@ -1,0 +1,41 @@
+#include "tessel/api/topology.hpp"
+
+#include <algorithm>
+
+namespace tessel::api {
+
+const std::vector<Group>& gaudi_groups_of_size(int size) {
+  static const std::vector<Group> ones = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
+  static const std::vector<Group> twos = {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
+  static const std::vector<Group> fours = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  static const std::vector<Group> eights = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  static const std::vector<Group> none;
+  switch (size) {
+    case 1: return ones;
+    case 2: return twos;
+    case 4: return fours;
+    case 8: return eights;
+    default: return none;
+  }
+}
+
+bool is_valid_group_size(int size) { return size == 0 || size == 1 || size == 2 || size == 4 || size == 8; }
+
+std::map<int, std::vector<Group>> gaudi_groups_within(const std::set<int>& usable) {
+  std::map<int, std::vector<Group>> out;
+  for (int size : {2, 4, 8}) {
+    for (const Group& g : gaudi_groups_of_size(size)) {
+      if (std::all_of(g.begin(), g.end(), [&](int m) { return usable.count(m) > 0; })) out[size].push_back(g);
+    }
+  }
+  return out;
+}
+
+std::set<int> healthy_module_ids(const NodeInventory& inv) {
+  std::set<int> ids;
+  for (const Device& d : inv.devices)
+    if (d.healthy) ids.insert(d.module_id);
+  return ids;
+}
+
+}  // namespace tessel::api
