@@ -1,0 +1,105 @@
+#pragma once
+// ModuleGroupAllocator: the pure placement core of the scheduler. Plain data in,
+// plain data out: no clock (callers pass now_ms), no I/O, no threads. Not
+// thread-safe; the scheduler service owns one instance behind its state mutex.
+//
+// Invariants it maintains (and tests check after every operation):
+//  - no card is held by two jobs;
+//  - every allocation is one valid group (Gaudi: by module id, see
+//    api/topology.hpp; NVIDIA: any subset) on one node;
+//  - a gang (nodes > 1) is placed on distinct nodes all at once or not at all;
+//  - the blocked job at the head of the queue holds a reservation that
+//    backfilled jobs cannot delay.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessel/api/inventory.hpp"
+#include "tessel/api/job.hpp"
+
+namespace tessel::scheduler {
+
+struct NodeSpec {
+  std::string name;
+  api::Vendor vendor = api::Vendor::habana;
+  // Devices by module id (NVIDIA: index). Unhealthy devices are never placed on,
+  // but a job already holding one keeps it.
+  struct Card {
+    int module_id = 0;
+    int index = 0;
+    std::string model;
+    bool healthy = true;
+  };
+  std::vector<Card> cards;
+  bool schedulable = true;  // False when draining or down.
+};
+
+struct PendingJob {
+  std::string id;
+  int devices = 0;  // Per node: 0, 1, 2, 4, 8.
+  int nodes = 1;
+  int priority = 0;
+  int64_t seq = 0;  // Submission order; lower is older.
+  std::optional<int64_t> time_limit_s;
+  std::optional<api::Vendor> vendor;
+  std::string model;
+};
+
+struct Placement {
+  std::string job_id;
+  std::vector<api::Allocation> allocations;  // One per node, ranks 0..nodes-1.
+};
+
+struct ScheduleResult {
+  std::vector<Placement> placed;  // Already applied: their cards are held.
+  // For each job left pending: a reason a person can act on, e.g.
+  // "waiting for 4 free cards in one valid group", "no node has 8 healthy HL-225",
+  // "unschedulable: cluster has 2 nodes", "reserved: waiting for job X's cards".
+  std::map<std::string, std::string> pending_reasons;
+};
+
+class ModuleGroupAllocator {
+ public:
+  ModuleGroupAllocator();
+  ~ModuleGroupAllocator();
+  ModuleGroupAllocator(const ModuleGroupAllocator&) = delete;
+  ModuleGroupAllocator& operator=(const ModuleGroupAllocator&) = delete;
+
+  // Adds or replaces a node's cards and schedulability. Holds on the node survive.
+  void upsert_node(const NodeSpec& node);
+  void set_schedulable(const std::string& node, bool schedulable);
+  bool has_node(const std::string& node) const;
+
+  // Marks cards as held by a job (restoring state from the database, or cards
+  // fenced on a down node). `end_ms` is when the job's time limit expires, if any.
+  void hold(const std::string& job_id, const std::vector<api::Allocation>& allocations,
+            std::optional<int64_t> end_ms);
+  // Frees every card the job holds (no-op when it holds none).
+  void release(const std::string& job_id);
+  // Frees the job's cards on one node only (the rest stay held).
+  void release_on_node(const std::string& job_id, const std::string& node);
+
+  // One pass over `queue` (any order; the allocator orders by priority desc then
+  // seq asc). Places what fits best (buddy best-fit, most-used node first),
+  // gives the first blocked job a reservation, and backfills smaller jobs only
+  // where they end (time_limit_s) before the reservation starts or do not touch
+  // the reserved cards. Placed jobs' cards are held on return.
+  ScheduleResult schedule(const std::vector<PendingJob>& queue, int64_t now_ms);
+
+  // Introspection for the API.
+  // Job holding the card with `module_id` on `node`, or nullopt when free.
+  std::optional<std::string> holder(const std::string& node, int module_id) const;
+  // Free valid groups (module ids) on a node by size (1, 2, 4, 8); NVIDIA nodes report
+  // only singles and the count of free cards under size "all" is left to the caller.
+  std::map<int, std::vector<api::Group>> free_groups(const std::string& node) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessel::scheduler
