@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Tessel needs to build, test and run its demo.
+# Idempotent: installs only what is missing. Needs root (or sudo) and Debian's archive.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  clang libclang-rt-14-dev
+  libgtest-dev libgmock-dev
+  libsqlite3-dev libsystemd-dev systemd
+  libboost-dev libboost-filesystem-dev libboost-system-dev
+  libcpp-httplib-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  libtorch-dev libgloo-dev
+  dpkg-dev fakeroot file
+  iproute2 procps psmisc curl python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Set-up plus every test: installs missing Debian packages, builds everything and
+# runs ctest; then an ASan+UBSan build of everything that does not link LibTorch
+# and its tests; then each libFuzzer target for a bounded time.
+# Environment: JOBS (build parallelism, default nproc), FUZZ_SECONDS (per target, default 30),
+# SKIP_ASAN=1 / SKIP_FUZZ=1 to shorten local runs (CI runs everything).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=${JOBS:-$(nproc)}
+fuzz_seconds=${FUZZ_SECONDS:-30}
+
+step() { printf '\n==> %s (%s)\n' "$*" "$(date +%T)"; }
+
+step "set-up"
+scripts/setup.sh
+
+step "build (RelWithDebInfo, with LibTorch workers)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+
+step "tests"
+ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
+
+if [[ ${SKIP_ASAN:-0} != 1 ]]; then
+  step "build with ASan+UBSan (no LibTorch)"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSEL_WORKERS=OFF -DTESSEL_SANITIZE=ON >/dev/null
+  cmake --build build-asan -j "$jobs"
+  step "tests under ASan+UBSan"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900 -LE no_sanitizer
+fi
+
+if [[ ${SKIP_FUZZ:-0} != 1 ]]; then
+  step "fuzz targets (clang, libFuzzer), ${fuzz_seconds}s each"
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DTESSEL_WORKERS=OFF -DTESSEL_FUZZ=ON >/dev/null
+  cmake --build build-fuzz -j "$jobs" --target fuzz_all
+  shopt -s nullglob
+  for fuzzer in build-fuzz/tests/fuzz/fuzz_*; do
+    [[ -x $fuzzer && -f $fuzzer ]] || continue
+    name=$(basename "$fuzzer")
+    corpus=$(mktemp -d)
+    if [[ -d tests/fuzz/corpus/$name ]]; then cp -r "tests/fuzz/corpus/$name/." "$corpus/"; fi
+    echo "fuzz: $name"
+    "$fuzzer" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 \
+      "$corpus" 2>"$corpus.log" || { tail -50 "$corpus.log"; echo "fuzz: $name FAILED"; exit 1; }
+    rm -rf "$corpus" "$corpus.log"
+  done
+fi
+
+step "all tests passed"

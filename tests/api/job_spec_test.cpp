@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tessel/api/job.hpp"
+
+using nlohmann::json;
+using tessel::api::parse_job_spec;
+
+namespace {
+
+std::string error_field(const json& j) {
+  auto r = parse_job_spec(j);
+  EXPECT_FALSE(r.spec.has_value()) << j.dump();
+  return r.error ? r.error->field : "<no error>";
+}
+
+}  // namespace
+
+TEST(JobSpec, MinimalDefaults) {
+  auto r = parse_job_spec(json{{"command", {"true"}}});
+  ASSERT_TRUE(r.spec) << r.error->message;
+  EXPECT_EQ(r.spec->devices, 0);
+  EXPECT_EQ(r.spec->nodes, 1);
+  EXPECT_FALSE(r.spec->task_per_device);
+  EXPECT_EQ(r.spec->priority, 0);
+  EXPECT_EQ(r.spec->max_retries, 0);
+  EXPECT_FALSE(r.spec->time_limit_s);
+}
+
+TEST(JobSpec, FullRoundTrip) {
+  json in = {{"name", "train"},       {"command", {"python3", "-c", "print(1)"}},
+             {"env", {{"A", "b"}}},   {"workdir", "/tmp"},
+             {"devices", 4},          {"nodes", 2},
+             {"tasks_per_node", "device"},
+             {"priority", 10},        {"max_retries", 3},
+             {"time_limit_s", 600},   {"kill_grace_s", 5},
+             {"vendor", "habana"},    {"model", "HL-225"}};
+  auto r = parse_job_spec(in);
+  ASSERT_TRUE(r.spec) << r.error->message;
+  EXPECT_TRUE(r.spec->task_per_device);
+  auto again = parse_job_spec(to_json(*r.spec));
+  ASSERT_TRUE(again.spec);
+  EXPECT_EQ(*again.spec, *r.spec);
+}
+
+TEST(JobSpec, ErrorsNameTheField) {
+  EXPECT_EQ(error_field(json::array()), "");
+  EXPECT_EQ(error_field(json::object()), "command");
+  EXPECT_EQ(error_field(json{{"command", json::array()}}), "command");
+  EXPECT_EQ(error_field(json{{"command", "true"}}), "command");
+  EXPECT_EQ(error_field(json{{"command", {1, 2}}}), "command");
+  EXPECT_EQ(error_field(json{{"command", {""}}}), "command");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 3}}), "devices");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", "4"}}), "devices");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 16}}), "devices");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"nodes", 0}}), "nodes");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"priority", 1001}}), "priority");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"max_retries", 11}}), "max_retries");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"time_limit_s", 0}}), "time_limit_s");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"kill_grace_s", -1}}), "kill_grace_s");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"vendor", "amd"}}), "vendor");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"tasks_per_node", 2}}), "tasks_per_node");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"tasks_per_node", "device"}}), "tasks_per_node");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"workdir", "relative"}}), "workdir");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"bogus", 1}}), "bogus");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"name", std::string(1000, 'a')}}), "name");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 1e30}}), "devices");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"priority", 18446744073709551615ULL}}), "priority");
+}
+
+TEST(JobSpec, ReservedEnvironmentIsRefused) {
+  for (const char* name : {"HABANA_VISIBLE_MODULES", "HABANA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "RANK",
+                           "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "TESSEL_PORT", "HLS_MODULE_ID"}) {
+    auto r = parse_job_spec(json{{"command", {"x"}}, {"env", {{name, "1"}}}});
+    ASSERT_TRUE(r.error) << name;
+    EXPECT_EQ(r.error->field, std::string("env.") + name);
+  }
+  EXPECT_TRUE(parse_job_spec(json{{"command", {"x"}}, {"env", {{"PT_ENABLE_INT64_SUPPORT", "0"}}}}).spec);
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"A=B", "1"}}}}), "env");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"A", 1}}}}), "env.A");
+}
+
+TEST(Rfc3339, RoundTrip) {
+  int64_t ms = 1796028752123;  // 2026-11-30T...
+  auto s = tessel::api::format_rfc3339(ms);
+  EXPECT_EQ(s.back(), 'Z');
+  EXPECT_EQ(tessel::api::parse_rfc3339(s), ms);
+  EXPECT_FALSE(tessel::api::parse_rfc3339("yesterday"));
+}
