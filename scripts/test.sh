@@ -16,11 +16,14 @@ step "set-up"
 scripts/setup.sh
 
 step "build (RelWithDebInfo, with LibTorch workers)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 cmake --build build -j "$jobs"
 
 step "tests"
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
+
+step "Debian packages (cpack, contents, apt-get install)"
+TESSEL_EXPECT_WORKERS=1 scripts/test-packages.sh build
 
 if [[ ${SKIP_ASAN:-0} != 1 ]]; then
   step "build with ASan+UBSan (no LibTorch)"
