@@ -20,6 +20,7 @@
 
 #include "tessel/api/inventory.hpp"
 #include "tessel/api/job.hpp"
+#include "tessel/api/result.hpp"
 
 namespace tessel::scheduler {
 
@@ -54,12 +55,25 @@ struct Placement {
   std::vector<api::Allocation> allocations;  // One per node, ranks 0..nodes-1.
 };
 
+// Cards set aside for a blocked job during one schedule() pass. Jobs behind it may
+// use these cards only when they have a time limit and end by `start_ms`.
+struct Reservation {
+  std::string job_id;
+  // Earliest time the job can start (from the end_ms of the jobs now holding the
+  // cards); nullopt when some card is held by a job without a time limit.
+  std::optional<int64_t> start_ms;
+  std::vector<api::Allocation> allocations;  // Ranks 0..nodes-1, like a Placement.
+};
+
 struct ScheduleResult {
   std::vector<Placement> placed;  // Already applied: their cards are held.
   // For each job left pending: a reason a person can act on, e.g.
   // "waiting for 4 free cards in one valid group", "no node has 8 healthy HL-225",
   // "unschedulable: cluster has 2 nodes", "reserved: waiting for job X's cards".
   std::map<std::string, std::string> pending_reasons;
+  // At most one today: the first blocked job that could run once cards free up.
+  // Informational; the cards are not held after schedule() returns.
+  std::vector<Reservation> reservations;
 };
 
 class ModuleGroupAllocator {
@@ -76,15 +90,24 @@ class ModuleGroupAllocator {
 
   // Marks cards as held by a job (restoring state from the database, or cards
   // fenced on a down node). `end_ms` is when the job's time limit expires, if any.
+  // Equivalent to try_hold() with the error ignored (see there).
   void hold(const std::string& job_id, const std::vector<api::Allocation>& allocations,
             std::optional<int64_t> end_ms);
+  // As hold(), but all or nothing: fails (holding nothing new) when a card is held
+  // by another job or a module id is outside 0..31. A node not yet known is created
+  // unschedulable and without cards, so its holds survive until upsert_node().
+  // Holding more cards for a job that already holds some adds to them; end_ms
+  // replaces the job's previous end.
+  Status try_hold(const std::string& job_id, const std::vector<api::Allocation>& allocations,
+                  std::optional<int64_t> end_ms);
   // Frees every card the job holds (no-op when it holds none).
   void release(const std::string& job_id);
   // Frees the job's cards on one node only (the rest stay held).
   void release_on_node(const std::string& job_id, const std::string& node);
 
-  // One pass over `queue` (any order; the allocator orders by priority desc then
-  // seq asc). Places what fits best (buddy best-fit, most-used node first),
+  // One pass over `queue` (any order; the allocator orders by priority desc, then
+  // seq asc, then id). Jobs with an invalid size, duplicate ids and jobs that
+  // already hold cards are left pending with a reason. Places what fits best (buddy best-fit, most-used node first),
   // gives the first blocked job a reservation, and backfills smaller jobs only
   // where they end (time_limit_s) before the reservation starts or do not touch
   // the reserved cards. Placed jobs' cards are held on return.
@@ -96,6 +119,8 @@ class ModuleGroupAllocator {
   // Free valid groups (module ids) on a node by size (1, 2, 4, 8); NVIDIA nodes report
   // only singles and the count of free cards under size "all" is left to the caller.
   std::map<int, std::vector<api::Group>> free_groups(const std::string& node) const;
+  // Every job holding cards, with its allocations (ascending module ids per node).
+  std::map<std::string, std::vector<api::Allocation>> holdings() const;
 
  private:
   struct Impl;

@@ -1,0 +1,174 @@
+#include "cluster_state.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace tessel::scheduler::detail {
+
+uint32_t ClusterState::fit_class(api::Vendor vendor, Mask free, int size) {
+  if (vendor == api::Vendor::nvidia) {
+    int count = masks::popcount(free);
+    return count >= size ? static_cast<uint32_t>(count) : kNoFit;
+  }
+  int block = masks::gaudi_fit_block(free, size);
+  if (block == 0) return kNoFit;
+  // Smallest enclosing free block first, then the fewest free cards.
+  return static_cast<uint32_t>(masks::size_log(block) * 64 + masks::popcount(free & masks::kGaudiAll));
+}
+
+Mask ClusterState::pick_group(api::Vendor vendor, Mask free, int size) {
+  return vendor == api::Vendor::nvidia ? masks::lowest_bits(free, size) : masks::gaudi_best_group(free, size);
+}
+
+uint32_t ClusterState::node_for(const std::string& name) {
+  auto it = node_by_name_.find(name);
+  if (it != node_by_name_.end()) return it->second;
+  uint32_t n = static_cast<uint32_t>(nodes.size());
+  Node node;
+  node.name = name;
+  node.owner.fill(kNoJob);
+  for (int i = 0; i < masks::kMaxSlots; ++i) node.index[i] = i;
+  nodes.push_back(std::move(node));
+  node_by_name_.emplace(name, n);
+  return n;
+}
+
+std::optional<uint32_t> ClusterState::find_node(const std::string& name) const {
+  auto it = node_by_name_.find(name);
+  if (it == node_by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+int ClusterState::key_for(api::Vendor vendor, const std::string& model) {
+  auto [it, inserted] = key_by_name_.emplace(std::make_pair(vendor, model), static_cast<int>(keys.size()));
+  if (inserted) {
+    KeyIndex k;
+    k.vendor = vendor;
+    k.model = model;
+    keys.push_back(std::move(k));
+  }
+  return it->second;
+}
+
+std::optional<int> ClusterState::find_key(api::Vendor vendor, const std::string& model) const {
+  auto it = key_by_name_.find(std::make_pair(vendor, model));
+  if (it == key_by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+void ClusterState::unindex(uint32_t n) {
+  Node& node = nodes[n];
+  for (const auto& [slot, entry] : node.fit_entries) keys[slot / kSizes].fit[slot % kSizes].erase(entry);
+  node.fit_entries.clear();
+  for (int c : node.counted) --keys[c / kSizes].capacity[c % kSizes];
+  node.counted.clear();
+  if (node.in_key_nodes) {
+    for (const NodeKey& k : node.keys) keys[k.key].nodes.erase(n);
+    node.in_key_nodes = false;
+    --schedulable_count;
+  }
+}
+
+void ClusterState::reindex(uint32_t n) {
+  unindex(n);
+  Node& node = nodes[n];
+  if (!node.schedulable) return;
+  node.in_key_nodes = true;
+  ++schedulable_count;
+  for (const NodeKey& k : node.keys) {
+    keys[k.key].nodes.insert(n);
+    for (int lg = 0; lg < kSizes; ++lg) {
+      if (fit_class(node.vendor, node.usable(k), 1 << lg) == kNoFit) continue;
+      ++keys[k.key].capacity[lg];
+      node.counted.push_back(k.key * kSizes + lg);
+    }
+  }
+  refresh_fit(n);
+}
+
+void ClusterState::refresh_fit(uint32_t n) {
+  Node& node = nodes[n];
+  std::vector<std::pair<int, uint64_t>> fresh;
+  if (node.in_key_nodes) {
+    for (const NodeKey& k : node.keys) {
+      Mask free = node.free_cards(k, /*honour_blocked=*/true);
+      for (int lg = 0; lg < kSizes; ++lg) {
+        uint32_t cls = fit_class(node.vendor, free, 1 << lg);
+        if (cls == kNoFit) continue;
+        fresh.emplace_back(k.key * kSizes + lg, (uint64_t{cls} << 32) | n);
+      }
+    }
+  }
+  // Both lists are in (key, size) order; touch only the entries that changed.
+  for (const auto& old : node.fit_entries) {
+    if (std::find(fresh.begin(), fresh.end(), old) == fresh.end())
+      keys[old.first / kSizes].fit[old.first % kSizes].erase(old.second);
+  }
+  for (const auto& e : fresh) {
+    if (std::find(node.fit_entries.begin(), node.fit_entries.end(), e) == node.fit_entries.end())
+      keys[e.first / kSizes].fit[e.first % kSizes].insert(e.second);
+  }
+  node.fit_entries = std::move(fresh);
+}
+
+int32_t ClusterState::job_handle(const std::string& id) {
+  auto it = job_by_id_.find(id);
+  if (it != job_by_id_.end()) return it->second;
+  int32_t h;
+  if (!free_handles_.empty()) {
+    h = free_handles_.back();
+    free_handles_.pop_back();
+  } else {
+    h = static_cast<int32_t>(jobs.size());
+    jobs.emplace_back();
+  }
+  jobs[h] = JobHold{id, {}, std::nullopt, true};
+  job_by_id_.emplace(id, h);
+  return h;
+}
+
+std::optional<int32_t> ClusterState::find_job(const std::string& id) const {
+  auto it = job_by_id_.find(id);
+  if (it == job_by_id_.end()) return std::nullopt;
+  return it->second;
+}
+
+void ClusterState::hold_cards(int32_t h, uint32_t n, Mask m) {
+  Node& node = nodes[n];
+  assert((node.held & m) == 0);
+  node.held |= m;
+  for (int s : masks::slots(m)) node.owner[s] = h;
+  auto& cards = jobs[h].cards;
+  auto it = std::find_if(cards.begin(), cards.end(), [&](const auto& c) { return c.first == n; });
+  if (it != cards.end()) {
+    it->second |= m;
+  } else {
+    cards.emplace_back(n, m);
+  }
+  refresh_fit(n);
+}
+
+void ClusterState::release_cards(int32_t h, std::optional<uint32_t> n) {
+  auto& cards = jobs[h].cards;
+  for (auto it = cards.begin(); it != cards.end();) {
+    if (n && it->first != *n) {
+      ++it;
+      continue;
+    }
+    Node& node = nodes[it->first];
+    node.held &= ~it->second;
+    for (int s : masks::slots(it->second)) node.owner[s] = kNoJob;
+    refresh_fit(it->first);
+    it = cards.erase(it);
+  }
+  drop_job_if_empty(h);
+}
+
+void ClusterState::drop_job_if_empty(int32_t h) {
+  if (!jobs[h].cards.empty()) return;
+  job_by_id_.erase(jobs[h].id);
+  jobs[h] = JobHold{};
+  free_handles_.push_back(h);
+}
+
+}  // namespace tessel::scheduler::detail

@@ -1,0 +1,122 @@
+#pragma once
+// ClusterState: the allocator's mutable model of nodes, cards and holds, plus
+// the indexes that make a placement ~O(log nodes):
+//  - per (vendor, model) "key" and group size, an ordered set of the schedulable
+//    nodes that have a free group of that size, ordered by fit class (buddy
+//    best-fit block, then free cards: the most used node first) then node number;
+//  - per key and size, how many schedulable nodes have such a group among their
+//    healthy cards at all (capacity, for pending reasons);
+//  - per key, the schedulable nodes (for jobs that need a node but no cards).
+// A node's cards are indexed under (vendor, "") and under (vendor, model) for
+// each model it carries. Internal to tessel_placement; not thread-safe.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "group_masks.hpp"
+#include "tessel/api/inventory.hpp"
+
+namespace tessel::scheduler::detail {
+
+using masks::Mask;
+inline constexpr int kSizes = 4;  // 1, 2, 4, 8 cards (size_log 0..3).
+inline constexpr uint32_t kNoFit = UINT32_MAX;
+inline constexpr int32_t kNoJob = -1;
+
+struct NodeKey {
+  int key = 0;
+  Mask model_mask = 0;  // Slots whose card carries the key's model (all for model "").
+};
+
+struct Node {
+  std::string name;
+  api::Vendor vendor = api::Vendor::habana;
+  bool schedulable = false;
+  Mask present = 0;  // Slots with a card.
+  Mask healthy = 0;  // Slots with a healthy card.
+  Mask held = 0;     // Slots held by some job (maybe no longer present or healthy).
+  Mask blocked = 0;  // Slots reserved in the current schedule() pass.
+  std::array<int32_t, masks::kMaxSlots> owner;  // Job handle per slot, or kNoJob.
+  std::array<int, masks::kMaxSlots> index;      // Device index per slot.
+  std::vector<NodeKey> keys;                    // (vendor, "") first.
+  // Entries currently in the index: (key * kSizes + size_log, class << 32 | node).
+  std::vector<std::pair<int, uint64_t>> fit_entries;
+  std::vector<int> counted;  // key * kSizes + size_log counted in capacity.
+  bool in_key_nodes = false;
+
+  Mask usable(const NodeKey& k) const { return present & healthy & k.model_mask; }
+  Mask free_cards(const NodeKey& k, bool honour_blocked) const {
+    return usable(k) & ~held & (honour_blocked ? ~blocked : ~Mask{0});
+  }
+  const NodeKey* find_key(int key) const {
+    for (const NodeKey& k : keys)
+      if (k.key == key) return &k;
+    return nullptr;
+  }
+};
+
+struct KeyIndex {
+  api::Vendor vendor = api::Vendor::habana;
+  std::string model;
+  std::array<std::set<uint64_t>, kSizes> fit;  // class << 32 | node.
+  std::array<int, kSizes> capacity{};
+  std::set<uint32_t> nodes;
+};
+
+struct JobHold {
+  std::string id;
+  std::vector<std::pair<uint32_t, Mask>> cards;  // By node, in order held.
+  std::optional<int64_t> end_ms;
+  bool live = false;
+};
+
+class ClusterState {
+ public:
+  // Fit class of `free` for `size` cards on a node of `vendor` (lower is a better
+  // fit), or kNoFit.
+  static uint32_t fit_class(api::Vendor vendor, Mask free, int size);
+  // The group to take from `free` (see fit_class), or 0.
+  static Mask pick_group(api::Vendor vendor, Mask free, int size);
+
+  // Node by name, created (unschedulable, without cards) when unknown.
+  uint32_t node_for(const std::string& name);
+  std::optional<uint32_t> find_node(const std::string& name) const;
+  // Key id for (vendor, model), created when unknown.
+  int key_for(api::Vendor vendor, const std::string& model);
+  std::optional<int> find_key(api::Vendor vendor, const std::string& model) const;
+
+  // Rebuilds every index entry of node `n` (after cards or schedulability change).
+  void reindex(uint32_t n);
+  // Updates only the fit entries of node `n` (after held/blocked change).
+  void refresh_fit(uint32_t n);
+
+  int32_t job_handle(const std::string& id);  // Created when unknown.
+  std::optional<int32_t> find_job(const std::string& id) const;
+  // Holds `m` on node `n` for job `h`; the caller checked the cards are not held.
+  void hold_cards(int32_t h, uint32_t n, Mask m);
+  // Frees what job `h` holds on node `n` (every node when n is nullopt).
+  void release_cards(int32_t h, std::optional<uint32_t> n);
+
+  std::vector<Node> nodes;
+  std::vector<KeyIndex> keys;
+  std::vector<JobHold> jobs;
+  int schedulable_count = 0;
+
+ private:
+  void unindex(uint32_t n);
+  void drop_job_if_empty(int32_t h);
+
+  std::unordered_map<std::string, uint32_t> node_by_name_;
+  std::map<std::pair<api::Vendor, std::string>, int> key_by_name_;
+  std::unordered_map<std::string, int32_t> job_by_id_;
+  std::vector<int32_t> free_handles_;
+};
+
+}  // namespace tessel::scheduler::detail

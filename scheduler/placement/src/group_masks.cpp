@@ -1,0 +1,97 @@
+#include "group_masks.hpp"
+
+#include <array>
+
+namespace tessel::scheduler::masks {
+namespace {
+
+struct Fit {
+  Mask group = 0;
+  int block = 0;
+};
+
+Mask block_mask(int start, int size) { return ((Mask{1} << size) - 1) << start; }
+
+Fit compute_fit(Mask free, int size) {
+  Fit best;
+  for (int start = 0; start + size <= kGaudiSlots; start += size) {
+    Mask blk = block_mask(start, size);
+    if ((free & blk) != blk) continue;
+    int k = size;
+    while (k < kGaudiSlots) {
+      int parent_start = start & ~(2 * k - 1);
+      Mask parent = block_mask(parent_start, 2 * k);
+      if ((free & parent) != parent) break;
+      k *= 2;
+    }
+    if (best.block == 0 || k < best.block) best = Fit{blk, k};
+  }
+  return best;
+}
+
+// fits[size_log][free & 0xFF]
+using Table = std::array<std::array<Fit, 256>, 4>;
+
+const Table& table() {
+  static const Table t = [] {
+    Table out{};
+    for (int lg = 0; lg < 4; ++lg)
+      for (Mask m = 0; m < 256; ++m) out[lg][m] = compute_fit(m, 1 << lg);
+    return out;
+  }();
+  return t;
+}
+
+}  // namespace
+
+int size_log(int size) {
+  switch (size) {
+    case 1: return 0;
+    case 2: return 1;
+    case 4: return 2;
+    case 8: return 3;
+    default: return -1;
+  }
+}
+
+Mask gaudi_best_group(Mask free, int size) {
+  int lg = size_log(size);
+  return lg < 0 ? 0 : table()[lg][free & kGaudiAll].group;
+}
+
+int gaudi_fit_block(Mask free, int size) {
+  int lg = size_log(size);
+  return lg < 0 ? 0 : table()[lg][free & kGaudiAll].block;
+}
+
+std::vector<Mask> gaudi_groups(Mask free, int size) {
+  std::vector<Mask> out;
+  if (size_log(size) < 0) return out;
+  for (int start = 0; start + size <= kGaudiSlots; start += size) {
+    Mask blk = block_mask(start, size);
+    if ((free & blk) == blk) out.push_back(blk);
+  }
+  return out;
+}
+
+Mask lowest_bits(Mask free, int size) {
+  if (size <= 0 || popcount(free) < size) return 0;
+  Mask out = 0;
+  for (int i = 0; i < size; ++i) {
+    Mask low = free & (~free + 1);
+    out |= low;
+    free &= ~low;
+  }
+  return out;
+}
+
+std::vector<int> slots(Mask m) {
+  std::vector<int> out;
+  while (m != 0) {
+    out.push_back(__builtin_ctz(m));
+    m &= m - 1;
+  }
+  return out;
+}
+
+}  // namespace tessel::scheduler::masks

@@ -1,0 +1,39 @@
+#pragma once
+// Bit-mask arithmetic for card groups, one bit per slot (Gaudi: module id,
+// NVIDIA: index). Pure functions; the Gaudi ones use tables built once.
+//
+// Gaudi groups are aligned buddy blocks of 1, 2, 4 or 8 slots within module ids
+// 0..7. "Buddy best-fit": among the free groups of the requested size, take the
+// one inside the smallest fully free aligned block, so half-used pairs and quads
+// are filled before a whole one is broken.
+
+#include <cstdint>
+#include <vector>
+
+namespace tessel::scheduler::masks {
+
+using Mask = uint32_t;
+inline constexpr int kMaxSlots = 32;
+inline constexpr int kGaudiSlots = 8;
+inline constexpr Mask kGaudiAll = 0xFF;
+
+// 1 -> 0, 2 -> 1, 4 -> 2, 8 -> 3; -1 for any other size.
+int size_log(int size);
+
+inline int popcount(Mask m) { return __builtin_popcount(m); }
+
+// Gaudi: the buddy best-fit group of `size` cards within `free`, or 0 when none.
+Mask gaudi_best_group(Mask free, int size);
+// Gaudi: size of the smallest fully free aligned block holding the group that
+// gaudi_best_group() returns (size..8), or 0 when no group fits.
+int gaudi_fit_block(Mask free, int size);
+// Gaudi: the valid groups of `size` within `free`, lowest module id first.
+std::vector<Mask> gaudi_groups(Mask free, int size);
+
+// NVIDIA: the `size` lowest set bits of `free`, or 0 when fewer are set.
+Mask lowest_bits(Mask free, int size);
+
+// Slots set in `m`, ascending.
+std::vector<int> slots(Mask m);
+
+}  // namespace tessel::scheduler::masks

@@ -1,0 +1,57 @@
+#include "pending_reasons.hpp"
+
+namespace tessel::scheduler::reasons {
+
+std::string cards_phrase(const std::optional<api::Vendor>& vendor, const std::string& model) {
+  std::string out;
+  if (vendor) out += api::to_string(*vendor) + " ";
+  if (!model.empty()) out += model + " ";
+  return out + "cards";
+}
+
+std::string invalid_devices(int devices) {
+  return "invalid request: devices is " + std::to_string(devices) + ", must be 0, 1, 2, 4 or 8";
+}
+
+std::string invalid_nodes(int nodes) {
+  return "invalid request: nodes is " + std::to_string(nodes) + ", must be at least 1";
+}
+
+std::string duplicate_in_queue() { return "duplicate job id in the queue; only the first entry is scheduled"; }
+
+std::string already_holds_cards() { return "already holds cards; release them before scheduling it again"; }
+
+std::string no_ready_nodes() { return "no ready nodes"; }
+
+std::string cluster_too_small(int nodes_in_cluster) {
+  return "unschedulable: cluster has " + std::to_string(nodes_in_cluster) +
+         (nodes_in_cluster == 1 ? " node" : " nodes");
+}
+
+std::string never_fits(int devices, int nodes_needed, int nodes_capable, const std::optional<api::Vendor>& vendor,
+                       const std::string& model) {
+  std::string what = devices == 0 ? (vendor || !model.empty() ? cards_phrase(vendor, model) : "no cards")
+                                  : std::to_string(devices) + " healthy " + cards_phrase(vendor, model);
+  if (devices == 0) {
+    if (nodes_capable == 0) return "no ready node has " + what;
+    return "only " + std::to_string(nodes_capable) + " ready nodes have " + what + ", job needs " +
+           std::to_string(nodes_needed);
+  }
+  if (nodes_capable == 0) return "no node has " + what;
+  return "only " + std::to_string(nodes_capable) + (nodes_capable == 1 ? " node has " : " nodes have ") + what +
+         ", job needs " + std::to_string(nodes_needed);
+}
+
+std::string waiting_for_cards(int devices, int nodes_needed, const std::optional<api::Vendor>& vendor,
+                              const std::string& model) {
+  std::string out = "waiting for " + std::to_string(devices) + " free " + cards_phrase(vendor, model) +
+                    " in one valid group";
+  if (nodes_needed > 1) out += " on each of " + std::to_string(nodes_needed) + " nodes";
+  return out;
+}
+
+std::string waiting_behind_reservation(const std::string& job_id) {
+  return "waiting behind reservation for job " + job_id;
+}
+
+}  // namespace tessel::scheduler::reasons

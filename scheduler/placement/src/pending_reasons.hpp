@@ -1,0 +1,28 @@
+#pragma once
+// Texts for jobs left pending, phrased so a person knows what to change or wait for.
+
+#include <optional>
+#include <string>
+
+#include "tessel/api/inventory.hpp"
+
+namespace tessel::scheduler::reasons {
+
+// "HL-225 cards", "habana cards", "nvidia A100 cards", "cards".
+std::string cards_phrase(const std::optional<api::Vendor>& vendor, const std::string& model);
+
+std::string invalid_devices(int devices);
+std::string invalid_nodes(int nodes);
+std::string duplicate_in_queue();
+std::string already_holds_cards();
+std::string no_ready_nodes();
+std::string cluster_too_small(int nodes_in_cluster);
+// No (or too few) schedulable nodes have `devices` healthy cards of the kind in one valid group.
+std::string never_fits(int devices, int nodes_needed, int nodes_capable,
+                       const std::optional<api::Vendor>& vendor, const std::string& model);
+// Capacity exists, but the cards are busy.
+std::string waiting_for_cards(int devices, int nodes_needed, const std::optional<api::Vendor>& vendor,
+                              const std::string& model);
+std::string waiting_behind_reservation(const std::string& job_id);
+
+}  // namespace tessel::scheduler::reasons

@@ -1,0 +1,310 @@
+#include "schedule_pass.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_set>
+
+#include "pending_reasons.hpp"
+
+namespace tessel::scheduler::detail {
+namespace {
+
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+int64_t add_seconds(int64_t now_ms, int64_t seconds) {
+  if (seconds < 0) seconds = 0;
+  if (seconds > (kNever - now_ms) / 1000) return kNever;
+  return now_ms + seconds * 1000;
+}
+
+bool runs_first(const PendingJob* a, const PendingJob* b) {
+  if (a->priority != b->priority) return a->priority > b->priority;
+  if (a->seq != b->seq) return a->seq < b->seq;
+  return a->id < b->id;
+}
+
+uint32_t node_of(uint64_t entry) { return static_cast<uint32_t>(entry & 0xFFFFFFFFu); }
+
+}  // namespace
+
+SchedulePass::SchedulePass(ClusterState& state, int64_t now_ms) : state_(state), now_ms_(now_ms) {}
+
+SchedulePass::~SchedulePass() {
+  if (!reserved_) return;
+  for (uint32_t n : reserved_->nodes) {
+    state_.nodes[n].blocked = 0;
+    state_.refresh_fit(n);
+  }
+}
+
+ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
+  std::vector<const PendingJob*> order;
+  order.reserve(queue.size());
+  for (const PendingJob& j : queue) order.push_back(&j);
+  std::stable_sort(order.begin(), order.end(), runs_first);
+
+  ScheduleResult out;
+  std::unordered_set<std::string> seen;
+  for (const PendingJob* jp : order) {
+    const PendingJob& job = *jp;
+    if (!seen.insert(job.id).second) continue;  // The first entry's outcome stands.
+    if (masks::size_log(job.devices) < 0 && job.devices != 0) {
+      out.pending_reasons[job.id] = reasons::invalid_devices(job.devices);
+      continue;
+    }
+    if (job.nodes < 1) {
+      out.pending_reasons[job.id] = reasons::invalid_nodes(job.nodes);
+      continue;
+    }
+    if (state_.find_job(job.id)) {
+      out.pending_reasons[job.id] = reasons::already_holds_cards();
+      continue;
+    }
+    std::vector<int> keys = keys_of(job);
+
+    if (job.devices == 0) {
+      if (auto plan = plan_without_cards(job, keys)) {
+        out.placed.push_back(apply(job, *plan));
+      } else {
+        bool waiting = false;
+        out.pending_reasons[job.id] = reason_for(job, keys, &waiting);
+      }
+      continue;
+    }
+
+    bool use_reserved = may_use_reserved(job);
+    auto fail_key = std::make_tuple(job.vendor ? static_cast<int>(*job.vendor) : -1, job.model, job.devices,
+                                    use_reserved);
+    auto known = failed_.find(fail_key);
+    if (known == failed_.end() || job.nodes < known->second) {
+      if (auto plan = plan_cards(job, keys, use_reserved)) {
+        out.placed.push_back(apply(job, *plan));
+        continue;
+      }
+      int& fewest = failed_.emplace(fail_key, job.nodes).first->second;
+      fewest = std::min(fewest, job.nodes);
+    }
+
+    auto reason_key = std::tuple_cat(fail_key, std::make_tuple(job.nodes));
+    if (auto it = reason_cache_.find(reason_key); it != reason_cache_.end()) {
+      out.pending_reasons[job.id] = it->second;
+      continue;
+    }
+    bool waiting = false;
+    std::string why = reason_for(job, keys, &waiting);
+    if (waiting && reserved_ && !use_reserved && plan_cards(job, keys, /*use_reserved=*/true)) {
+      why = reasons::waiting_behind_reservation(reserved_->job_id);
+    }
+    out.pending_reasons[job.id] = why;
+    if (waiting && !reserved_) {
+      reserve(job, keys, out);
+      // The views changed: reserved cards are now blocked.
+      failed_.clear();
+      reason_cache_.clear();
+    } else {
+      reason_cache_.emplace(reason_key, why);
+    }
+  }
+  for (const Placement& p : out.placed) out.pending_reasons.erase(p.job_id);
+  return out;
+}
+
+std::vector<int> SchedulePass::keys_of(const PendingJob& job) const {
+  std::vector<int> keys;
+  for (api::Vendor v : {api::Vendor::habana, api::Vendor::nvidia}) {
+    if (job.vendor && *job.vendor != v) continue;
+    if (auto k = state_.find_key(v, job.model)) keys.push_back(*k);
+  }
+  return keys;
+}
+
+std::optional<SchedulePass::Plan> SchedulePass::plan_without_cards(const PendingJob& job,
+                                                                   const std::vector<int>& keys) const {
+  for (int k : keys) {
+    const auto& nodes = state_.keys[k].nodes;
+    if (static_cast<int>(nodes.size()) < job.nodes) continue;
+    Plan plan;
+    for (uint32_t n : nodes) {
+      plan.push_back(Choice{n, 0});
+      if (static_cast<int>(plan.size()) == job.nodes) break;
+    }
+    return plan;
+  }
+  return std::nullopt;
+}
+
+std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job, const std::vector<int>& keys,
+                                                           bool use_reserved) const {
+  const int lg = masks::size_log(job.devices);
+  const int size = job.devices;
+  auto from_index = [&](uint32_t n, int k) {
+    const Node& node = state_.nodes[n];
+    return Choice{n, ClusterState::pick_group(node.vendor, node.free_cards(*node.find_key(k), true), size)};
+  };
+  // A reserved node's best group when reserved cards may be used, or nullopt.
+  auto from_reserved = [&](uint32_t n, int k) -> std::optional<std::pair<uint64_t, Choice>> {
+    const Node& node = state_.nodes[n];
+    const NodeKey* nk = node.find_key(k);
+    if (!node.in_key_nodes || nk == nullptr) return std::nullopt;
+    Mask free = node.free_cards(*nk, false);
+    uint32_t cls = ClusterState::fit_class(node.vendor, free, size);
+    if (cls == kNoFit) return std::nullopt;
+    return std::make_pair((uint64_t{cls} << 32) | n, Choice{n, ClusterState::pick_group(node.vendor, free, size)});
+  };
+
+  if (job.nodes == 1) {
+    std::optional<std::pair<uint64_t, int>> best;  // (entry, key)
+    for (int k : keys) {
+      const auto& fit = state_.keys[k].fit[lg];
+      if (!fit.empty() && (!best || *fit.begin() < best->first)) best = std::make_pair(*fit.begin(), k);
+    }
+    if (best) return Plan{from_index(node_of(best->first), best->second)};
+    if (!use_reserved || !reserved_) return std::nullopt;
+    std::optional<std::pair<uint64_t, Choice>> pick;
+    for (int k : keys)
+      for (uint32_t n : reserved_->nodes)
+        if (auto c = from_reserved(n, k); c && (!pick || c->first < pick->first)) pick = c;
+    if (pick) return Plan{pick->second};
+    return std::nullopt;
+  }
+
+  // Gangs: distinct nodes of one key (so one vendor), best fits first.
+  for (int k : keys) {
+    Plan plan;
+    std::vector<uint32_t> taken;
+    for (uint64_t entry : state_.keys[k].fit[lg]) {
+      plan.push_back(from_index(node_of(entry), k));
+      taken.push_back(node_of(entry));
+      if (static_cast<int>(plan.size()) == job.nodes) return plan;
+    }
+    if (!use_reserved || !reserved_) continue;
+    std::vector<std::pair<uint64_t, Choice>> extra;
+    for (uint32_t n : reserved_->nodes) {
+      if (std::find(taken.begin(), taken.end(), n) != taken.end()) continue;
+      if (auto c = from_reserved(n, k)) extra.push_back(*c);
+    }
+    std::sort(extra.begin(), extra.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [entry, choice] : extra) {
+      plan.push_back(choice);
+      if (static_cast<int>(plan.size()) == job.nodes) return plan;
+    }
+  }
+  return std::nullopt;
+}
+
+bool SchedulePass::may_use_reserved(const PendingJob& job) const {
+  if (!reserved_ || !reserved_->start_ms || !job.time_limit_s) return false;
+  return add_seconds(now_ms_, *job.time_limit_s) <= *reserved_->start_ms;
+}
+
+std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<int>& keys, bool* waiting) const {
+  *waiting = false;
+  if (state_.schedulable_count == 0) return reasons::no_ready_nodes();
+  int cluster = static_cast<int>(state_.nodes.size());
+  if (job.nodes > cluster) return reasons::cluster_too_small(cluster);
+  int capable = 0;
+  for (int k : keys) {
+    int c = job.devices == 0 ? static_cast<int>(state_.keys[k].nodes.size())
+                             : state_.keys[k].capacity[masks::size_log(job.devices)];
+    capable = std::max(capable, c);
+  }
+  if (capable < job.nodes || job.devices == 0) {
+    return reasons::never_fits(job.devices, job.nodes, capable, job.vendor, job.model);
+  }
+  *waiting = true;
+  return reasons::waiting_for_cards(job.devices, job.nodes, job.vendor, job.model);
+}
+
+int64_t SchedulePass::card_free_at(const Node& node, int slot) const {
+  if ((node.held & (Mask{1} << slot)) == 0) return now_ms_;
+  const JobHold& holder = state_.jobs[node.owner[slot]];
+  if (!holder.end_ms) return kNever;
+  return std::max(now_ms_, *holder.end_ms);
+}
+
+void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, ScheduleResult& out) {
+  struct Candidate {
+    int64_t free_at = kNever;
+    int busy = 0;  // Cards of the group held now.
+    uint32_t node = 0;
+    Mask group = 0;
+    bool operator<(const Candidate& o) const {
+      return std::tie(free_at, busy, node) < std::tie(o.free_at, o.busy, o.node);
+    }
+  };
+  const int size = job.devices;
+  std::optional<std::vector<Candidate>> best;
+  for (int k : keys) {
+    std::vector<Candidate> cands;
+    for (uint32_t n : state_.keys[k].nodes) {
+      const Node& node = state_.nodes[n];
+      Mask usable = node.usable(*node.find_key(k));
+      std::optional<Candidate> node_best;
+      auto consider = [&](Mask group) {
+        Candidate c{now_ms_, masks::popcount(group & node.held), n, group};
+        for (int s : masks::slots(group)) c.free_at = std::max(c.free_at, card_free_at(node, s));
+        if (!node_best || c < *node_best) node_best = c;
+      };
+      if (node.vendor == api::Vendor::nvidia) {
+        std::vector<std::pair<int64_t, int>> by_time;
+        for (int s : masks::slots(usable)) by_time.emplace_back(card_free_at(node, s), s);
+        if (static_cast<int>(by_time.size()) < size) continue;
+        std::sort(by_time.begin(), by_time.end());
+        Mask group = 0;
+        for (int i = 0; i < size; ++i) group |= Mask{1} << by_time[i].second;
+        consider(group);
+      } else {
+        for (Mask g : masks::gaudi_groups(usable, size)) consider(g);
+      }
+      if (node_best) cands.push_back(*node_best);
+    }
+    if (static_cast<int>(cands.size()) < job.nodes) continue;
+    std::partial_sort(cands.begin(), cands.begin() + job.nodes, cands.end());
+    cands.resize(job.nodes);
+    if (!best || cands.back().free_at < best->back().free_at) best = std::move(cands);
+  }
+  if (!best) return;
+
+  Reserved r;
+  r.job_id = job.id;
+  int64_t start = best->back().free_at;
+  if (start != kNever) r.start_ms = start;
+  Reservation shown{job.id, r.start_ms, {}};
+  for (size_t i = 0; i < best->size(); ++i) {
+    const Candidate& c = (*best)[i];
+    state_.nodes[c.node].blocked |= c.group;
+    state_.refresh_fit(c.node);
+    r.nodes.push_back(c.node);
+    shown.allocations.push_back(allocation(Choice{c.node, c.group}, static_cast<int>(i)));
+  }
+  std::sort(r.nodes.begin(), r.nodes.end());
+  reserved_ = std::move(r);
+  out.reservations.push_back(std::move(shown));
+}
+
+api::Allocation SchedulePass::allocation(const Choice& c, int rank) const {
+  const Node& node = state_.nodes[c.node];
+  api::Allocation a;
+  a.node = node.name;
+  a.rank = rank;
+  for (int s : masks::slots(c.group)) {
+    a.module_ids.push_back(s);
+    a.indices.push_back(node.index[s]);
+  }
+  return a;
+}
+
+Placement SchedulePass::apply(const PendingJob& job, const Plan& plan) {
+  Placement p;
+  p.job_id = job.id;
+  bool holds_cards = std::any_of(plan.begin(), plan.end(), [](const Choice& c) { return c.group != 0; });
+  if (holds_cards) {
+    int32_t h = state_.job_handle(job.id);
+    if (job.time_limit_s) state_.jobs[h].end_ms = add_seconds(now_ms_, *job.time_limit_s);
+    for (const Choice& c : plan) state_.hold_cards(h, c.node, c.group);
+  }
+  for (size_t i = 0; i < plan.size(); ++i) p.allocations.push_back(allocation(plan[i], static_cast<int>(i)));
+  return p;
+}
+
+}  // namespace tessel::scheduler::detail

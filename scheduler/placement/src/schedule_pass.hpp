@@ -1,0 +1,66 @@
+#pragma once
+// SchedulePass: one ModuleGroupAllocator::schedule() call. Walks the queue in
+// priority order, places what fits (buddy best-fit, most used node first), gives
+// the first job that waits for busy cards a reservation, and lets later jobs use
+// reserved cards only when they surely end before the reservation starts.
+//
+// Reserved cards are marked `blocked` in the ClusterState for the lifetime of the
+// pass, so the ordinary index already excludes them; the destructor unblocks them.
+// Failures are cached per (vendor, model, devices, may-use-reserved): cards are
+// only consumed during a pass, so a size that failed keeps failing.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cluster_state.hpp"
+#include "tessel/scheduler/allocator.hpp"
+
+namespace tessel::scheduler::detail {
+
+class SchedulePass {
+ public:
+  SchedulePass(ClusterState& state, int64_t now_ms);
+  ~SchedulePass();
+  SchedulePass(const SchedulePass&) = delete;
+  SchedulePass& operator=(const SchedulePass&) = delete;
+
+  ScheduleResult run(const std::vector<PendingJob>& queue);
+
+ private:
+  struct Choice {
+    uint32_t node = 0;
+    Mask group = 0;  // 0 for jobs without cards.
+  };
+  using Plan = std::vector<Choice>;
+  struct Reserved {
+    std::string job_id;
+    std::optional<int64_t> start_ms;
+    std::vector<uint32_t> nodes;  // Ascending.
+  };
+
+  std::vector<int> keys_of(const PendingJob& job) const;
+  std::optional<Plan> plan_without_cards(const PendingJob& job, const std::vector<int>& keys) const;
+  // `use_reserved`: may also take reserved cards (only after unreserved ones).
+  std::optional<Plan> plan_cards(const PendingJob& job, const std::vector<int>& keys, bool use_reserved) const;
+  bool may_use_reserved(const PendingJob& job) const;
+  // Sets *waiting when capacity exists and only busy cards stand in the way.
+  std::string reason_for(const PendingJob& job, const std::vector<int>& keys, bool* waiting) const;
+  void reserve(const PendingJob& job, const std::vector<int>& keys, ScheduleResult& out);
+  int64_t card_free_at(const Node& node, int slot) const;
+  Placement apply(const PendingJob& job, const Plan& plan);
+  api::Allocation allocation(const Choice& c, int rank) const;
+
+  ClusterState& state_;
+  int64_t now_ms_;
+  std::optional<Reserved> reserved_;
+  // (vendor or -1, model, devices, may use reserved) -> fewest nodes that failed.
+  std::map<std::tuple<int, std::string, int, bool>, int> failed_;
+  // (the same, nodes) -> pending reason, for jobs that failed.
+  std::map<std::tuple<int, std::string, int, bool, int>, std::string> reason_cache_;
+};
+
+}  // namespace tessel::scheduler::detail
