@@ -1,0 +1,197 @@
+#include "tessel/cli/api_client.hpp"
+
+#include <cctype>
+
+#include <httplib.h>
+
+#include "tessel/cli/json_get.hpp"
+#include "tessel/cli/table.hpp"
+
+namespace tessel::cli {
+
+using nlohmann::json;
+
+std::string ServerUrl::origin() const {
+  bool v6 = host.find(':') != std::string::npos;
+  return scheme + "://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+Result<ServerUrl> parse_server_url(const std::string& url) {
+  auto bad = [&](const std::string& why) { return Error{"invalid server URL '" + url + "': " + why}; };
+  ServerUrl u;
+  auto sep = url.find("://");
+  if (sep == std::string::npos) return bad("expected http://HOST[:PORT]");
+  u.scheme = url.substr(0, sep);
+  if (u.scheme != "http" && u.scheme != "https") return bad("scheme must be http or https");
+  std::string rest = url.substr(sep + 3);
+  if (auto slash = rest.find('/'); slash != std::string::npos) {
+    if (rest.substr(slash) != "/") return bad("a path is not supported");
+    rest.resize(slash);
+  }
+  if (rest.find_first_of("@?#") != std::string::npos) return bad("user info, query and fragment are not supported");
+  std::string port;
+  if (!rest.empty() && rest[0] == '[') {
+    auto close = rest.find(']');
+    if (close == std::string::npos) return bad("unclosed '['");
+    u.host = rest.substr(1, close - 1);
+    std::string after = rest.substr(close + 1);
+    if (!after.empty()) {
+      if (after[0] != ':') return bad("unexpected text after ']'");
+      port = after.substr(1);
+      if (port.empty()) return bad("empty port");
+    }
+  } else {
+    auto colon = rest.find(':');
+    u.host = rest.substr(0, colon);
+    if (colon != std::string::npos) {
+      port = rest.substr(colon + 1);
+      if (port.empty()) return bad("empty port");
+    }
+  }
+  if (u.host.empty()) return bad("no host");
+  if (port.empty()) {
+    u.port = u.scheme == "https" ? 443 : 80;
+  } else {
+    if (port.size() > 5) return bad("port must be 1..65535");
+    int p = 0;
+    for (char c : port) {
+      if (!std::isdigit(static_cast<unsigned char>(c))) return bad("port must be a number");
+      p = p * 10 + (c - '0');
+    }
+    if (p < 1 || p > 65535) return bad("port must be 1..65535");
+    u.port = p;
+  }
+  return u;
+}
+
+bool tls_supported() {
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string url_encode(std::string_view s) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string describe_error_body(int status, const std::string& body) {
+  auto j = json::parse(body, nullptr, false);
+  const auto& e = get_field(j, "error");
+  auto message = get_string(e, "message");
+  if (!message.empty()) {
+    auto code = get_string(e, "code");
+    return printable(code.empty() ? message : message + " (" + code + ")");
+  }
+  std::string first = body.substr(0, body.find('\n')).substr(0, 200);
+  std::string out = "HTTP " + std::to_string(status);
+  if (!first.empty()) out += ": " + printable(first);
+  return out;
+}
+
+ApiClient::ApiClient(ServerUrl url, std::string token, std::chrono::seconds timeout)
+    : url_(std::move(url)), token_(std::move(token)), http_(std::make_unique<httplib::Client>(url_.origin())) {
+  http_->set_connection_timeout(timeout);
+  http_->set_read_timeout(timeout);
+  http_->set_write_timeout(timeout);
+  if (!token_.empty()) http_->set_bearer_token_auth(token_);
+}
+
+ApiClient::~ApiClient() = default;
+
+Result<std::unique_ptr<ApiClient>> ApiClient::create(const std::string& url, std::string token,
+                                                     std::chrono::seconds timeout) {
+  auto u = parse_server_url(url);
+  if (!u) return u.error();
+  if (u->scheme == "https" && !tls_supported())
+    return Error{"TLS is not supported by this build (cpp-httplib without OpenSSL); use an http:// server URL"};
+  return std::unique_ptr<ApiClient>(new ApiClient(std::move(*u), std::move(token), timeout));
+}
+
+Error ApiClient::transport_error(int e) {
+  last_transport_failure_ = true;
+  auto err = static_cast<httplib::Error>(e);
+  std::string why;
+  switch (err) {
+    case httplib::Error::Connection: why = "connection failed"; break;
+    case httplib::Error::Read: why = "connection lost while reading the answer"; break;
+    case httplib::Error::Write: why = "connection lost while sending"; break;
+    case httplib::Error::ConnectionTimeout: why = "connection timed out"; break;
+    case httplib::Error::SSLConnection: why = "TLS handshake failed"; break;
+    case httplib::Error::SSLServerVerification: why = "server certificate not trusted"; break;
+    default: why = "request failed"; break;
+  }
+  return Error{"cannot reach " + url_.origin() + ": " + why + " (" + httplib::to_string(err) + ")"};
+}
+
+Result<json> ApiClient::finish(int status, const std::string& body) {
+  last_transport_failure_ = false;
+  if (status < 200 || status >= 300) return Error{describe_error_body(status, body)};
+  if (body.empty()) return json();
+  auto j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) return Error{"server answered HTTP " + std::to_string(status) + " with a body that is not JSON"};
+  return j;
+}
+
+Result<json> ApiClient::get(const std::string& path) {
+  auto res = http_->Get(path);
+  if (!res) return transport_error(static_cast<int>(res.error()));
+  return finish(res->status, res->body);
+}
+
+Result<json> ApiClient::post(const std::string& path, const json& body) {
+  auto res = http_->Post(path, body.dump(), "application/json");
+  if (!res) return transport_error(static_cast<int>(res.error()));
+  return finish(res->status, res->body);
+}
+
+Status ApiClient::stream(const std::string& path, const std::function<bool(std::string_view)>& sink,
+                         std::chrono::seconds idle_timeout, uint64_t& bytes) {
+  http_->set_read_timeout(idle_timeout);
+  int status = 0;
+  std::string error_body;
+  bool stopped = false;
+  auto res = http_->Get(
+      path,
+      [&](const httplib::Response& r) {
+        status = r.status;
+        return true;
+      },
+      [&](const char* data, size_t n) {
+        if (status < 200 || status >= 300) {
+          if (error_body.size() < 64 * 1024) error_body.append(data, n);
+          return true;
+        }
+        bytes += n;
+        if (!sink(std::string_view(data, n))) {
+          stopped = true;
+          return false;
+        }
+        return true;
+      });
+  if (!res) {
+    last_transport_failure_ = false;
+    if (stopped) return ok_status();
+    return transport_error(static_cast<int>(res.error()));
+  }
+  last_transport_failure_ = false;
+  if (res->status < 200 || res->status >= 300) {
+    if (error_body.empty()) error_body = res->body;
+    return Error{describe_error_body(res->status, error_body)};
+  }
+  return ok_status();
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,139 @@
+#include "tessel/cli/app.hpp"
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+#include "tessel/cli/job_commands.hpp"
+#include "tessel/cli/node_commands.hpp"
+#include "tessel/cli/session.hpp"
+
+namespace tessel::cli {
+
+namespace {
+
+constexpr const char* kFooter = R"(Server: --server, else $TESSEL_SERVER, else http://127.0.0.1:7450.
+Token:  --token or --token-file, else $TESSEL_TOKEN, else $TESSEL_TOKEN_FILE.
+Durations: 90 (seconds), 90s, 15m, 2h, 1d, 1h30m, MM:SS, HH:MM:SS, D-HH:MM:SS.
+Exit codes: 0 ok; 1 the server said no or could not be reached; 2 usage error;
+  wait: the job's exit code (failed without one or cancelled: 1), 124 on --timeout.)";
+
+// Adds an optional<T> flag that stays unset unless given.
+template <class T>
+CLI::Option* add_opt(CLI::App* app, const std::string& name, std::optional<T>& target, const std::string& help) {
+  return app->add_option_function<T>(name, [&target](const T& v) { target = v; }, help);
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, Environment& env) {
+  CLI::App app{"tessel: submit and inspect jobs on a Tessel accelerator cluster", "tessel"};
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  app.fallthrough();  // Global flags may follow the subcommand: `tessel jobs -o json`.
+
+  GlobalOptions g;
+  app.add_option("--server", g.server, "Scheduler URL (http://HOST:PORT)");
+  auto* tok = app.add_option("--token", g.token, "API token");
+  app.add_option("--token-file", g.token_file, "File holding the API token")->excludes(tok);
+  app.add_option("-o,--output", g.output, "Output format: table or json (the API's JSON, pretty)")
+      ->check(CLI::IsMember({"table", "json"}));
+
+  std::function<int(Session&)> action;
+
+  SubmitOptions so;
+  auto* submit = app.add_subcommand("submit", "Submit a job: tessel submit [flags] -- CMD ARGS...");
+  submit->positionals_at_end();
+  add_opt(submit, "--devices", so.devices, "Cards per node: 0, 1, 2, 4 or 8");
+  add_opt(submit, "--nodes", so.nodes, "Number of nodes");
+  submit->add_flag("--per-device", so.per_device, "One task per card (tasks_per_node=device)");
+  add_opt(submit, "--priority", so.priority, "Priority, -1000..1000 (higher first)");
+  add_opt(submit, "--time-limit", so.time_limit, "Wall-clock limit (a duration)");
+  add_opt(submit, "--kill-grace", so.kill_grace, "Time between SIGTERM and SIGKILL (a duration)");
+  submit->add_option("--env", so.env, "Environment variable KEY=VALUE (repeatable)")->allow_extra_args(false);
+  add_opt(submit, "--name", so.name, "Job name");
+  add_opt(submit, "--model", so.model, "Card model, e.g. HL-225");
+  add_opt(submit, "--vendor", so.vendor, "habana or nvidia");
+  add_opt(submit, "--retries", so.retries, "Retries after a node failure (0..10)");
+  add_opt(submit, "--workdir", so.workdir, "Working directory on the node (relative: to the current one)");
+  submit->add_option("command", so.command, "The program and its arguments (after --)");
+  submit->callback([&] { action = [&](Session& s) { return cmd_submit(s, so); }; });
+
+  JobsOptions jo;
+  auto* jobs = app.add_subcommand("jobs", "List jobs (default: not yet finished)");
+  jobs->add_option("--state", jo.state, "Only jobs in this state");
+  jobs->add_flag("--all,-a", jo.all, "Include finished jobs");
+  jobs->add_option("--user,-u", jo.user, "Only this user's jobs");
+  jobs->callback([&] { action = [&](Session& s) { return cmd_jobs(s, jo); }; });
+
+  std::string show_id;
+  auto* show = app.add_subcommand("show", "Show one job");
+  show->add_option("job", show_id, "Job id")->required();
+  show->callback([&] { action = [&](Session& s) { return cmd_show(s, show_id); }; });
+
+  std::vector<std::string> cancel_ids;
+  auto* cancel = app.add_subcommand("cancel", "Cancel jobs");
+  cancel->add_option("jobs", cancel_ids, "Job ids")->required();
+  cancel->callback([&] { action = [&](Session& s) { return cmd_cancel(s, cancel_ids); }; });
+
+  LogsOptions lo;
+  auto* logs = app.add_subcommand("logs", "Print a job's output (one rank)");
+  logs->add_option("job", lo.id, "Job id")->required();
+  logs->add_option("--rank,-r", lo.rank, "Node rank (default 0)")->check(CLI::NonNegativeNumber);
+  logs->add_flag("--follow,-f", lo.follow, "Keep printing until the job ends");
+  logs->callback([&] { action = [&](Session& s) { return cmd_logs(s, lo); }; });
+
+  WaitOptions wo;
+  auto* wait = app.add_subcommand("wait", "Wait until a job ends; exit with its exit code");
+  wait->add_option("job", wo.id, "Job id")->required();
+  add_opt(wait, "--timeout", wo.timeout, "Give up after this long (exit 124)");
+  wait->callback([&] { action = [&](Session& s) { return cmd_wait(s, wo); }; });
+
+  auto* nodes = app.add_subcommand("nodes", "List nodes with a map of their cards");
+  nodes->callback([&] { action = [](Session& s) { return cmd_nodes(s); }; });
+
+  std::string node_name;
+  auto* node = app.add_subcommand("node", "Show one node and its cards");
+  node->add_option("name", node_name, "Node name")->required();
+  node->callback([&] { action = [&](Session& s) { return cmd_node(s, node_name); }; });
+
+  auto* inventory = app.add_subcommand("inventory", "Cards in the cluster by model");
+  inventory->callback([&] { action = [](Session& s) { return cmd_inventory(s); }; });
+
+  std::string drain_name;
+  auto* drain = app.add_subcommand("drain", "Stop placing new jobs on a node");
+  drain->add_option("node", drain_name, "Node name")->required();
+  drain->callback([&] { action = [&](Session& s) { return cmd_drain(s, drain_name, true); }; });
+  auto* undrain = app.add_subcommand("undrain", "Place jobs on a drained node again");
+  undrain->add_option("node", drain_name, "Node name")->required();
+  undrain->callback([&] { action = [&](Session& s) { return cmd_drain(s, drain_name, false); }; });
+
+  try {
+    std::vector<std::string> rev(args.rbegin(), args.rend());
+    if (!rev.empty()) rev.pop_back();  // Program name.
+    app.parse(rev);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e, env.out, env.err);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e, env.out, env.err);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    if (what.empty()) what = e.get_name();
+    env.err << "tessel: " << what << " (see tessel --help)\n";
+    return kExitUsage;
+  }
+  if (!action) {
+    env.err << "tessel: no command given (see tessel --help)\n";
+    return kExitUsage;
+  }
+  try {
+    Session s(env, g);
+    return action(s);
+  } catch (const std::exception& e) {
+    // Should not happen: the layers below return errors as values. Fail loudly, in one line.
+    env.err << "tessel: internal error: " << e.what() << '\n';
+    return kExitFailure;
+  }
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,161 @@
+#include "tessel/cli/job_view.hpp"
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tessel/api/job.hpp"
+#include "tessel/cli/duration.hpp"
+#include "tessel/cli/json_get.hpp"
+#include "tessel/cli/table.hpp"
+
+namespace tessel::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string age_since(const json& j, const char* key, int64_t now_ms) {
+  auto t = api::parse_rfc3339(get_string(j, key));
+  if (!t) return "-";
+  return format_age((now_ms - *t) / 1000);
+}
+
+std::string node_list(const json& job) {
+  std::string out;
+  const auto& allocs = get_field(job, "allocations");
+  if (!allocs.is_array()) return out;
+  for (const auto& a : allocs) {
+    auto n = get_string(a, "node");
+    if (n.empty()) continue;
+    if (!out.empty()) out += ',';
+    out += n;
+  }
+  return out;
+}
+
+std::string ids(const json& arr) {
+  if (!arr.is_array()) return "-";
+  std::string out;
+  for (const auto& v : arr) {
+    if (!out.empty()) out += ',';
+    out += v.dump();
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string last_column(const json& job) {
+  auto state = get_string(job, "state");
+  auto reason = get_string(job, "reason");
+  if (state == "pending") return reason.empty() ? "" : "(" + reason + ")";
+  std::string out = node_list(job);
+  if (state == "failed" || state == "cancelled") {
+    std::string why = reason;
+    if (auto code = get_int(job, "exit_code"); code && why.empty()) why = "exit " + std::to_string(*code);
+    if (!why.empty()) out += (out.empty() ? "(" : " (") + why + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
+bool job_is_terminal(const json& job) {
+  auto s = api::parse_job_state(get_string(job, "state"));
+  return s && api::is_terminal(*s);
+}
+
+std::string quote_command(const json& argv) {
+  if (!argv.is_array()) return "";
+  std::string out;
+  for (const auto& a : argv) {
+    std::string s = a.is_string() ? a.get<std::string>() : a.dump();
+    bool plain = !s.empty();
+    for (char c : s) {
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos))
+        plain = false;
+    }
+    if (!out.empty()) out += ' ';
+    if (plain) {
+      out += s;
+    } else {
+      out += '\'';
+      for (char c : s) {
+        if (c == '\'')
+          out += "'\\''";
+        else
+          out += c;
+      }
+      out += '\'';
+    }
+  }
+  return out;
+}
+
+std::string render_jobs_table(const json& jobs, int64_t now_ms) {
+  Table t({"ID", "NAME", "USER", "STATE", "PRIO", "CARDS", "NODES", "AGE", "REASON/NODELIST"});
+  if (jobs.is_array()) {
+    for (const auto& j : jobs) {
+      const auto& spec = get_field(j, "spec");
+      auto devices = get_int(spec, "devices").value_or(0);
+      auto nodes = get_int(spec, "nodes").value_or(1);
+      t.add_row({get_string(j, "id"), get_string(j, "name"), get_string(j, "user"), get_string(j, "state"),
+                 std::to_string(get_int(spec, "priority").value_or(0)), std::to_string(devices * nodes),
+                 std::to_string(nodes), age_since(j, "submitted_at", now_ms), last_column(j)});
+    }
+  }
+  return t.render();
+}
+
+std::string render_job_detail(const json& job, int64_t now_ms) {
+  std::ostringstream o;
+  const auto& spec = get_field(job, "spec");
+  auto line = [&](const char* key, const std::string& value) {
+    if (!value.empty()) o << key << ": " << printable(value) << '\n';
+  };
+  auto when = [&](const char* key) {
+    auto s = get_string(job, key);
+    if (s.empty()) return s;
+    return s + " (" + age_since(job, key, now_ms) + " ago)";
+  };
+  line("ID", get_string(job, "id"));
+  line("Name", get_string(job, "name"));
+  line("User", get_string(job, "user"));
+  line("State", get_string(job, "state"));
+  line("Reason", get_string(job, "reason"));
+  line("Exit code", get_text(job, "exit_code"));
+  line("Attempt", get_text(job, "attempt"));
+  line("Command", quote_command(get_field(spec, "command")));
+  line("Workdir", get_string(spec, "workdir"));
+  line("Devices per node", get_text(spec, "devices"));
+  line("Nodes", get_text(spec, "nodes"));
+  line("Tasks per node", get_text(spec, "tasks_per_node"));
+  line("Priority", get_text(spec, "priority"));
+  line("Max retries", get_text(spec, "max_retries"));
+  if (auto tl = get_int(spec, "time_limit_s")) line("Time limit", format_duration(*tl));
+  if (auto kg = get_int(spec, "kill_grace_s")) line("Kill grace", format_duration(*kg));
+  line("Vendor", get_string(spec, "vendor"));
+  line("Model", get_string(spec, "model"));
+  line("Submitted", when("submitted_at"));
+  line("Started", when("started_at"));
+  line("Finished", when("finished_at"));
+  auto master = get_string(job, "master_addr");
+  if (!master.empty()) line("Master", master + ":" + get_text(job, "master_port"));
+  line("Endpoint", get_string(job, "endpoint"));
+  const auto& env = get_field(spec, "env");
+  if (env.is_object() && !env.empty()) {
+    o << "Env:\n";
+    for (const auto& [k, v] : env.items()) o << "  " << printable(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump())) << '\n';
+  }
+  const auto& allocs = get_field(job, "allocations");
+  if (allocs.is_array() && !allocs.empty()) {
+    o << "Allocations:\n";
+    Table t({"  RANK", "NODE", "MODULE_IDS", "INDICES"});
+    for (const auto& a : allocs)
+      t.add_row({"  " + get_text(a, "rank"), get_string(a, "node"), ids(get_field(a, "module_ids")),
+                 ids(get_field(a, "indices"))});
+    o << t.render();
+  }
+  return o.str();
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,70 @@
+#include "tessel/cli/node_commands.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "tessel/cli/json_get.hpp"
+#include "tessel/cli/node_view.hpp"
+
+namespace tessel::cli {
+
+using nlohmann::json;
+
+namespace {
+std::string node_path(const std::string& name) { return "/v1/nodes/" + url_encode(name); }
+}  // namespace
+
+int cmd_nodes(Session& s) {
+  auto* c = s.client("nodes");
+  if (!c) return kExitUsage;
+  auto r = c->get("/v1/nodes");
+  if (!r) return s.fail("nodes", r.error());
+  if (s.json_output()) {
+    s.print_json(*r);
+    return kExitOk;
+  }
+  const auto& nodes = get_field(*r, "nodes");
+  if (!nodes.is_array()) return s.fail("nodes", Error{"server answer has no \"nodes\" array"});
+  s.env().out << render_nodes_table(nodes, s.env().now_unix_ms());
+  return kExitOk;
+}
+
+int cmd_node(Session& s, const std::string& name) {
+  auto* c = s.client("node");
+  if (!c) return kExitUsage;
+  auto r = c->get(node_path(name));
+  if (!r) return s.fail("node", r.error().wrap(name));
+  if (s.json_output())
+    s.print_json(*r);
+  else
+    s.env().out << render_node_detail(*r, s.env().now_unix_ms());
+  return kExitOk;
+}
+
+int cmd_inventory(Session& s) {
+  auto* c = s.client("inventory");
+  if (!c) return kExitUsage;
+  auto r = c->get("/v1/inventory");
+  if (!r) return s.fail("inventory", r.error());
+  if (s.json_output())
+    s.print_json(*r);
+  else
+    s.env().out << render_inventory(*r);
+  return kExitOk;
+}
+
+int cmd_drain(Session& s, const std::string& name, bool drain) {
+  const std::string command = drain ? "drain" : "undrain";
+  auto* c = s.client(command);
+  if (!c) return kExitUsage;
+  auto r = c->post(node_path(name) + "/" + command, json::object());
+  if (!r) return s.fail(command, r.error().wrap(name));
+  if (s.json_output()) {
+    s.print_json(*r);
+  } else {
+    auto state = get_string(*r, "state");
+    s.env().out << name << ": " << (state.empty() ? (drain ? "draining" : "ready") : state) << '\n';
+  }
+  return kExitOk;
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,119 @@
+#include "tessel/cli/node_view.hpp"
+
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tessel/api/job.hpp"
+#include "tessel/cli/card_map.hpp"
+#include "tessel/cli/duration.hpp"
+#include "tessel/cli/json_get.hpp"
+#include "tessel/cli/table.hpp"
+
+namespace tessel::cli {
+
+using nlohmann::json;
+
+namespace {
+
+const json& devices_of(const json& node) { return get_field(get_field(node, "inventory"), "devices"); }
+
+std::string models(const json& devices) {
+  std::set<std::string> seen;
+  std::string out;
+  if (!devices.is_array()) return "-";
+  for (const auto& d : devices) {
+    auto m = get_string(d, "model");
+    if (m.empty() || !seen.insert(m).second) continue;
+    if (!out.empty()) out += ',';
+    out += m;
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string free_of_total(const json& devices) {
+  if (!devices.is_array()) return "0/0";
+  int free = 0;
+  for (const auto& d : devices)
+    if (get_bool(d, "healthy", true) && get_field(d, "job").is_null()) ++free;
+  return std::to_string(free) + "/" + std::to_string(devices.size());
+}
+
+std::string heartbeat_age(const json& node, int64_t now_ms) {
+  auto t = api::parse_rfc3339(get_string(node, "last_heartbeat"));
+  if (!t) return "never";
+  return format_age((now_ms - *t) / 1000) + " ago";
+}
+
+std::string opt_unit(const json& d, const char* key, const char* unit) {
+  auto v = get_int(d, key);
+  return v ? std::to_string(*v) + unit : "-";
+}
+
+}  // namespace
+
+std::string render_nodes_table(const json& nodes, int64_t now_ms) {
+  if (!nodes.is_array() || nodes.empty()) return "No nodes.\n";
+  Table t({"NAME", "STATE", "MODEL", "FREE", "CARDS", "FREE-GROUPS", "HEARTBEAT"});
+  for (const auto& n : nodes) {
+    const auto& devs = devices_of(n);
+    t.add_row({get_string(n, "name"), get_string(n, "state"), models(devs), free_of_total(devs),
+               render_card_map(devs), render_free_groups(get_field(n, "free_groups")), heartbeat_age(n, now_ms)});
+  }
+  return t.render() + kCardMapLegend + "\n";
+}
+
+std::string render_node_detail(const json& node, int64_t now_ms) {
+  std::ostringstream o;
+  const auto& inv = get_field(node, "inventory");
+  const auto& devs = devices_of(node);
+  auto line = [&](const char* key, const std::string& value) {
+    if (!value.empty()) o << key << ": " << printable(value) << '\n';
+  };
+  line("Name", get_string(node, "name"));
+  line("Address", get_string(node, "address"));
+  line("State", get_string(node, "state"));
+  line("Vendor", get_string(inv, "vendor"));
+  line("Driver", get_string(inv, "driver_version"));
+  auto hb = get_string(node, "last_heartbeat");
+  line("Last heartbeat", hb.empty() ? "never" : hb + " (" + heartbeat_age(node, now_ms) + ")");
+  line("Cards", render_card_map(devs) + "  " + free_of_total(devs) + " free");
+  line("Free groups", render_free_groups(get_field(node, "free_groups")));
+  if (devs.is_array() && !devs.empty()) {
+    Table t({"MODULE", "INDEX", "MODEL", "HEALTH", "UTIL", "MEM_USED", "MEM_TOTAL", "TEMP", "POWER", "JOB"});
+    for (const auto& d : devs) {
+      std::string health = get_bool(d, "healthy", true) ? "ok" : "unhealthy";
+      auto why = get_string(d, "health_reason");
+      if (!why.empty()) health += " (" + why + ")";
+      auto job = get_text(d, "job");
+      t.add_row({get_text(d, "module_id"), get_text(d, "index"), get_string(d, "model"), health,
+                 opt_unit(d, "utilization_pct", "%"), opt_unit(d, "memory_used_mib", " MiB"),
+                 opt_unit(d, "memory_total_mib", " MiB"), opt_unit(d, "temperature_c", " C"),
+                 opt_unit(d, "power_w", " W"), job.empty() ? "-" : job});
+    }
+    o << '\n' << t.render() << kCardMapLegend << '\n';
+  }
+  return o.str();
+}
+
+std::string render_inventory(const json& inventory) {
+  std::ostringstream o;
+  const auto& models_j = get_field(inventory, "models");
+  Table t({"MODEL", "VENDOR", "CARDS", "HEALTHY", "FREE", "FREE-GROUPS"});
+  if (models_j.is_array()) {
+    for (const auto& m : models_j)
+      t.add_row({get_string(m, "model"), get_string(m, "vendor"), get_text(m, "cards"), get_text(m, "healthy"),
+                 get_text(m, "free"), render_free_group_counts(get_field(m, "free_groups"))});
+  }
+  if (t.rows() == 0)
+    o << "No cards.\n";
+  else
+    o << t.render();
+  const auto& nodes = get_field(inventory, "nodes");
+  o << "nodes: " << get_int(nodes, "ready").value_or(0) << " ready, " << get_int(nodes, "draining").value_or(0)
+    << " draining, " << get_int(nodes, "down").value_or(0) << " down\n";
+  return o.str();
+}
+
+}  // namespace tessel::cli

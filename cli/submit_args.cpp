@@ -1,0 +1,53 @@
+#include "tessel/cli/submit_args.hpp"
+
+#include <filesystem>
+
+#include "tessel/cli/duration.hpp"
+
+namespace tessel::cli {
+
+using nlohmann::json;
+
+Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
+  if (o.command.empty()) return Error{"a command is required after '--' (tessel submit [flags] -- CMD ARGS...)"};
+  json j = json::object();
+  j["command"] = o.command;
+  if (o.name) j["name"] = *o.name;
+  if (o.devices) j["devices"] = *o.devices;
+  if (o.nodes) j["nodes"] = *o.nodes;
+  if (o.per_device) j["tasks_per_node"] = "device";
+  if (o.priority) j["priority"] = *o.priority;
+  if (o.retries) j["max_retries"] = *o.retries;
+  if (o.time_limit) {
+    auto d = parse_duration(*o.time_limit);
+    if (!d) return d.error().wrap("--time-limit");
+    if (*d == 0) return Error{"--time-limit: must be at least 1s"};
+    j["time_limit_s"] = *d;
+  }
+  if (o.kill_grace) {
+    auto d = parse_duration(*o.kill_grace);
+    if (!d) return d.error().wrap("--kill-grace");
+    j["kill_grace_s"] = *d;
+  }
+  if (!o.env.empty()) {
+    json env = json::object();
+    for (const auto& kv : o.env) {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return Error{"--env: expected KEY=VALUE, got '" + kv.substr(0, 64) + "'"};
+      env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    j["env"] = std::move(env);
+  }
+  if (o.workdir) {
+    std::filesystem::path p(*o.workdir);
+    if (p.empty()) return Error{"--workdir: must not be empty"};
+    if (p.is_relative()) p = std::filesystem::path(cwd) / p;
+    j["workdir"] = p.lexically_normal().string();
+  }
+  if (o.vendor) j["vendor"] = *o.vendor;
+  if (o.model) j["model"] = *o.model;
+  return j;
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,81 @@
+#pragma once
+// The CLI's HTTP client for the scheduler's REST API (a thin adapter over
+// cpp-httplib). Every failure comes back as an Error whose message is one line:
+//   server said no:   "devices: must be one of 0, 1, 2, 4, 8 (invalid_argument)"
+//   other HTTP error: "HTTP 502: <start of body>"
+//   no connection:    "cannot reach http://127.0.0.1:7450: connection failed (Connection)"
+// Not thread-safe; one instance per command.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "tessel/api/result.hpp"
+
+namespace httplib {
+class Client;
+}
+
+namespace tessel::cli {
+
+struct ServerUrl {
+  std::string scheme;  // "http" or "https".
+  std::string host;    // Without brackets for IPv6.
+  int port = 0;
+  // "scheme://host:port" as httplib wants it (IPv6 hosts in brackets).
+  [[nodiscard]] std::string origin() const;
+};
+
+// Parses "http://host[:port][/]" (https too). Default ports 80/443. A path other
+// than "/" , user info, query or fragment is an error.
+Result<ServerUrl> parse_server_url(const std::string& url);
+
+// True when this build's cpp-httplib can speak TLS (CPPHTTPLIB_OPENSSL_SUPPORT).
+bool tls_supported();
+
+// Percent-encodes one path segment or query value (RFC 3986 unreserved kept).
+std::string url_encode(std::string_view s);
+
+class ApiClient {
+ public:
+  // Errors: a bad URL, or https in a build without TLS.
+  static Result<std::unique_ptr<ApiClient>> create(const std::string& url, std::string token,
+                                                   std::chrono::seconds timeout);
+  ~ApiClient();
+  ApiClient(const ApiClient&) = delete;
+  ApiClient& operator=(const ApiClient&) = delete;
+
+  // A JSON request; 2xx answers are parsed (an empty body reads as null).
+  Result<nlohmann::json> get(const std::string& path_and_query);
+  Result<nlohmann::json> post(const std::string& path, const nlohmann::json& body);
+
+  // GET whose 2xx body is handed to `sink` piece by piece as it arrives; `sink`
+  // returns false to stop. `bytes` counts what was handed over (also on error).
+  // A read that stays silent for `idle_timeout` ends the request with an error.
+  Status stream(const std::string& path_and_query, const std::function<bool(std::string_view)>& sink,
+                std::chrono::seconds idle_timeout, uint64_t& bytes);
+
+  // True when the last request failed in transport (no connection, connection lost,
+  // timeout) rather than with an HTTP answer; such a request may be retried.
+  [[nodiscard]] bool last_failure_was_transport() const { return last_transport_failure_; }
+
+ private:
+  ApiClient(ServerUrl url, std::string token, std::chrono::seconds timeout);
+  Result<nlohmann::json> finish(int status, const std::string& body);
+  Error transport_error(int httplib_error);
+
+  ServerUrl url_;
+  std::string token_;
+  std::unique_ptr<httplib::Client> http_;
+  bool last_transport_failure_ = false;
+};
+
+// The one-line reason from an API error body, or "HTTP <status>: ..." when the body
+// is not the API's {"error":{...}} shape.
+std::string describe_error_body(int status, const std::string& body);
+
+}  // namespace tessel::cli

@@ -1,0 +1,44 @@
+#pragma once
+// Subcommands about jobs: submit, jobs, show, cancel, logs, wait.
+// Each returns the process exit code (see app.hpp) and prints through the Session.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tessel/cli/session.hpp"
+#include "tessel/cli/submit_args.hpp"
+
+namespace tessel::cli {
+
+int cmd_submit(Session& s, const SubmitOptions& o);
+
+struct JobsOptions {
+  std::string state;  // Server-side filter; empty: non-terminal jobs unless `all`.
+  bool all = false;
+  std::string user;
+};
+int cmd_jobs(Session& s, const JobsOptions& o);
+
+int cmd_show(Session& s, const std::string& id);
+int cmd_cancel(Session& s, const std::vector<std::string>& ids);
+
+struct LogsOptions {
+  std::string id;
+  int rank = 0;
+  bool follow = false;
+};
+int cmd_logs(Session& s, const LogsOptions& o);
+
+struct WaitOptions {
+  std::string id;
+  std::optional<std::string> timeout;  // A duration; none: wait forever.
+};
+int cmd_wait(Session& s, const WaitOptions& o);
+
+// The exit code `tessel wait` gives for a terminal job (see app.hpp).
+int exit_code_for_job(const nlohmann::json& job);
+
+}  // namespace tessel::cli

@@ -1,0 +1,17 @@
+#pragma once
+// Subcommands about nodes and capacity: nodes, node, inventory, drain, undrain.
+// Each returns the process exit code (see app.hpp) and prints through the Session.
+
+#include <string>
+
+#include "tessel/cli/session.hpp"
+
+namespace tessel::cli {
+
+int cmd_nodes(Session& s);
+int cmd_node(Session& s, const std::string& name);
+int cmd_inventory(Session& s);
+// `drain` true: POST /v1/nodes/NAME/drain; false: /undrain.
+int cmd_drain(Session& s, const std::string& name, bool drain);
+
+}  // namespace tessel::cli

@@ -1,0 +1,37 @@
+#pragma once
+// `tessel submit` flags -> the POST /v1/jobs request body. Pure: no I/O.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessel/api/result.hpp"
+
+namespace tessel::cli {
+
+// What the user typed; unset optionals are left out of the request so the
+// server's defaults apply.
+struct SubmitOptions {
+  std::vector<std::string> command;  // After "--"; required.
+  std::optional<std::string> name;
+  std::optional<int> devices;
+  std::optional<int> nodes;
+  bool per_device = false;  // tasks_per_node "device".
+  std::optional<int> priority;
+  std::optional<int> retries;              // max_retries.
+  std::optional<std::string> time_limit;   // A duration (see duration.hpp).
+  std::optional<std::string> kill_grace;   // A duration.
+  std::vector<std::string> env;            // "KEY=VALUE"; a later KEY wins.
+  std::optional<std::string> workdir;      // Relative paths are resolved against cwd.
+  std::optional<std::string> vendor;
+  std::optional<std::string> model;
+};
+
+// The request body. Errors (a usage problem: bad duration, env without '=', empty
+// command) name the flag: "--time-limit: invalid duration 'x': ...".
+// The server does the full validation of values (device counts, ranges).
+Result<nlohmann::json> build_job_request(const SubmitOptions& o, const std::string& cwd);
+
+}  // namespace tessel::cli
