@@ -1,0 +1,101 @@
+// `tessel-agent inventory` called as a function, with argv arrays.
+#include "tessel/agent/inventory_cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "test_util.hpp"
+
+namespace tessel::agent {
+namespace {
+
+using nlohmann::json;
+using testing::ScopedEnv;
+
+struct Outcome {
+  int rc;
+  std::string out;
+  std::string err;
+};
+
+Outcome run(std::vector<std::string> args) {
+  args.insert(args.begin(), "inventory");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::ostringstream out, err;
+  int rc = inventory_main(static_cast<int>(args.size()), argv.data(), out, err);
+  return {rc, out.str(), err.str()};
+}
+
+class InventoryCliTest : public ::testing::Test {
+ protected:
+  testing::TempDir sysfs_;
+  ScopedEnv hl_fixture_{"FAKE_HL_SMI_FIXTURE", testing::fixture_path("hl-smi/gaudi2-4card.csv")};
+  ScopedEnv nv_fixture_{"FAKE_NVIDIA_SMI_FIXTURE", testing::fixture_path("nvidia-smi/h100-8.csv")};
+};
+
+TEST_F(InventoryCliTest, PrintsPrettyJson) {
+  ScopedEnv mode("FAKE_HL_SMI_MODE", "normal");
+  testing::write_sysfs_status(sysfs_.path(), 0, "operational\n");
+  auto o = run({"--vendor", "habana", "--hl-smi", FAKE_HL_SMI_PATH, "--sysfs-root", sysfs_.path().string()});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  EXPECT_EQ(o.err, "");
+  json j = json::parse(o.out);
+  EXPECT_EQ(o.out, j.dump(2) + "\n");
+  EXPECT_EQ(j["vendor"], "habana");
+  EXPECT_EQ(j["devices"].size(), 4u);
+  EXPECT_EQ(j["groups"]["4"], json::parse("[[0,1,2,3]]"));
+  EXPECT_FALSE(j["groups"].contains("8"));
+}
+
+TEST_F(InventoryCliTest, AutoPicksNvidiaWhenNoHlSmi) {
+  ScopedEnv mode("FAKE_NVIDIA_SMI_MODE", "normal");
+  auto o = run({"--hl-smi", "/nonexistent/hl-smi", "--nvidia-smi", FAKE_NVIDIA_SMI_PATH});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  json j = json::parse(o.out);
+  EXPECT_EQ(j["vendor"], "nvidia");
+  EXPECT_EQ(j["groups"], json::parse(R"({"all": true})"));
+}
+
+TEST_F(InventoryCliTest, ToolFailureIsOneLineAndExitOne) {
+  ScopedEnv mode("FAKE_HL_SMI_MODE", "fail");
+  auto o = run({"--vendor", "habana", "--hl-smi", FAKE_HL_SMI_PATH});
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_EQ(o.out, "");
+  EXPECT_EQ(o.err,
+            "tessel-agent inventory: reading inventory: hl-smi exited 3: hl-smi: failed to open device (fake "
+            "failure) | second line of detail\n");
+}
+
+TEST_F(InventoryCliTest, TimeoutFlag) {
+  ScopedEnv mode("FAKE_HL_SMI_MODE", "hang");
+  auto o = run({"--vendor", "habana", "--hl-smi", FAKE_HL_SMI_PATH, "--timeout", "0.3"});
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_EQ(o.err, "tessel-agent inventory: reading inventory: hl-smi timed out after 0.3 s\n");
+}
+
+TEST_F(InventoryCliTest, NothingFound) {
+  auto o = run({"--hl-smi", "/nonexistent/a", "--nvidia-smi", "/nonexistent/b"});
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_EQ(o.err, "tessel-agent inventory: reading inventory: no hl-smi or nvidia-smi found\n");
+}
+
+TEST_F(InventoryCliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(run({"--vendor", "amd"}).rc, 2);
+  EXPECT_EQ(run({"--timeout", "0"}).rc, 2);
+  EXPECT_EQ(run({"--timeout", "abc"}).rc, 2);
+  EXPECT_EQ(run({"--bogus"}).rc, 2);
+  auto o = run({"extra-positional"});
+  EXPECT_EQ(o.rc, 2);
+  EXPECT_EQ(o.err.rfind("tessel-agent inventory: ", 0), 0u);
+  EXPECT_EQ(o.err.find('\n'), o.err.size() - 1);
+  auto help = run({"--help"});
+  EXPECT_EQ(help.rc, 0);
+  EXPECT_NE(help.out.find("--sysfs-root"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessel::agent

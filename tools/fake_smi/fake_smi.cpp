@@ -1,0 +1,172 @@
+// A stand-in for hl-smi (FAKE_SMI_HABANA=1) or nvidia-smi (FAKE_SMI_HABANA=0).
+//
+// Prints the rows of the fixture CSV named by $FAKE_HL_SMI_FIXTURE
+// ($FAKE_NVIDIA_SMI_FIXTURE) for the requested fields and format, like the real tool:
+//   hl-smi -Q a,b -f csv[,noheader][,nounits]    (also --query-aip=, --format=, -L)
+//   nvidia-smi --query-gpu=a,b --format=csv[,noheader][,nounits]    (also -L)
+// The mode comes from the file named by $FAKE_HL_SMI_MODE_FILE when it exists (so a
+// test can change the behaviour of a tool a running agent calls), else from
+// $FAKE_HL_SMI_MODE, else "normal":
+//   normal   print the fixture
+//   hang     never return (until killed)
+//   fail     print an error on stderr and exit 3
+//   garbage  print rows that are not the requested CSV, exit 0
+//   crash    die of SIGSEGV
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tessel/agent/smi_render.hpp"
+#include "tessel/agent/smi_text.hpp"
+
+namespace smi = tessel::agent::smi;
+
+namespace {
+
+#if FAKE_SMI_HABANA
+const char* const kEnvPrefix = "FAKE_HL_SMI_";
+const smi::Dialect& dialect() { return smi::hl_smi_dialect(); }
+#else
+const char* const kEnvPrefix = "FAKE_NVIDIA_SMI_";
+const smi::Dialect& dialect() { return smi::nvidia_smi_dialect(); }
+#endif
+
+std::string env(const std::string& suffix) {
+  const char* v = std::getenv((kEnvPrefix + suffix).c_str());
+  return v ? v : "";
+}
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  out = s.str();
+  return true;
+}
+
+std::string mode() {
+  std::string file = env("MODE_FILE");
+  std::string text;
+  if (!file.empty() && read_file(file, text)) {
+    for (char& c : text)
+      if (c == '\n') c = ' ';
+    return std::string(smi::trim(text));
+  }
+  std::string m = env("MODE");
+  return m.empty() ? "normal" : m;
+}
+
+int usage(const std::string& why) {
+  std::cerr << dialect().tool << " (fake): " << why << "\n";
+  return 2;
+}
+
+std::vector<std::string> split_fields(const std::string& s) {
+  std::vector<std::string> out;
+  for (const std::string& f : smi::split_cells(s))
+    if (!f.empty()) out.push_back(f);
+  return out;
+}
+
+// -L: a short listing per card, in the real tools' spirit.
+void print_list(const smi::Table& t) {
+  auto get = [&](const smi::Row& r, const char* field) {
+    int c = t.column_of(field);
+    return c < 0 ? std::string("N/A") : r.cells[c];
+  };
+  for (const smi::Row& r : t.rows) {
+#if FAKE_SMI_HABANA
+    std::cout << "[" << get(r, "index") << "] AIP (accel" << get(r, "index") << ") " << get(r, "bus_id") << "\n"
+              << "\tProduct Name\t\t: " << get(r, "name") << "\n"
+              << "\tSerial Number\t\t: " << get(r, "serial") << "\n"
+              << "\tModule status\t\t: Operational\n"
+              << "\tModule ID\t\t: " << get(r, "module_id") << "\n"
+              << "\tAIP UUID\t\t: " << get(r, "uuid") << "\n";
+#else
+    std::cout << "GPU " << get(r, "index") << ": " << get(r, "name") << " (UUID: " << get(r, "uuid") << ")\n";
+#endif
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string fields_arg, format_arg = "csv";
+  bool have_query = false, list = false;
+  std::vector<std::string> args(argv + 1, argv + argc);
+#if FAKE_SMI_HABANA
+  const std::string query_short = "-Q", query_long = "--query-aip";
+#else
+  const std::string query_short = "", query_long = "--query-gpu";
+#endif
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const std::string& opt, std::string& out) -> int {  // 1 taken, 0 not this option, -1 error
+      if (!opt.empty() && a == opt) {
+        if (i + 1 >= args.size()) return -1;
+        out = args[++i];
+        return 1;
+      }
+      if (a.rfind(opt + "=", 0) == 0 && opt.size() > 2) {
+        out = a.substr(opt.size() + 1);
+        return 1;
+      }
+      return 0;
+    };
+    int r;
+    if ((r = value(query_short, fields_arg)) || (r = value(query_long, fields_arg))) {
+      if (r < 0) return usage("missing value for " + a);
+      have_query = true;
+    } else if ((r = value("-f", format_arg)) || (r = value("--format", format_arg))) {
+      if (r < 0) return usage("missing value for " + a);
+    } else if (a == "-L" || a == "--list-aips" || a == "--list-gpus") {
+      list = true;
+    } else {
+      return usage("unknown argument \"" + a + "\"");
+    }
+  }
+
+  const std::string m = mode();
+  if (m == "hang") {
+    for (;;) ::pause();
+  } else if (m == "fail") {
+    std::cerr << dialect().tool << ": failed to open device (fake failure)\nsecond line of detail\n";
+    return 3;
+  } else if (m == "garbage") {
+    std::cout << "#!@ this is not csv\n0, 1, 2\n\x01\x02 binary junk\n";
+    return 0;
+  } else if (m == "crash") {
+    std::signal(SIGSEGV, SIG_DFL);  // Not a sanitizer's handler: die as a real crash would.
+    std::raise(SIGSEGV);
+    return 139;
+  } else if (m != "normal") {
+    return usage("unknown mode \"" + m + "\"");
+  }
+
+  const std::string fixture_path = env("FIXTURE");
+  if (fixture_path.empty()) return usage(std::string("set ") + kEnvPrefix + "FIXTURE");
+  std::string text;
+  if (!read_file(fixture_path, text)) return usage("cannot read fixture " + fixture_path);
+  auto table = smi::read_fixture(dialect(), text);
+  if (!table) return usage("fixture " + fixture_path + ": " + table.error().message);
+  if (list) {
+    print_list(*table);
+    return 0;
+  }
+  if (!have_query) return usage("only " + query_long + "= and -L are supported");
+  auto fmt = smi::parse_format(format_arg);
+  if (!fmt) return usage(fmt.error().message);
+  auto out = smi::render_csv(dialect(), *table, split_fields(fields_arg), *fmt);
+  if (!out) return usage(out.error().message);
+  std::cout << *out;
+  return 0;
+}
