@@ -1,0 +1,209 @@
+// tessel-train: loss falls, two ranks over c10d/gloo on loopback equal one
+// rank with the whole batch, resume reproduces the uninterrupted run, and the
+// binary's CLI contract (JSON lines, one-line errors naming the flag).
+#include <gtest/gtest.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <cmath>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+#include "trainer.h"
+
+namespace tessel::workers {
+namespace {
+
+using testing::TempDir;
+using testing::text_fixture;
+
+TrainOptions tiny_options(const std::filesystem::path& out) {
+  TrainOptions o;
+  o.data = text_fixture();
+  o.out = out;
+  o.steps = 12;
+  o.batch_size = 8;
+  o.model.layers = 2;
+  o.model.heads = 2;
+  o.model.dim = 32;
+  o.model.context = 32;
+  o.lr = 3e-3;
+  o.warmup = 2;
+  o.log_every = 1;
+  o.export_parameters = true;
+  return o;
+}
+
+std::vector<double> losses_of(const std::string& progress) {
+  std::vector<double> losses;
+  std::istringstream in(progress);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("loss")) losses.push_back(j["loss"].get<double>());
+  }
+  return losses;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::abs(double(a[i]) - b[i]));
+  return m;
+}
+
+class TrainTest : public ::testing::Test {
+ protected:
+  void SetUp() override { torch::set_num_threads(1); }
+};
+
+TEST_F(TrainTest, LossFallsOnShortRun) {
+  TempDir dir;
+  auto o = tiny_options(dir.path());
+  o.steps = 60;
+  o.warmup = 5;
+  std::ostringstream progress;
+  TrainEnv env;
+  env.progress = &progress;
+  auto r = run_training(o, env);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto losses = losses_of(progress.str());
+  ASSERT_EQ(losses.size(), 60u);
+  EXPECT_NEAR(losses.front(), std::log(256.0), 0.5);  // starts near uniform over bytes
+  double first = 0, last = 0;
+  for (int i = 0; i < 5; ++i) first += losses[i] / 5, last += losses[losses.size() - 1 - i] / 5;
+  EXPECT_LT(last, first - 1.0) << "first " << first << " last " << last;
+  EXPECT_TRUE(std::filesystem::exists(r->last_checkpoint));
+}
+
+TEST_F(TrainTest, TwoRanksEqualOneRankWithWholeBatch) {
+  TempDir ddp_dir, ref_dir;
+  auto o = tiny_options(ddp_dir.path());
+  o.batch_size = 4;  // per rank
+  std::promise<int> port;
+  auto port_future = port.get_future().share();
+  auto rank_run = [&](int rank) {
+    TrainEnv env;
+    env.dist.rank = rank;
+    env.dist.world_size = 2;
+    env.dist.master_addr = "127.0.0.1";
+    if (rank == 0) {
+      env.dist.master_port = 0;
+      env.on_listening = [&](int p) { port.set_value(p); };
+    } else {
+      if (port_future.wait_for(std::chrono::seconds(60)) != std::future_status::ready)
+        return Result<TrainSummary>(Error{"rank 0 never listened"});
+      env.dist.master_port = port_future.get();
+    }
+    return run_training(o, env);
+  };
+  auto r1 = std::async(std::launch::async, rank_run, 1);
+  auto r0 = rank_run(0);
+  ASSERT_EQ(r1.wait_for(std::chrono::seconds(120)), std::future_status::ready);
+  auto r1v = r1.get();
+  ASSERT_TRUE(r0.ok()) << r0.error().message;
+  ASSERT_TRUE(r1v.ok()) << r1v.error().message;
+  EXPECT_EQ(r0->parameters, r1v->parameters) << "ranks diverged";
+
+  auto ref = tiny_options(ref_dir.path());
+  ref.batch_size = 8;
+  ref.data_shards = 2;  // one process owning both shards sees the same examples
+  auto rr = run_training(ref, TrainEnv{});
+  ASSERT_TRUE(rr.ok()) << rr.error().message;
+  EXPECT_LT(max_abs_diff(r0->parameters, rr->parameters), 2e-4);
+  EXPECT_NEAR(r0->final_loss, rr->final_loss, 1e-4);
+  // And the comparison is not vacuous: training moved the parameters.
+  auto untrained = tiny_options(ref_dir.path() / "untrained");
+  untrained.steps = 1;
+  untrained.lr = 1e-9;
+  auto ur = run_training(untrained, TrainEnv{});
+  ASSERT_TRUE(ur.ok()) << ur.error().message;
+  EXPECT_GT(max_abs_diff(ur->parameters, rr->parameters), 1e-3);
+}
+
+TEST_F(TrainTest, ResumeReproducesUninterruptedRun) {
+  TempDir a_dir, b_dir;
+  auto a = tiny_options(a_dir.path());
+  a.checkpoint_every = 4;
+  auto ra = run_training(a, TrainEnv{});
+  ASSERT_TRUE(ra.ok()) << ra.error().message;
+
+  auto b = tiny_options(b_dir.path());
+  b.checkpoint_every = 4;
+  b.stop_after = 6;  // "killed" after step 6; newest checkpoint is step 4
+  auto rb1 = run_training(b, TrainEnv{});
+  ASSERT_TRUE(rb1.ok()) << rb1.error().message;
+  EXPECT_EQ(rb1->final_step, 6);
+  b.stop_after.reset();
+  std::ostringstream progress;
+  TrainEnv env;
+  env.progress = &progress;
+  auto rb2 = run_training(b, env);
+  ASSERT_TRUE(rb2.ok()) << rb2.error().message;
+  EXPECT_EQ(rb2->start_step, 4);
+  EXPECT_EQ(rb2->final_step, 12);
+  EXPECT_NE(progress.str().find("\"event\":\"resume\""), std::string::npos);
+  EXPECT_EQ(ra->parameters, rb2->parameters) << "max diff " << max_abs_diff(ra->parameters, rb2->parameters);
+  EXPECT_EQ(ra->final_loss, rb2->final_loss);
+}
+
+TEST_F(TrainTest, ResumeRejectsDifferentArchitecture) {
+  TempDir dir;
+  auto o = tiny_options(dir.path());
+  o.steps = 2;
+  ASSERT_TRUE(run_training(o, TrainEnv{}).ok());
+  o.steps = 4;
+  o.model.dim = 64;
+  auto r = run_training(o, TrainEnv{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("differs"), std::string::npos) << r.error().message;
+}
+
+TEST_F(TrainTest, BinaryPrintsJsonLinesAndWritesCheckpoint) {
+  TempDir dir;
+  auto r = testing::run_process({TESSEL_TRAIN_BIN, "--data", text_fixture().string(), "--out", dir.path().string(),
+                                 "--steps", "3", "--dim", "32", "--context", "16", "--batch-size", "4",
+                                 "--threads", "1", "--log-every", "1"},
+                                std::chrono::seconds(120));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(r.out);
+  int steps = 0;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (!j.contains("step") || j.contains("event")) continue;
+    ++steps;
+    for (const char* key : {"loss", "lr", "tokens_per_s", "elapsed_s"}) EXPECT_TRUE(j.contains(key)) << line;
+  }
+  EXPECT_EQ(steps, 3);
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "ckpt-0000000003.pt"));
+}
+
+TEST_F(TrainTest, BinaryRejectsBadFlagsWithOneLine) {
+  TempDir dir;
+  auto r = testing::run_process({TESSEL_TRAIN_BIN, "--data", text_fixture().string(), "--out", dir.path().string(),
+                                 "--steps", "3", "--dim", "30", "--heads", "4"},
+                                std::chrono::seconds(60));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--dim 30 is not divisible by --heads 4"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+
+  auto hpu = testing::run_process({TESSEL_TRAIN_BIN, "--data", text_fixture().string(), "--out",
+                                   dir.path().string(), "--steps", "1", "--device", "hpu", "--hpu-plugin",
+                                   "/nonexistent/libhabana_pytorch_plugin.so"},
+                                  std::chrono::seconds(60));
+  EXPECT_NE(hpu.exit_code, 0);
+  EXPECT_NE(hpu.err.find("--device hpu: cannot load Gaudi PyTorch plugin"), std::string::npos) << hpu.err;
+  EXPECT_EQ(std::count(hpu.err.begin(), hpu.err.end(), '\n'), 1) << hpu.err;
+
+  auto missing = testing::run_process({TESSEL_TRAIN_BIN, "--data", (dir.path() / "nope.txt").string(), "--out",
+                                       dir.path().string(), "--steps", "1"},
+                                      std::chrono::seconds(60));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("--data"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace tessel::workers

@@ -1,0 +1,115 @@
+#include "gpt.h"
+
+#include <cmath>
+#include <limits>
+
+#include <ATen/CPUGeneratorImpl.h>
+
+namespace tessel::workers {
+
+int64_t cached_length(const KvCache& cache) {
+  if (cache.empty() || !cache.front().k.defined()) return 0;
+  return cache.front().k.size(2);
+}
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& c)
+    : heads_(c.heads), head_dim_(c.dim / c.heads) {
+  qkv = register_module("qkv", torch::nn::Linear(c.dim, 3 * c.dim));
+  proj = register_module("proj", torch::nn::Linear(c.dim, c.dim));
+  future_mask_ = register_buffer(
+      "future_mask", torch::ones({c.context, c.context}, torch::kBool).triu(1));
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, LayerCache* cache) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+  auto parts = qkv(x).view({B, T, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
+  torch::Tensor q = parts[0], k = parts[1], v = parts[2];  // [B, H, T, hd]
+  int64_t past = 0;
+  if (cache != nullptr) {
+    if (cache->k.defined()) {
+      past = cache->k.size(2);
+      k = torch::cat({cache->k, k}, 2);
+      v = torch::cat({cache->v, v}, 2);
+    }
+    cache->k = k;
+    cache->v = v;
+  }
+  const int64_t total = past + T;
+  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(head_dim_)));
+  if (T > 1) {
+    att = att.masked_fill(future_mask_.slice(0, past, total).slice(1, 0, total),
+                          -std::numeric_limits<float>::infinity());
+  }
+  auto y = torch::matmul(torch::softmax(att, -1), v);  // [B, H, T, hd]
+  return proj(y.transpose(1, 2).reshape({B, T, C}));
+}
+
+BlockImpl::BlockImpl(const ModelConfig& c) {
+  ln1 = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})));
+  attn = register_module("attn", CausalSelfAttention(c));
+  ln2 = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})));
+  fc = register_module("fc", torch::nn::Linear(c.dim, 4 * c.dim));
+  fc_proj = register_module("fc_proj", torch::nn::Linear(4 * c.dim, c.dim));
+}
+
+torch::Tensor BlockImpl::forward(torch::Tensor x, LayerCache* cache) {
+  x = x + attn(ln1(x), cache);
+  return x + fc_proj(torch::gelu(fc(ln2(x))));
+}
+
+GptImpl::GptImpl(const ModelConfig& c, uint64_t seed) : config_(c) {
+  tok_emb = register_module("tok_emb", torch::nn::Embedding(c.vocab, c.dim));
+  pos_emb = register_module("pos_emb", torch::nn::Embedding(c.context, c.dim));
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  for (int64_t i = 0; i < c.layers; ++i) blocks->push_back(Block(c));
+  ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})));
+  if (!c.tied_head) head = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(c.dim, c.vocab).bias(false)));
+
+  // GPT-2 initialisation from a private generator.
+  torch::NoGradGuard no_grad;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(c.layers));
+  for (auto& item : named_parameters()) {
+    const std::string& name = item.key();
+    torch::Tensor& p = item.value();
+    const bool is_bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    if (name.find("ln") != std::string::npos) {
+      p.fill_(is_bias ? 0.0 : 1.0);
+    } else if (is_bias) {
+      p.zero_();
+    } else {
+      const bool residual = name.find("proj.weight") != std::string::npos;
+      p.normal_(0.0, residual ? residual_std : 0.02, gen);
+    }
+  }
+}
+
+KvCache GptImpl::empty_cache() const { return KvCache(static_cast<size_t>(config_.layers)); }
+
+torch::Tensor GptImpl::forward(const torch::Tensor& tokens) { return run(tokens, nullptr); }
+
+torch::Tensor GptImpl::forward_cached(const torch::Tensor& tokens, KvCache& cache) {
+  TORCH_CHECK(static_cast<int64_t>(cache.size()) == config_.layers, "KvCache has wrong layer count");
+  return run(tokens, &cache);
+}
+
+torch::Tensor GptImpl::run(const torch::Tensor& tokens, KvCache* cache) {
+  const int64_t past = cache ? cached_length(*cache) : 0;
+  const int64_t T = tokens.size(1);
+  TORCH_CHECK(past + T <= config_.context, "sequence of ", past + T, " tokens exceeds context ",
+              config_.context);
+  auto pos = torch::arange(past, past + T, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
+  auto x = tok_emb(tokens) + pos_emb(pos);
+  for (size_t i = 0; i < blocks->size(); ++i) {
+    x = blocks->ptr<BlockImpl>(i)->forward(x, cache ? &(*cache)[i] : nullptr);
+  }
+  x = ln_f(x);
+  if (config_.tied_head) return torch::matmul(x, tok_emb->weight.t());
+  return head(x);
+}
+
+torch::Tensor language_model_loss(const torch::Tensor& logits, const torch::Tensor& targets) {
+  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}));
+}
+
+}  // namespace tessel::workers

@@ -1,0 +1,88 @@
+// Gpt: a byte-level decoder-only transformer written with torch::nn.
+// Pre-LayerNorm blocks (causal self-attention + GELU MLP), learned positional
+// embedding, tied or untied output head. No dropout, so training draws no
+// random numbers after initialisation.
+//
+// Contracts:
+// - forward() takes int64 token ids [B, T] with T <= context and returns
+//   logits [B, T, vocab].
+// - forward_cached() appends to `cache` and attends over everything cached;
+//   the caller keeps cached length + T <= context (see generate.h for the
+//   windowing policy). Positions continue from the cached length.
+// - A Gpt is not thread-safe; one thread uses it at a time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <torch/nn.h>
+
+#include "model_config.h"
+
+namespace tessel::workers {
+
+// Keys and values of one attention layer, [B, heads, T_cached, head_dim].
+struct LayerCache {
+  torch::Tensor k;
+  torch::Tensor v;
+};
+using KvCache = std::vector<LayerCache>;  // one entry per layer
+int64_t cached_length(const KvCache& cache);
+
+class CausalSelfAttentionImpl : public torch::nn::Module {
+ public:
+  explicit CausalSelfAttentionImpl(const ModelConfig& config);
+  torch::Tensor forward(const torch::Tensor& x, LayerCache* cache);
+
+  torch::nn::Linear qkv{nullptr};
+  torch::nn::Linear proj{nullptr};
+
+ private:
+  int64_t heads_;
+  int64_t head_dim_;
+  torch::Tensor future_mask_;  // [context, context] bool, true above the diagonal
+};
+TORCH_MODULE(CausalSelfAttention);
+
+class BlockImpl : public torch::nn::Module {
+ public:
+  explicit BlockImpl(const ModelConfig& config);
+  torch::Tensor forward(torch::Tensor x, LayerCache* cache);
+
+  torch::nn::LayerNorm ln1{nullptr};
+  CausalSelfAttention attn{nullptr};
+  torch::nn::LayerNorm ln2{nullptr};
+  torch::nn::Linear fc{nullptr};
+  torch::nn::Linear fc_proj{nullptr};
+};
+TORCH_MODULE(Block);
+
+class GptImpl : public torch::nn::Module {
+ public:
+  // Initialises parameters GPT-2 style from a generator seeded with `seed`
+  // (not torch's global generator), so construction is deterministic and
+  // safe to run concurrently in several threads.
+  GptImpl(const ModelConfig& config, uint64_t seed);
+
+  torch::Tensor forward(const torch::Tensor& tokens);
+  torch::Tensor forward_cached(const torch::Tensor& tokens, KvCache& cache);
+  KvCache empty_cache() const;
+
+  const ModelConfig& config() const { return config_; }
+
+  torch::nn::Embedding tok_emb{nullptr};
+  torch::nn::Embedding pos_emb{nullptr};
+  torch::nn::ModuleList blocks{nullptr};
+  torch::nn::LayerNorm ln_f{nullptr};
+  torch::nn::Linear head{nullptr};  // null when config.tied_head
+
+ private:
+  torch::Tensor run(const torch::Tensor& tokens, KvCache* cache);
+  ModelConfig config_;
+};
+TORCH_MODULE(Gpt);
+
+// Mean next-token cross-entropy of logits [B, T, V] against targets [B, T].
+torch::Tensor language_model_loss(const torch::Tensor& logits, const torch::Tensor& targets);
+
+}  // namespace tessel::workers

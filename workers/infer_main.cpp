@@ -1,0 +1,138 @@
+// tessel-infer: text generation from a tessel-train checkpoint.
+//   batch: --input FILE of JSON lines {"prompt": ...} -> JSON lines
+//          {"prompt", "completion", "tokens"} on --output or stdout.
+//   serve: --serve [--host H] [--port N | env TESSEL_PORT]; prints
+//          {"event":"listening","port":N} on stdout once bound.
+// Errors: one line on stderr and a non-zero exit status.
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "dist_env.h"
+#include "generate_request.h"
+#include "inference_server.h"
+#include "inference_session.h"
+
+using namespace tessel::workers;
+
+namespace {
+
+int fail(const std::string& message, int code = 1) {
+  std::cerr << "tessel-infer: " << message << std::endl;
+  return code;
+}
+
+int run_batch(InferenceSession& session, const std::string& input, const std::string& output,
+              const SamplingParams& defaults) {
+  std::ifstream in(input);
+  if (!in) return fail("--input " + input + ": cannot open: " + std::strerror(errno));
+  std::ofstream file;
+  if (!output.empty()) {
+    file.open(output, std::ios::trunc);
+    if (!file) return fail("--output " + output + ": cannot open: " + std::strerror(errno));
+  }
+  std::ostream& out = output.empty() ? std::cout : file;
+  std::string line;
+  for (int64_t number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = "--input " + input + " line " + std::to_string(number);
+    auto body = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (body.is_discarded()) return fail(where + ": not valid JSON");
+    GenerateRequest request;
+    if (auto e = parse_generate_request(body, defaults, request))
+      return fail(where + ": " + (e->field.empty() ? "" : e->field + " ") + e->message);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto completion = session.complete(request.prompt, request.params);
+    if (!completion) return fail(where + ": " + completion.error().message);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out << dump_lossy({{"prompt", request.prompt},
+                       {"completion", completion->text},
+                       {"tokens", completion->tokens},
+                       {"elapsed_s", elapsed}})
+        << '\n';
+    out.flush();
+    if (!out) return fail("writing output: " + std::string(std::strerror(errno)));
+  }
+  if (in.bad()) return fail("--input " + input + ": read error");
+  return 0;
+}
+
+InferenceServer* g_server = nullptr;
+void on_signal(int) {
+  if (g_server) g_server->stop();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tessel-infer: generate text from a tessel-train checkpoint"};
+  std::string checkpoint, input, output, host = "127.0.0.1";
+  DeviceRequest device;
+  device.kind = "auto";
+  SamplingParams defaults;
+  bool serve = false;
+  int port = -1;
+  int threads = 0;
+  app.add_option("--checkpoint", checkpoint, "checkpoint file, or a folder (its newest checkpoint)")->required();
+  auto* input_opt = app.add_option("--input", input, "JSON lines of {\"prompt\": ...}");
+  app.add_option("--output", output, "where to write JSON lines (default stdout)");
+  app.add_option("--max-new-tokens", defaults.max_new_tokens, "tokens to generate per prompt");
+  app.add_option("--temperature", defaults.temperature, "0: greedy");
+  app.add_option("--top-k", defaults.top_k, "sample among the k most likely bytes (0: all)");
+  app.add_option("--seed", defaults.seed, "sampling seed");
+  app.add_option("--device", device.kind, "auto|cpu|cuda|hpu");
+  app.add_option("--hpu-plugin", device.hpu_plugin, "Gaudi PyTorch plugin library for --device hpu");
+  app.add_option("--threads", threads, "torch intra-op threads (0: torch default)");
+  auto* serve_opt = app.add_flag("--serve", serve, "serve HTTP instead of batch mode");
+  app.add_option("--port", port, "HTTP port (0: any free port; default env TESSEL_PORT)");
+  app.add_option("--host", host, "HTTP bind address");
+  input_opt->excludes(serve_opt);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    return fail(e.what(), 2);
+  }
+  if (auto e = validate(defaults)) {
+    std::string flag = e->field;
+    for (auto& c : flag) c = c == '_' ? '-' : c;
+    return fail("--" + flag + " " + e->message, 2);
+  }
+  if (!serve && input.empty()) return fail("one of --input FILE or --serve is required", 2);
+  if (threads < 0) return fail("--threads must be >= 0", 2);
+  if (threads > 0) set_torch_threads(threads);
+  if (serve) {
+    if (port < 0) {
+      auto env = process_env()("TESSEL_PORT");
+      if (!env) return fail("--serve needs --port N or the TESSEL_PORT environment variable", 2);
+      try {
+        size_t used = 0;
+        port = std::stoi(*env, &used);
+        if (used != env->size()) throw std::invalid_argument("trailing characters");
+      } catch (const std::exception&) {
+        return fail("TESSEL_PORT=" + *env + " is not a port number", 2);
+      }
+    }
+    if (port > 65535) return fail("--port must be in [0, 65535]", 2);
+  }
+
+  auto session = InferenceSession::open(checkpoint, device);
+  if (!session) return fail(session.error().message);
+  if (!serve) return run_batch(**session, input, output, defaults);
+
+  InferenceServer server(**session, defaults);
+  auto bound = server.bind(host, port);
+  if (!bound) return fail(bound.error().message);
+  g_server = &server;
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGINT, on_signal);
+  std::cout << nlohmann::json{{"event", "listening"}, {"host", host}, {"port", *bound}}.dump() << std::endl;
+  auto status = server.serve();
+  g_server = nullptr;
+  if (!status) return fail(status.error().message);
+  return 0;
+}

@@ -1,0 +1,45 @@
+#include "inference_session.h"
+
+#include "checkpoint.h"
+#include "generate.h"
+
+namespace tessel::workers {
+
+struct InferenceSession::Impl {
+  LoadedModel loaded;
+  c10::Device device{c10::kCPU};
+};
+
+InferenceSession::InferenceSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+InferenceSession::~InferenceSession() = default;
+
+Result<std::unique_ptr<InferenceSession>> InferenceSession::open(const std::filesystem::path& path,
+                                                                 const DeviceRequest& request) {
+  auto device = select_device(request);
+  if (!device) return device.error();
+  auto loaded = load_model(path, *device);
+  if (!loaded) return loaded.error();
+  auto impl = std::make_unique<Impl>();
+  impl->loaded = std::move(*loaded);
+  impl->device = *device;
+  impl->loaded.model->eval();
+  return std::unique_ptr<InferenceSession>(new InferenceSession(std::move(impl)));
+}
+
+Result<Completion> InferenceSession::complete(const std::string& prompt, const SamplingParams& params) {
+  if (prompt.empty()) return Error{"prompt must not be empty"};
+  if (auto e = validate(params)) return Error{e->field + " " + e->message};
+  try {
+    std::vector<uint8_t> tokens(prompt.begin(), prompt.end());
+    auto out = generate_tokens(impl_->loaded.model, tokens, params, DecodeMode::kKvCache);
+    return Completion{std::string(out.begin(), out.end()), static_cast<int64_t>(out.size())};
+  } catch (const std::exception& e) {
+    return Error{std::string("generating: ") + e.what()};
+  }
+}
+
+const ModelConfig& InferenceSession::config() const { return impl_->loaded.config; }
+int64_t InferenceSession::step() const { return impl_->loaded.meta.step; }
+std::string InferenceSession::device() const { return impl_->device.str(); }
+
+}  // namespace tessel::workers

@@ -1,0 +1,196 @@
+#include "trainer.h"
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <torch/types.h>  // before nn/utils: clip_grad.h uses Tensor unqualified
+#include <torch/nn.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
+
+#include "batch_sampler.h"
+#include "checkpoint.h"
+#include "communicator.h"
+#include "device.h"
+#include "gpt.h"
+#include "lr_schedule.h"
+
+namespace tessel::workers {
+namespace {
+
+Result<std::vector<uint8_t>> read_corpus(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"--data " + path.string() + ": cannot open: " + std::strerror(errno)};
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Error{"--data " + path.string() + ": read error"};
+  return bytes;
+}
+
+// Rows of context+1 bytes starting at each offset: inputs and shifted targets.
+std::pair<torch::Tensor, torch::Tensor> make_batch(const std::vector<uint8_t>& corpus,
+                                                   const std::vector<int64_t>& offsets, int64_t context,
+                                                   torch::Device device) {
+  auto rows = torch::empty({static_cast<int64_t>(offsets.size()), context + 1}, torch::kLong);
+  auto acc = rows.accessor<int64_t, 2>();
+  for (size_t i = 0; i < offsets.size(); ++i)
+    for (int64_t t = 0; t <= context; ++t) acc[static_cast<int64_t>(i)][t] = corpus[offsets[i] + t];
+  rows = rows.to(device);
+  return {rows.slice(1, 0, context), rows.slice(1, 1, context + 1)};
+}
+
+void emit(std::ostream* out, const nlohmann::json& line) {
+  if (out) *out << line.dump() << std::endl;
+}
+
+}  // namespace
+
+Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
+  if (auto s = validate(o); !s) return s.error();
+  auto clock = env.now_seconds ? env.now_seconds : [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  const double t0 = clock();
+  const int world = env.dist.world_size;
+  const int rank = env.dist.rank;
+  std::ostream* progress = rank == 0 ? env.progress : nullptr;
+
+  const int64_t shards = o.data_shards > 0 ? o.data_shards : world;
+  if (shards % world != 0)
+    return Error{"--data-shards " + std::to_string(shards) + " is not a multiple of WORLD_SIZE " +
+                 std::to_string(world)};
+  const int64_t shards_per_rank = shards / world;
+  if (o.batch_size % shards_per_rank != 0)
+    return Error{"--batch-size " + std::to_string(o.batch_size) + " is not divisible by the " +
+                 std::to_string(shards_per_rank) + " data shards per rank"};
+  auto corpus = read_corpus(o.data);
+  if (!corpus) return corpus.error();
+  const auto n = static_cast<int64_t>(corpus->size());
+  if (auto s = check_shards(n, shards, o.model.context); !s) return s.error();
+
+  auto device = select_device({o.device, o.hpu_plugin, env.dist.local_rank});
+  if (!device) return device.error();
+  CommunicatorOptions copts;
+  copts.on_listening = env.on_listening;
+  copts.bucket_bytes = o.bucket_bytes;
+  auto comm_r = Communicator::connect(env.dist, copts);
+  if (!comm_r) return comm_r.error();
+  Communicator& comm = **comm_r;
+  emit(progress, {{"event", "start"}, {"device", device->str()}, {"world_size", world},
+                  {"backend", comm.backend_note()}, {"model", to_json(o.model)}});
+
+  try {
+    Gpt model(o.model, o.seed);
+    model->to(*device);
+    std::vector<torch::Tensor> decay, no_decay;
+    for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+    std::vector<torch::optim::OptimizerParamGroup> groups;
+    groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(
+                                   torch::optim::AdamWOptions(o.lr).betas({0.9, 0.95}).weight_decay(o.weight_decay)));
+    groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(
+                                      torch::optim::AdamWOptions(o.lr).betas({0.9, 0.95}).weight_decay(0.0)));
+    torch::optim::AdamW optimizer(std::move(groups), torch::optim::AdamWOptions(o.lr));
+
+    // Resume: rank 0 picks the newest checkpoint, everyone loads that step.
+    int64_t start = 0;
+    if (rank == 0) {
+      auto newest = newest_checkpoint(o.out);
+      if (!newest) return newest.error().context("looking for checkpoints");
+      if (newest->has_value()) start = checkpoint_step(**newest).value();
+    }
+    auto start_t = torch::tensor({start}, torch::kLong);
+    if (auto s = comm.broadcast_from_rank0({start_t}); !s) return s.error().context("agreeing on resume step");
+    start = start_t.item<int64_t>();
+    if (start > 0) {
+      const auto file = checkpoint_path(o.out, start);
+      auto loaded = load_model(file, *device);
+      if (!loaded) return loaded.error().context("resuming");
+      if (to_json(loaded->config) != to_json(o.model))
+        return Error{"resuming from " + file.string() + ": its model config " + to_json(loaded->config).dump() +
+                     " differs from the flags " + to_json(o.model).dump()};
+      if (loaded->meta.seed != o.seed)
+        return Error{"resuming from " + file.string() + ": it was trained with --seed " +
+                     std::to_string(loaded->meta.seed) + ", not " + std::to_string(o.seed)};
+      {
+        torch::NoGradGuard no_grad;
+        auto src = loaded->model->parameters();
+        auto dst = model->parameters();
+        for (size_t i = 0; i < dst.size(); ++i) dst[i].copy_(src[i]);
+      }
+      if (auto s = load_optimizer(file, optimizer, *device); !s) return s.error().context("resuming");
+      emit(progress, {{"event", "resume"}, {"step", start}, {"checkpoint", file.string()}});
+    }
+    auto params = model->parameters();
+    if (auto s = comm.broadcast_from_rank0(params); !s) return s.error().context("broadcasting parameters");
+
+    const LrSchedule schedule{o.lr, effective_warmup(o), o.steps, o.min_lr_ratio};
+    const nlohmann::json train_meta = to_json(o);
+    TrainSummary summary;
+    summary.start_step = start;
+    summary.final_step = start;
+    const int64_t end = o.stop_after ? std::min(o.steps, *o.stop_after) : o.steps;
+    const int64_t per_shard = o.batch_size / shards_per_rank;
+    const int64_t global_tokens = o.batch_size * world * o.model.context;
+    double last_log_t = clock();
+    int64_t last_log_step = start;
+    model->train();
+    for (int64_t step = start; step < end; ++step) {
+      std::vector<int64_t> offsets;
+      for (int64_t s = rank * shards_per_rank; s < (rank + 1) * shards_per_rank; ++s) {
+        auto part = sample_offsets(n, s, shards, o.model.context, per_shard, o.seed, step);
+        offsets.insert(offsets.end(), part.begin(), part.end());
+      }
+      auto [x, y] = make_batch(*corpus, offsets, o.model.context, *device);
+      optimizer.zero_grad();
+      auto loss = language_model_loss(model->forward(x), y);
+      loss.backward();
+
+      std::vector<torch::Tensor> reduce;
+      reduce.reserve(params.size() + 1);
+      for (auto& p : params) reduce.push_back(p.grad());
+      auto loss_sum = loss.detach().reshape({1}).clone();
+      reduce.push_back(loss_sum);
+      if (auto s = comm.allreduce_mean(reduce); !s) return s.error().context("step " + std::to_string(step + 1));
+      if (o.grad_clip > 0) torch::nn::utils::clip_grad_norm_(params, o.grad_clip);
+      const double lr = schedule.at(step);
+      for (auto& group : optimizer.param_groups())
+        static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+      optimizer.step();
+
+      const int64_t done = step + 1;
+      summary.final_step = done;
+      summary.final_loss = loss_sum.item<double>();
+      if (done % o.log_every == 0 || done == end || done == start + 1) {
+        const double now = clock();
+        const double dt = std::max(1e-9, now - last_log_t);
+        emit(progress, {{"step", done},
+                        {"loss", summary.final_loss},
+                        {"lr", lr},
+                        {"tokens_per_s", static_cast<double>(global_tokens * (done - last_log_step)) / dt},
+                        {"elapsed_s", now - t0}});
+        last_log_t = now;
+        last_log_step = done;
+      }
+      const bool periodic = o.checkpoint_every > 0 && done % o.checkpoint_every == 0;
+      if (rank == 0 && (periodic || done == o.steps)) {
+        auto saved = save_checkpoint(o.out, model, optimizer, CheckpointMeta{done, o.seed, train_meta});
+        if (!saved) return saved.error().context("checkpoint at step " + std::to_string(done));
+        summary.last_checkpoint = *saved;
+        emit(progress, {{"event", "checkpoint"}, {"step", done}, {"path", saved->string()}});
+      }
+    }
+    if (o.export_parameters) {
+      for (auto& p : params) {
+        auto flat = p.detach().to(torch::kCPU, torch::kFloat).contiguous().view({-1});
+        summary.parameters.insert(summary.parameters.end(), flat.data_ptr<float>(),
+                                  flat.data_ptr<float>() + flat.numel());
+      }
+    }
+    return summary;
+  } catch (const std::exception& e) {
+    return Error{std::string("training: ") + e.what()};
+  }
+}
+
+}  // namespace tessel::workers
