@@ -1,0 +1,80 @@
+#include "tessel/agent/durable_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace tessel::agent {
+
+static Error errno_error(const std::string& what) { return Error{what + ": " + std::strerror(errno)}; }
+
+static Status fsync_dir(const std::string& dir) {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno_error("open dir " + dir);
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return errno_error("fsync dir " + dir);
+  return ok_status();
+}
+
+Status write_file_durable(const std::string& path, const std::string& data) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno_error("open " + tmp);
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Error e = errno_error("write " + tmp);
+      ::close(fd);
+      return e;
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    Error e = errno_error("fsync " + tmp);
+    ::close(fd);
+    return e;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return errno_error("rename " + tmp);
+  return fsync_dir(std::filesystem::path(path).parent_path().string());
+}
+
+Status make_dir_durable(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return Error{"mkdir " + path + ": " + ec.message()};
+  return fsync_dir(std::filesystem::path(path).parent_path().string());
+}
+
+Result<std::string> read_small_file(const std::string& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_error("open " + path);
+  std::string out;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Error e = errno_error("read " + path);
+      ::close(fd);
+      return e;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      ::close(fd);
+      return Error{"read " + path + ": larger than " + std::to_string(max_bytes) + " bytes"};
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace tessel::agent

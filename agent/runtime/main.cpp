@@ -1,0 +1,183 @@
+// tessel-agent: the node agent (see tessel/agent/agent.hpp), plus two subcommands:
+//   tessel-agent inventory ...          print the node inventory (agent/inventory)
+//   tessel-agent supervise --task-dir D the per-task supervisor (started by the agent)
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <climits>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <thread>
+
+#include "tessel/agent/agent.hpp"
+#include "tessel/agent/executable.hpp"
+#include "tessel/agent/inventory_cli.hpp"
+#include "tessel/agent/log_server.hpp"
+#include "tessel/agent/supervisor.hpp"
+#include "tessel/agent/vendor_detect.hpp"
+
+using namespace tessel;
+using namespace tessel::agent;
+
+namespace {
+
+struct Options {
+  std::string scheduler, node, address, listen = "0.0.0.0:7451", token_file;
+  std::string state_dir = "/var/lib/tessel-agent", vendor = "auto", hl_smi = "hl-smi", nvidia_smi = "nvidia-smi";
+  std::string sysfs_root = "/sys", run_as, log_level = "info";
+  double heartbeat_interval = 0;
+};
+
+int fail(const std::string& msg, int code = 1) {
+  std::cerr << "tessel-agent: " << msg << "\n";
+  return code;
+}
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("tessel-agent");
+}
+
+std::optional<std::string> get_env(const std::string& k) {
+  const char* v = std::getenv(k.c_str());
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+int64_t unix_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+int supervise_main(int argc, char** argv) {
+  CLI::App app{"tessel-agent supervise: run one task (started by the agent)"};
+  std::string dir;
+  app.add_option("--task-dir", dir, "Task directory holding launch.json")->required();
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("supervisor"));
+  return run_supervisor(dir);
+}
+
+int agent_main(const Options& o) {
+  // Signals are handled by one thread with sigwait; block them before other threads start.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::string token;
+  if (!o.token_file.empty()) {
+    auto t = read_token_file(o.token_file);
+    if (!t) return fail(t.error().message);
+    token = *t;
+  }
+  std::string node = o.node;
+  if (node.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    node = host;
+  }
+  std::optional<RunAs> run_as;
+  if (!o.run_as.empty()) {
+    struct passwd* pw = ::getpwnam(o.run_as.c_str());
+    if (!pw) return fail("--run-as: no user '" + o.run_as + "'", 2);
+    if (::geteuid() == 0) {
+      run_as = RunAs{static_cast<int>(pw->pw_uid), static_cast<int>(pw->pw_gid), o.run_as};
+    } else if (pw->pw_uid != ::geteuid()) {
+      return fail("--run-as " + o.run_as + " needs the agent to run as root", 2);
+    }
+  }
+  StateDir dir(o.state_dir);
+  if (auto st = dir.init(); !st) return fail("state dir: " + st.error().message);
+
+  ProcessRunner runner;
+  InventoryConfig icfg;
+  icfg.hl_smi = o.hl_smi;
+  icfg.nvidia_smi = o.nvidia_smi;
+  icfg.sysfs_root = o.sysfs_root;
+  icfg.path_env = process_path_env();
+  auto source = make_inventory_source(o.vendor, runner, icfg);
+  if (!source) return fail("inventory: " + source.error().message);
+
+  DetachedLauncher launcher(self_exe());
+  TaskManagerConfig tcfg;
+  tcfg.node = node;
+  tcfg.base_env = minimal_base_env(get_env, run_as ? std::optional(run_as->user) : std::nullopt,
+                                   run_as ? std::optional(std::string(::getpwnam(o.run_as.c_str())->pw_dir))
+                                          : std::nullopt);
+  tcfg.run_as = run_as;
+  tcfg.now_unix_ms = unix_ms;
+  TaskManager tasks(dir, launcher, tcfg);
+  tasks.load();
+  dir.remove_acknowledged_older_than(unix_ms(), 24LL * 3600 * 1000);
+
+  LogServer logs(dir, tasks, token);
+  auto port = logs.start(o.listen);
+  if (!port) return fail(port.error().message);
+  auto hp = parse_host_port(o.listen);
+  std::cout << "listening on " << hp->first << ":" << *port << std::endl;
+
+  AgentConfig acfg;
+  acfg.node = node;
+  acfg.address = o.address.empty() ? node : o.address;
+  acfg.scheduler_url = o.scheduler;
+  acfg.agent_port = *port;
+  if (o.heartbeat_interval > 0)
+    acfg.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(o.heartbeat_interval * 1000));
+  acfg.seed = std::random_device{}();
+  SchedulerClient hb_api(o.scheduler, token), poll_api(o.scheduler, token);
+  SystemdNotifier notifier;
+  Agent agent(acfg, hb_api, poll_api, **source, tasks, notifier);
+
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    spdlog::info("signal {}: stopping (tasks keep running)", sig);
+    agent.stop();
+  });
+  signals.detach();
+  spdlog::info("tessel-agent {} starting: scheduler {}, state dir {}", node, o.scheduler, o.state_dir);
+  agent.run();
+  logs.stop();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "inventory") return inventory_main(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "supervise") return supervise_main(argc - 1, argv + 1);
+
+  CLI::App app{"tessel-agent: the Tessel node agent"};
+  Options o;
+  app.add_option("--scheduler", o.scheduler, "Scheduler URL, e.g. http://sched:7450")->required();
+  app.add_option("--node", o.node, "Node name (default: host name)");
+  app.add_option("--address", o.address, "Address others reach this node by (default: node name)");
+  app.add_option("--listen", o.listen, "HOST:PORT of the agent's HTTP server (logs)")->capture_default_str();
+  app.add_option("--token-file", o.token_file, "File whose first non-empty line is the bearer token");
+  app.add_option("--state-dir", o.state_dir, "Durable task state")->capture_default_str();
+  app.add_option("--vendor", o.vendor, "habana|nvidia|auto")->capture_default_str()->check(CLI::IsMember({"habana", "nvidia", "auto"}));
+  app.add_option("--hl-smi", o.hl_smi, "hl-smi path or name")->capture_default_str();
+  app.add_option("--nvidia-smi", o.nvidia_smi, "nvidia-smi path or name")->capture_default_str();
+  app.add_option("--sysfs-root", o.sysfs_root, "Root of sysfs (device health)")->capture_default_str();
+  app.add_option("--run-as", o.run_as, "Run tasks as this user (agent must be root)");
+  app.add_option("--heartbeat-interval", o.heartbeat_interval, "Seconds between heartbeats (default: scheduler's)")
+      ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--log-level", o.log_level, "trace|debug|info|warn|error")->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  spdlog::set_default_logger(spdlog::stderr_color_mt("agent"));
+  spdlog::set_level(spdlog::level::from_str(o.log_level));
+  return agent_main(o);
+}

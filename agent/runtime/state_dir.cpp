@@ -1,0 +1,113 @@
+#include "tessel/agent/state_dir.hpp"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "tessel/agent/durable_file.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tessel::agent {
+
+bool is_safe_task_id(const std::string& id) {
+  if (id.empty() || id.size() > 200 || id == "." || id == "..") return false;
+  for (char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
+  return true;
+}
+
+static bool exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+Status StateDir::init() const { return make_dir_durable(root_ + "/tasks"); }
+
+Status StateDir::record_started(const api::Assignment& a) const {
+  if (!is_safe_task_id(a.id)) return Error{"assignment id '" + a.id + "' is not a safe file name"};
+  const std::string dir = task_dir(a.id);
+  if (exists(dir + "/assignment.json")) return Error{"assignment " + a.id + " was already started"};
+  if (auto st = make_dir_durable(dir); !st) return st;
+  return write_file_durable(dir + "/assignment.json", serialize(a));
+}
+
+Status StateDir::write_launch(const LaunchPlan& p) const {
+  return write_file_durable(task_dir(p.assignment_id) + "/launch.json", serialize(p));
+}
+
+Status StateDir::write_result(const std::string& id, const TaskResult& r) const {
+  return write_file_durable(task_dir(id) + "/result.json", serialize(r));
+}
+
+Status StateDir::mark_acknowledged(const std::string& id) const {
+  return write_file_durable(task_dir(id) + "/acknowledged", "");
+}
+
+Result<TaskSnapshot> StateDir::load(const std::string& id) const {
+  if (!is_safe_task_id(id)) return Error{"unsafe task id"};
+  const std::string dir = task_dir(id);
+  TaskSnapshot t;
+  t.id = id;
+  auto text = read_small_file(dir + "/assignment.json", 16 << 20);
+  if (!text) return text.error();
+  auto a = parse_assignment_file(*text);
+  if (!a) return a.error();
+  if (a->id != id) return Error{"assignment.json: id '" + a->id + "' does not match the directory"};
+  t.assignment = std::move(*a);
+  struct stat st;
+  if (::stat((dir + "/assignment.json").c_str(), &st) == 0)
+    t.started_unix_ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+  if (exists(dir + "/supervisor.json")) {
+    auto s = read_small_file(dir + "/supervisor.json");
+    auto rec = s ? parse_supervisor_record(*s) : Result<SupervisorRecord>(s.error());
+    if (!rec) return rec.error();
+    t.supervisor = *rec;
+  }
+  if (exists(dir + "/result.json")) {
+    auto s = read_small_file(dir + "/result.json");
+    auto res = s ? parse_task_result(*s) : Result<TaskResult>(s.error());
+    if (!res) return res.error();
+    t.result = *res;
+  }
+  if (exists(dir + "/launch.json")) {
+    t.launched = true;
+    auto s = read_small_file(dir + "/launch.json", 16 << 20);
+    auto plan = s ? parse_launch_plan(*s) : Result<LaunchPlan>(s.error());
+    if (!plan) return plan.error();
+    t.port = plan->ranks.front().port;
+  }
+  t.acknowledged = exists(dir + "/acknowledged");
+  return t;
+}
+
+StateScan StateDir::scan() const {
+  StateScan out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root_ + "/tasks", ec)) {
+    const std::string id = e.path().filename().string();
+    if (!e.is_directory() || !is_safe_task_id(id)) continue;
+    out.started_ids.insert(id);
+    auto t = load(id);
+    if (!t) {
+      out.problems.push_back("tasks/" + id + ": " + t.error().message);
+      continue;
+    }
+    out.tasks.push_back(std::move(*t));
+  }
+  if (ec) out.problems.push_back(root_ + "/tasks: " + ec.message());
+  return out;
+}
+
+int StateDir::remove_acknowledged_older_than(int64_t now_unix_ms, int64_t max_age_ms) const {
+  int removed = 0;
+  for (const auto& t : scan().tasks) {
+    if (!t.acknowledged || now_unix_ms - t.started_unix_ms < max_age_ms) continue;
+    std::error_code ec;
+    fs::remove_all(task_dir(t.id), ec);
+    if (!ec) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace tessel::agent

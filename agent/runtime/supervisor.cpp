@@ -1,0 +1,225 @@
+#include "tessel/agent/supervisor.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/process.hpp>
+#include <boost/process/extend.hpp>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <spdlog/spdlog.h>
+#include <sstream>
+#include <vector>
+
+#include "tessel/agent/durable_file.hpp"
+#include "tessel/agent/proc_info.hpp"
+#include "tessel/agent/task_files.hpp"
+
+namespace bp = boost::process;
+
+namespace tessel::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs in the forked child before execve: only async-signal-safe calls.
+struct ChildSetup : bp::extend::handler {
+  int log_fd = -1;
+  int null_fd = -1;
+  std::optional<int> uid, gid;
+  std::vector<gid_t> groups;
+
+  template <class Executor>
+  void on_exec_setup(Executor& exec) const {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    if (::setsid() < 0) return exec.set_error(std::error_code(errno, std::system_category()), "setsid");
+    if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0)
+      return exec.set_error(std::error_code(errno, std::system_category()), "dup2");
+    if (gid) {
+      if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(static_cast<gid_t>(*gid)) != 0)
+        return exec.set_error(std::error_code(errno, std::system_category()), "setgid");
+    }
+    if (uid && ::setuid(static_cast<uid_t>(*uid)) != 0)
+      return exec.set_error(std::error_code(errno, std::system_category()), "setuid");
+  }
+};
+
+struct Rank {
+  int pid = 0;
+  bool done = false;
+  int status = 0;
+};
+
+std::vector<boost::filesystem::path> path_dirs(const std::map<std::string, std::string>& env) {
+  std::vector<boost::filesystem::path> dirs;
+  auto it = env.find("PATH");
+  std::istringstream in(it == env.end() ? "/usr/bin:/bin" : it->second);
+  std::string d;
+  while (std::getline(in, d, ':'))
+    if (!d.empty()) dirs.emplace_back(d);
+  return dirs;
+}
+
+// Starts one rank; returns its pid or an error message.
+Result<int> start_rank(const LaunchPlan& plan, const RankLaunch& r, int null_fd) {
+  boost::filesystem::path exe = r.argv[0];
+  if (r.argv[0].find('/') == std::string::npos) {
+    exe = bp::search_path(r.argv[0], path_dirs(r.env));
+    if (exe.empty()) return Error{"exec " + r.argv[0] + ": not found in PATH"};
+  }
+  int log_fd = ::open(r.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) return Error{"open " + r.log_path + ": " + std::strerror(errno)};
+  ChildSetup setup;
+  setup.log_fd = log_fd;
+  setup.null_fd = null_fd;
+  setup.uid = plan.uid;
+  setup.gid = plan.gid;
+  if (plan.gid && !plan.user.empty()) {
+    int n = 64;
+    setup.groups.resize(static_cast<size_t>(n));
+    if (getgrouplist(plan.user.c_str(), static_cast<gid_t>(*plan.gid), setup.groups.data(), &n) < 0) {
+      setup.groups.resize(static_cast<size_t>(n));
+      getgrouplist(plan.user.c_str(), static_cast<gid_t>(*plan.gid), setup.groups.data(), &n);
+    }
+    setup.groups.resize(static_cast<size_t>(n));
+  } else if (plan.gid) {
+    setup.groups = {static_cast<gid_t>(*plan.gid)};
+  }
+  bp::environment env;
+  for (const auto& [k, v] : r.env) env[k] = v;
+  std::vector<std::string> args(r.argv.begin() + 1, r.argv.end());
+  std::error_code ec;
+  bp::child c(bp::exe = exe.string(), bp::args = args, env, bp::start_dir = plan.workdir, setup, ec);
+  ::close(log_fd);
+  if (ec) return Error{"exec " + r.argv[0] + ": " + ec.message()};
+  int pid = c.id();
+  c.detach();  // We reap it ourselves with waitpid.
+  return pid;
+}
+
+void signal_groups(const std::vector<Rank>& ranks, int sig) {
+  for (const auto& r : ranks)
+    if (r.pid > 0) ::kill(-r.pid, sig);
+}
+
+TaskResult summarize(const std::vector<Rank>& ranks, const std::string& why) {
+  TaskResult res;
+  res.state = api::TaskState::exited;
+  res.exit_code = 0;
+  for (const auto& r : ranks) {
+    int code = 0;
+    if (WIFSIGNALED(r.status)) {
+      if (!res.signal) res.signal = WTERMSIG(r.status);
+      code = 128 + WTERMSIG(r.status);
+    } else if (WIFEXITED(r.status)) {
+      code = WEXITSTATUS(r.status);
+    }
+    if (code != 0 && *res.exit_code == 0) res.exit_code = code;
+  }
+  res.message = why;
+  return res;
+}
+
+int finish(const std::string& dir, const TaskResult& res) {
+  auto st = write_file_durable(dir + "/result.json", serialize(res));
+  if (!st) {
+    spdlog::error("supervisor: writing result: {}", st.error().message);
+    return 1;
+  }
+  spdlog::info("supervisor: result {}", serialize(res));
+  return 0;
+}
+
+}  // namespace
+
+int run_supervisor(const std::string& dir) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+
+  const int self = static_cast<int>(::getpid());
+  auto start = process_start_time(self);
+  auto rec = write_file_durable(dir + "/supervisor.json", serialize(SupervisorRecord{self, start.value_or(0)}));
+  if (!rec) spdlog::error("supervisor: {}", rec.error().message);
+
+  auto text = read_small_file(dir + "/launch.json", 16 << 20);
+  auto plan = text ? parse_launch_plan(*text) : Result<LaunchPlan>(text.error());
+  if (!plan) return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt,
+                                           "reading launch plan: " + plan.error().message});
+
+  int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  std::vector<Rank> ranks(plan->ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    auto pid = start_rank(*plan, plan->ranks[i], null_fd);
+    if (!pid) {
+      spdlog::error("supervisor: rank {}: {}", i, pid.error().message);
+      signal_groups(ranks, SIGKILL);
+      for (auto& r : ranks)
+        if (r.pid > 0) ::waitpid(r.pid, nullptr, 0);
+      return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt,
+                                    pid.error().message});
+    }
+    ranks[i].pid = *pid;
+  }
+  spdlog::info("supervisor: started {} rank(s) of {}", ranks.size(), plan->assignment_id);
+
+  const auto started = Clock::now();
+  std::optional<Clock::time_point> limit;
+  if (plan->time_limit_s > 0) limit = started + std::chrono::seconds(plan->time_limit_s);
+  std::optional<Clock::time_point> kill_at;
+  std::string why;
+  auto stop = [&](const std::string& reason) {
+    if (kill_at) return;
+    why = reason;
+    signal_groups(ranks, SIGTERM);
+    kill_at = Clock::now() + std::chrono::seconds(plan->kill_grace_s);
+  };
+
+  size_t live = ranks.size();
+  while (live > 0) {
+    auto now = Clock::now();
+    if (limit && now >= *limit) stop("time limit exceeded (" + std::to_string(plan->time_limit_s) + " s)");
+    if (kill_at && now >= *kill_at) {
+      signal_groups(ranks, SIGKILL);
+      kill_at = now + std::chrono::hours(24);
+    }
+    auto next = now + std::chrono::seconds(5);
+    if (limit && !kill_at) next = std::min(next, *limit);
+    if (kill_at) next = std::min(next, *kill_at);
+    auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(next - now);
+    if (wait.count() < 0) wait = {};
+    timespec ts{static_cast<time_t>(wait.count() / 1000000000), static_cast<long>(wait.count() % 1000000000)};
+    int sig = sigtimedwait(&set, nullptr, &ts);
+    if (sig == SIGTERM || sig == SIGINT) stop("stopped by the agent");
+    int status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      for (auto& r : ranks) {
+        if (r.pid != pid || r.done) continue;
+        r.done = true;
+        r.status = status;
+        --live;
+        ::kill(-r.pid, SIGKILL);  // Stragglers left in the rank's group.
+        bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        if (failed && live > 0) stop("rank failed; stopping the other ranks");
+      }
+    }
+  }
+  signal_groups(ranks, SIGKILL);
+  return finish(dir, summarize(ranks, why));
+}
+
+}  // namespace tessel::agent

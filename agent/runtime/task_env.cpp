@@ -1,0 +1,74 @@
+#include "tessel/agent/task_env.hpp"
+
+namespace tessel::agent {
+
+static std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "," : "") + parts[i];
+  return out;
+}
+
+static std::string join_ints(const std::vector<int>& v) {
+  std::vector<std::string> s;
+  for (int x : v) s.push_back(std::to_string(x));
+  return join(s);
+}
+
+int local_world_size(const api::Assignment& a) {
+  if (!a.spec.task_per_device) return 1;
+  return a.module_ids.empty() ? 1 : static_cast<int>(a.module_ids.size());
+}
+
+Result<Env> task_environment(const TaskEnvInput& in) {
+  const api::Assignment& a = in.assignment;
+  Env env = in.base;
+  for (const auto& [k, v] : a.spec.env) env[k] = v;
+
+  const api::Vendor vendor = a.spec.vendor.value_or(in.inventory.vendor);
+  if (vendor == api::Vendor::habana) {
+    env["HABANA_VISIBLE_MODULES"] = join_ints(a.module_ids);
+    env["HABANA_VISIBLE_DEVICES"] = join_ints(a.indices);
+    if (!a.spec.env.count("PT_ENABLE_INT64_SUPPORT")) env["PT_ENABLE_INT64_SUPPORT"] = "1";
+    if (a.spec.task_per_device && !a.module_ids.empty())
+      env["HLS_MODULE_ID"] = std::to_string(a.module_ids.at(static_cast<size_t>(in.local_rank)));
+  } else {
+    std::vector<std::string> uuids;
+    for (int idx : a.indices) {
+      const api::Device* found = nullptr;
+      for (const auto& d : in.inventory.devices)
+        if (d.index == idx) found = &d;
+      if (!found) return Error{"GPU index " + std::to_string(idx) + " is not in the node inventory"};
+      if (found->uuid.empty()) return Error{"GPU index " + std::to_string(idx) + " has no UUID"};
+      uuids.push_back(found->uuid);
+    }
+    env["CUDA_VISIBLE_DEVICES"] = join(uuids);
+  }
+
+  const int lws = local_world_size(a);
+  if (in.local_rank < 0 || in.local_rank >= lws) return Error{"local rank out of range"};
+  env["TESSEL_JOB_ID"] = a.job_id;
+  env["TESSEL_NODE"] = in.node;
+  env["TESSEL_ASSIGNMENT_ID"] = a.id;
+  env["TESSEL_PORT"] = std::to_string(in.port);
+  env["RANK"] = std::to_string(a.node_rank * lws + in.local_rank);
+  env["WORLD_SIZE"] = std::to_string(a.nnodes * lws);
+  env["LOCAL_RANK"] = std::to_string(in.local_rank);
+  env["LOCAL_WORLD_SIZE"] = std::to_string(lws);
+  env["NODE_RANK"] = std::to_string(a.node_rank);
+  env["MASTER_ADDR"] = a.master_addr;
+  env["MASTER_PORT"] = std::to_string(a.master_port);
+  return env;
+}
+
+Env minimal_base_env(const std::function<std::optional<std::string>(const std::string&)>& getenv,
+                     const std::optional<std::string>& user, const std::optional<std::string>& home) {
+  Env env;
+  for (const char* k : {"PATH", "HOME", "LANG", "LC_ALL", "USER", "LOGNAME", "SHELL", "TZ", "TMPDIR"})
+    if (auto v = getenv(k)) env[k] = *v;
+  if (!env.count("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+  if (user) env["USER"] = env["LOGNAME"] = *user;
+  if (home) env["HOME"] = *home;
+  return env;
+}
+
+}  // namespace tessel::agent

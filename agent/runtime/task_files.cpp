@@ -1,0 +1,100 @@
+#include "tessel/agent/task_files.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace tessel::agent {
+
+using nlohmann::json;
+
+template <class F>
+static auto guarded(const char* what, const std::string& text, F&& f) -> decltype(f(json())) {
+  try {
+    json j = json::parse(text);
+    if (!j.is_object()) return Error{std::string(what) + ": not a JSON object"};
+    return f(j);
+  } catch (const json::exception& e) {
+    return Error{std::string(what) + ": " + e.what()};
+  }
+}
+
+std::string serialize(const LaunchPlan& p) {
+  json ranks = json::array();
+  for (const auto& r : p.ranks)
+    ranks.push_back({{"argv", r.argv}, {"env", r.env}, {"log_path", r.log_path}, {"port", r.port}});
+  json j = {{"assignment_id", p.assignment_id}, {"workdir", p.workdir},       {"ranks", ranks},
+            {"time_limit_s", p.time_limit_s},   {"kill_grace_s", p.kill_grace_s}, {"user", p.user}};
+  if (p.uid) j["uid"] = *p.uid;
+  if (p.gid) j["gid"] = *p.gid;
+  return j.dump();
+}
+
+Result<LaunchPlan> parse_launch_plan(const std::string& text) {
+  return guarded("launch.json", text, [](const json& j) -> Result<LaunchPlan> {
+    LaunchPlan p;
+    p.assignment_id = j.at("assignment_id").get<std::string>();
+    p.workdir = j.at("workdir").get<std::string>();
+    p.time_limit_s = j.at("time_limit_s").get<int64_t>();
+    p.kill_grace_s = j.at("kill_grace_s").get<int64_t>();
+    p.user = j.value("user", "");
+    if (j.contains("uid")) p.uid = j["uid"].get<int>();
+    if (j.contains("gid")) p.gid = j["gid"].get<int>();
+    for (const auto& r : j.at("ranks")) {
+      RankLaunch rl;
+      rl.argv = r.at("argv").get<std::vector<std::string>>();
+      rl.env = r.at("env").get<std::map<std::string, std::string>>();
+      rl.log_path = r.at("log_path").get<std::string>();
+      rl.port = r.value("port", 0);
+      if (rl.argv.empty()) return Error{"launch.json: ranks[].argv: must not be empty"};
+      p.ranks.push_back(std::move(rl));
+    }
+    if (p.ranks.empty()) return Error{"launch.json: ranks: must not be empty"};
+    if (p.time_limit_s < 0 || p.kill_grace_s < 0) return Error{"launch.json: negative time"};
+    return p;
+  });
+}
+
+std::string serialize(const SupervisorRecord& r) {
+  return json{{"pid", r.pid}, {"start_time", r.start_time}}.dump();
+}
+
+Result<SupervisorRecord> parse_supervisor_record(const std::string& text) {
+  return guarded("supervisor.json", text, [](const json& j) -> Result<SupervisorRecord> {
+    SupervisorRecord r;
+    r.pid = j.at("pid").get<int>();
+    r.start_time = j.at("start_time").get<uint64_t>();
+    if (r.pid <= 1) return Error{"supervisor.json: pid: must be > 1"};
+    return r;
+  });
+}
+
+std::string serialize(const TaskResult& r) {
+  json j = {{"state", api::to_string(r.state)}, {"message", r.message}};
+  if (r.exit_code) j["exit_code"] = *r.exit_code;
+  if (r.signal) j["signal"] = *r.signal;
+  return j.dump();
+}
+
+Result<TaskResult> parse_task_result(const std::string& text) {
+  return guarded("result.json", text, [](const json& j) -> Result<TaskResult> {
+    TaskResult r;
+    std::string st = j.at("state").get<std::string>();
+    if (st == "exited")
+      r.state = api::TaskState::exited;
+    else if (st == "failed_to_start")
+      r.state = api::TaskState::failed_to_start;
+    else
+      return Error{"result.json: state: must be exited or failed_to_start, got '" + st + "'"};
+    if (j.contains("exit_code")) r.exit_code = j["exit_code"].get<int>();
+    if (j.contains("signal")) r.signal = j["signal"].get<int>();
+    r.message = j.value("message", "");
+    return r;
+  });
+}
+
+std::string serialize(const api::Assignment& a) { return api::to_json(a).dump(); }
+
+Result<api::Assignment> parse_assignment_file(const std::string& text) {
+  return guarded("assignment.json", text, [](const json& j) { return api::assignment_from_json(j); });
+}
+
+}  // namespace tessel::agent

@@ -1,0 +1,21 @@
+#pragma once
+// Crash-safe small files for the agent's state dir.
+//
+// write_file_durable(path, data): writes `path.tmp`, fsyncs it, renames it over
+// `path` and fsyncs the parent directory, so after a crash `path` holds either
+// the old or the new contents, never a torn mix. Not safe against two writers
+// of the same path at once (each task file has one writer).
+
+#include <string>
+
+#include "tessel/api/result.hpp"
+
+namespace tessel::agent {
+
+Status write_file_durable(const std::string& path, const std::string& data);
+// Creates `path` (and parents) as a directory and fsyncs its parent.
+Status make_dir_durable(const std::string& path);
+// Reads a whole file; errors say why ("open: No such file or directory").
+Result<std::string> read_small_file(const std::string& path, size_t max_bytes = 1 << 20);
+
+}  // namespace tessel::agent

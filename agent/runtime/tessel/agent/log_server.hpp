@@ -1,0 +1,45 @@
+#pragma once
+// The agent's HTTP server (cpp-httplib) for task logs:
+//   GET /v1/tasks/<assignment_id>/logs?task=<local_rank>&offset=B&follow=true|false
+// text/plain from byte `offset` of <state>/tasks/<id>/rank<task>.log. With follow,
+// the body is chunked and streams until the task has ended and every byte is sent.
+// When a token is set, requests need "Authorization: Bearer <token>" (401 otherwise).
+// Errors are JSON {"error":{"code","message","field"}}.
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "tessel/agent/state_dir.hpp"
+#include "tessel/agent/task_manager.hpp"
+
+namespace httplib {
+class Server;
+}
+
+namespace tessel::agent {
+
+class LogServer {
+ public:
+  LogServer(const StateDir& dir, TaskManager& tasks, std::string token);
+  ~LogServer();
+  LogServer(const LogServer&) = delete;
+  LogServer& operator=(const LogServer&) = delete;
+
+  // Binds "host:port" (port 0: any free port) and serves on a background thread.
+  // Returns the bound port.
+  Result<int> start(const std::string& listen);
+  void stop();
+
+ private:
+  const StateDir& dir_;
+  TaskManager& tasks_;
+  std::string token_;
+  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<std::thread> thread_;
+};
+
+// Splits "host:port"; errors name the problem.
+Result<std::pair<std::string, int>> parse_host_port(const std::string& s);
+
+}  // namespace tessel::agent

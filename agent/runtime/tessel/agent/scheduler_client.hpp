@@ -1,0 +1,56 @@
+#pragma once
+// The agent's side of api/tessel/api/agent_protocol.hpp over HTTP (cpp-httplib).
+// SchedulerApi is the seam tests replace; SchedulerClient is the real one.
+// One SchedulerClient per thread: it keeps one connection and is not thread-safe,
+// except cancel(), which may be called from any thread to abort a call in flight.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "tessel/api/agent_protocol.hpp"
+
+namespace httplib {
+class Client;
+}
+
+namespace tessel::agent {
+
+// The outcome of one call: a value, or why not. status 0 = no HTTP answer
+// (unreachable, timeout, bad answer body); 404 = the scheduler does not know us.
+template <class T>
+struct Reply {
+  std::optional<T> value;
+  int status = 0;
+  std::string error;
+  bool ok() const { return value.has_value(); }
+  bool not_found() const { return status == 404; }
+};
+
+class SchedulerApi {
+ public:
+  virtual ~SchedulerApi() = default;
+  virtual Reply<api::RegisterResponse> register_node(const api::RegisterRequest& req) = 0;
+  virtual Reply<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) = 0;
+  virtual Reply<api::DesiredState> desired_state(const std::string& node, int64_t version, int wait_s) = 0;
+  virtual void cancel() {}
+};
+
+class SchedulerClient final : public SchedulerApi {
+ public:
+  // `url` is "http://host:port"; `token` may be empty (no Authorization header).
+  SchedulerClient(const std::string& url, std::string token);
+  ~SchedulerClient() override;
+  Reply<api::RegisterResponse> register_node(const api::RegisterRequest& req) override;
+  Reply<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) override;
+  Reply<api::DesiredState> desired_state(const std::string& node, int64_t version, int wait_s) override;
+  void cancel() override;
+
+ private:
+  std::unique_ptr<httplib::Client> http_;
+};
+
+// First non-empty line of a token file, trimmed. Errors: unreadable, empty.
+Result<std::string> read_token_file(const std::string& path);
+
+}  // namespace tessel::agent

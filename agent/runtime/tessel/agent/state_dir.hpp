@@ -1,0 +1,65 @@
+#pragma once
+// The agent's state dir (default /var/lib/tessel-agent): tasks/<assignment_id>/ per
+// task, with the files described in task_files.hpp. Survives agent restarts; the
+// supervisor writes supervisor.json and result.json, the agent writes the rest.
+// Thread-compatible: methods touch only files; callers serialise per task.
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tessel/agent/task_files.hpp"
+
+namespace tessel::agent {
+
+// An assignment id is used as a directory name and in URLs: 1..200 chars of
+// [A-Za-z0-9._-], not "." or "..".
+bool is_safe_task_id(const std::string& id);
+
+struct TaskSnapshot {
+  std::string id;
+  api::Assignment assignment;
+  std::optional<SupervisorRecord> supervisor;
+  std::optional<TaskResult> result;
+  bool acknowledged = false;
+  bool launched = false;  // launch.json exists.
+  int port = 0;           // Rank 0's TESSEL_PORT, from launch.json.
+  int64_t started_unix_ms = 0;  // mtime of assignment.json.
+};
+
+struct StateScan {
+  std::vector<TaskSnapshot> tasks;    // Readable tasks.
+  std::set<std::string> started_ids;  // Every task dir, readable or not.
+  std::vector<std::string> problems;  // "tasks/x: result.json: ..." (skipped tasks).
+};
+
+class StateDir {
+ public:
+  explicit StateDir(std::string root) : root_(std::move(root)) {}
+
+  Status init() const;  // Creates root/tasks.
+  const std::string& root() const { return root_; }
+  std::string task_dir(const std::string& id) const { return root_ + "/tasks/" + id; }
+  std::string log_path(const std::string& id, int local_rank) const {
+    return task_dir(id) + "/rank" + std::to_string(local_rank) + ".log";
+  }
+
+  // Durably records that `a` is being started. Fails when it was already recorded.
+  Status record_started(const api::Assignment& a) const;
+  Status write_launch(const LaunchPlan& p) const;
+  Status write_result(const std::string& id, const TaskResult& r) const;
+  Status mark_acknowledged(const std::string& id) const;
+
+  // Reads one task; errors say which file is bad.
+  Result<TaskSnapshot> load(const std::string& id) const;
+  StateScan scan() const;
+  // Deletes acknowledged task dirs whose assignment.json is older than `max_age_ms`.
+  int remove_acknowledged_older_than(int64_t now_unix_ms, int64_t max_age_ms) const;
+
+ private:
+  std::string root_;
+};
+
+}  // namespace tessel::agent

@@ -1,0 +1,70 @@
+#pragma once
+// The files of one task in the agent's state dir (<state>/tasks/<assignment_id>/):
+//
+//   assignment.json  the Assignment as received; written (fsync'd) BEFORE anything is
+//                    launched: its presence means "started once, never start again".
+//   launch.json      LaunchPlan: what the supervisor runs (argv, env, logs per rank).
+//   supervisor.json  SupervisorRecord: pid + /proc starttime of the supervisor.
+//   result.json      TaskResult, written once by the supervisor when all ranks ended.
+//   acknowledged     marker: the scheduler stored the final report; stop reporting it.
+//   rank<N>.log      stdout+stderr of local rank N (appended).
+//
+// Parsers take untrusted text (a file may be torn or edited) and never throw;
+// errors name the field. All writes go through write_file_durable.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessel/api/agent_protocol.hpp"
+#include "tessel/api/result.hpp"
+
+namespace tessel::agent {
+
+struct RankLaunch {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;  // The complete environment.
+  std::string log_path;
+  int port = 0;  // TESSEL_PORT.
+  bool operator==(const RankLaunch&) const = default;
+};
+
+struct LaunchPlan {
+  std::string assignment_id;
+  std::string workdir;
+  std::vector<RankLaunch> ranks;
+  int64_t time_limit_s = 0;  // 0 = none.
+  int64_t kill_grace_s = 10;
+  std::optional<int> uid;  // Switch to this user (with gid + groups) when set.
+  std::optional<int> gid;
+  std::string user;  // For initgroups.
+  bool operator==(const LaunchPlan&) const = default;
+};
+
+struct SupervisorRecord {
+  int pid = 0;
+  uint64_t start_time = 0;  // Field 22 of /proc/<pid>/stat.
+  bool operator==(const SupervisorRecord&) const = default;
+};
+
+struct TaskResult {
+  api::TaskState state = api::TaskState::exited;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string message;
+  bool operator==(const TaskResult&) const = default;
+};
+
+std::string serialize(const LaunchPlan& p);
+std::string serialize(const SupervisorRecord& r);
+std::string serialize(const TaskResult& r);
+std::string serialize(const api::Assignment& a);
+
+Result<LaunchPlan> parse_launch_plan(const std::string& text);
+Result<SupervisorRecord> parse_supervisor_record(const std::string& text);
+Result<TaskResult> parse_task_result(const std::string& text);
+Result<api::Assignment> parse_assignment_file(const std::string& text);
+
+}  // namespace tessel::agent
