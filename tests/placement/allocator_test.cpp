@@ -1,0 +1,250 @@
+// Unit tests of ModuleGroupAllocator placement: valid groups, best fit, health,
+// constraints, gangs, jobs without cards and pending reasons.
+#include <gtest/gtest.h>
+
+#include "test_helpers.hpp"
+
+namespace tessel::scheduler {
+namespace {
+
+using testing::find_placement;
+using testing::gaudi_node;
+using testing::job;
+using testing::nvidia_node;
+using testing::reason;
+
+TEST(Allocator, PlacesSingleOnModuleZeroWithMatchingIndex) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  auto r = a.schedule({job("j1", 1)}, 0);
+  ASSERT_EQ(r.placed.size(), 1u);
+  const api::Allocation& al = r.placed[0].allocations.at(0);
+  EXPECT_EQ(al.node, "n1");
+  EXPECT_EQ(al.rank, 0);
+  EXPECT_EQ(al.module_ids, (std::vector<int>{0}));
+  EXPECT_EQ(al.indices, (std::vector<int>{7}));
+  EXPECT_EQ(a.holder("n1", 0), "j1");
+  EXPECT_EQ(a.holder("n1", 1), std::nullopt);
+}
+
+TEST(Allocator, BuddyBestFitKeepsLargeGroupsFree) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  auto r = a.schedule({job("s1", 1, 1, 0, 1), job("s2", 1, 1, 0, 2), job("p", 2, 1, 0, 3), job("q", 4, 1, 0, 4)}, 0);
+  ASSERT_EQ(r.placed.size(), 4u);
+  EXPECT_EQ(find_placement(r, "s1")->allocations[0].module_ids, (std::vector<int>{0}));
+  EXPECT_EQ(find_placement(r, "s2")->allocations[0].module_ids, (std::vector<int>{1}));
+  EXPECT_EQ(find_placement(r, "p")->allocations[0].module_ids, (std::vector<int>{2, 3}));
+  EXPECT_EQ(find_placement(r, "q")->allocations[0].module_ids, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(find_placement(r, "q")->allocations[0].indices, (std::vector<int>{3, 2, 1, 0}));
+}
+
+TEST(Allocator, PrefersTheMostUsedNode) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("a"));
+  a.upsert_node(gaudi_node("b"));
+  a.hold("running", {{"b", 0, {0, 1, 2, 3}, {7, 6, 5, 4}}}, std::nullopt);
+  auto r = a.schedule({job("j", 4)}, 0);
+  ASSERT_EQ(r.placed.size(), 1u);
+  EXPECT_EQ(r.placed[0].allocations[0].node, "b");
+  EXPECT_EQ(r.placed[0].allocations[0].module_ids, (std::vector<int>{4, 5, 6, 7}));
+}
+
+TEST(Allocator, NeverUsesUnhealthyCards) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1", {0, 1, 2, 3, 4, 5, 6, 7}, {3}));
+  auto r = a.schedule({job("q1", 4, 1, 0, 1), job("q2", 4, 1, 0, 2), job("e", 8, 1, 0, 3)}, 0);
+  ASSERT_EQ(r.placed.size(), 1u);
+  EXPECT_EQ(r.placed[0].allocations[0].module_ids, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(reason(r, "q2"), "waiting for 4 free cards in one valid group");
+  EXPECT_EQ(reason(r, "e"), "no node has 8 healthy cards");
+  // Singles go to the pair broken by the unhealthy card first.
+  auto r2 = a.schedule({job("s", 1)}, 0);
+  EXPECT_EQ(r2.placed.at(0).allocations[0].module_ids, (std::vector<int>{2}));
+}
+
+TEST(Allocator, FourCardNodes) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1", {0, 1, 2, 3}));
+  auto r = a.schedule({job("e", 8, 1, 0, 1), job("q", 4, 1, 0, 2)}, 0);
+  EXPECT_EQ(reason(r, "e"), "no node has 8 healthy cards");
+  ASSERT_NE(find_placement(r, "q"), nullptr);
+  EXPECT_EQ(find_placement(r, "q")->allocations[0].module_ids, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(Allocator, ModelAndVendorConstraints) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("g2", {0, 1, 2, 3, 4, 5, 6, 7}, {}, "HL-225"));
+  a.upsert_node(gaudi_node("g3", {0, 1, 2, 3, 4, 5, 6, 7}, {}, "HL-325L"));
+  a.upsert_node(nvidia_node("nv", 8));
+  PendingJob g3 = job("want-g3", 8, 1, 0, 1);
+  g3.model = "HL-325L";
+  PendingJob none = job("want-g1", 8, 1, 0, 2);
+  none.model = "HL-205";
+  PendingJob nv = job("want-nv", 2, 1, 0, 3);
+  nv.vendor = api::Vendor::nvidia;
+  PendingJob g2only = job("want-g2", 8, 1, 0, 4);
+  g2only.model = "HL-225";
+  g2only.vendor = api::Vendor::habana;
+  auto r = a.schedule({g3, none, nv, g2only}, 0);
+  EXPECT_EQ(find_placement(r, "want-g3")->allocations[0].node, "g3");
+  EXPECT_EQ(find_placement(r, "want-nv")->allocations[0].node, "nv");
+  EXPECT_EQ(find_placement(r, "want-g2")->allocations[0].node, "g2");
+  EXPECT_EQ(reason(r, "want-g1"), "no node has 8 healthy HL-205 cards");
+
+  PendingJob more = job("more-g2", 8, 1, 0, 5);
+  more.model = "HL-225";
+  auto r2 = a.schedule({more}, 0);
+  EXPECT_EQ(reason(r2, "more-g2"), "waiting for 8 free HL-225 cards in one valid group");
+}
+
+TEST(Allocator, SkipsUnschedulableNodes) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  a.set_schedulable("n1", false);
+  auto r = a.schedule({job("j", 1), job("z", 0)}, 0);
+  EXPECT_TRUE(r.placed.empty());
+  EXPECT_EQ(reason(r, "j"), "no ready nodes");
+  EXPECT_EQ(reason(r, "z"), "no ready nodes");
+  a.set_schedulable("n1", true);
+  EXPECT_EQ(a.schedule({job("j", 1)}, 0).placed.size(), 1u);
+}
+
+TEST(Allocator, GangAllOrNothingOnDistinctNodes) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("a"));
+  a.upsert_node(gaudi_node("b"));
+  a.hold("busy", {{"b", 0, {0}, {7}}}, std::nullopt);
+  auto r = a.schedule({job("too-big", 8, 3, 0, 1), job("g8", 8, 2, 0, 2), job("g4", 4, 2, 0, 3)}, 0);
+  EXPECT_EQ(reason(r, "too-big"), "unschedulable: cluster has 2 nodes");
+  EXPECT_EQ(find_placement(r, "g8"), nullptr);
+  EXPECT_EQ(reason(r, "g8"), "waiting for 8 free cards in one valid group on each of 2 nodes");
+  // g8 blocks with a reservation on both nodes; g4 has no time limit, so it may not take reserved cards.
+  EXPECT_EQ(reason(r, "g4"), "waiting behind reservation for job g8");
+  EXPECT_EQ(a.holder("a", 0), std::nullopt);
+
+  a.release("busy");
+  auto r2 = a.schedule({job("g4", 4, 2)}, 0);
+  const Placement* p = find_placement(r2, "g4");
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(p->allocations.size(), 2u);
+  EXPECT_NE(p->allocations[0].node, p->allocations[1].node);
+  EXPECT_EQ(p->allocations[0].rank, 0);
+  EXPECT_EQ(p->allocations[1].rank, 1);
+}
+
+TEST(Allocator, PriorityThenSubmissionOrder) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  auto r = a.schedule({job("old", 8, 1, 0, 1), job("urgent", 8, 1, 5, 2), job("older", 8, 1, 0, 0)}, 0);
+  ASSERT_EQ(r.placed.size(), 1u);
+  EXPECT_EQ(r.placed[0].job_id, "urgent");
+  EXPECT_EQ(r.pending_reasons.size(), 2u);
+}
+
+TEST(Allocator, JobsWithoutCardsNeedOnlyANode) {
+  ModuleGroupAllocator a;
+  auto r0 = a.schedule({job("z", 0)}, 0);
+  EXPECT_EQ(reason(r0, "z"), "no ready nodes");
+  a.upsert_node(gaudi_node("n1"));
+  a.hold("full", {{"n1", 0, {0, 1, 2, 3, 4, 5, 6, 7}, {}}}, std::nullopt);
+  auto r = a.schedule({job("z", 0), job("z2", 0, 2)}, 0);
+  const Placement* p = find_placement(r, "z");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->allocations.at(0).node, "n1");
+  EXPECT_TRUE(p->allocations[0].module_ids.empty());
+  EXPECT_EQ(reason(r, "z2"), "unschedulable: cluster has 1 node");
+  EXPECT_EQ(a.holdings().count("z"), 0u);
+}
+
+TEST(Allocator, NvidiaBestFitLowestIndices) {
+  ModuleGroupAllocator a;
+  a.upsert_node(nvidia_node("big", 8));
+  a.upsert_node(nvidia_node("small", 4));
+  a.hold("x", {{"small", 0, {1}, {1}}}, std::nullopt);
+  auto r = a.schedule({job("j", 2)}, 0);
+  ASSERT_EQ(r.placed.size(), 1u);
+  EXPECT_EQ(r.placed[0].allocations[0].node, "small");
+  EXPECT_EQ(r.placed[0].allocations[0].module_ids, (std::vector<int>{0, 2}));
+  auto groups = a.free_groups("small");
+  EXPECT_EQ(groups[1], (std::vector<api::Group>{{3}}));
+}
+
+TEST(Allocator, HoldConflictsAreRefused) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  ASSERT_TRUE(a.try_hold("a", {{"n1", 0, {0, 1}, {7, 6}}}, 1000).ok());
+  Status s = a.try_hold("b", {{"n1", 0, {1, 2}, {6, 5}}}, std::nullopt);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("held by job a"), std::string::npos);
+  EXPECT_EQ(a.holder("n1", 2), std::nullopt);  // Nothing of b was held.
+  EXPECT_FALSE(a.try_hold("b", {{"n1", 0, {40}, {0}}}, std::nullopt).ok());
+}
+
+TEST(Allocator, HoldsSurviveUpsertAndUnknownNodes) {
+  ModuleGroupAllocator a;
+  a.hold("early", {{"later", 0, {4, 5}, {1, 0}}}, std::nullopt);
+  EXPECT_TRUE(a.has_node("later"));
+  a.upsert_node(gaudi_node("later"));
+  EXPECT_EQ(a.holder("later", 4), "early");
+  auto r = a.schedule({job("q", 4), job("p", 2)}, 0);
+  EXPECT_EQ(find_placement(r, "q")->allocations[0].module_ids, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(find_placement(r, "p")->allocations[0].module_ids, (std::vector<int>{6, 7}));
+}
+
+TEST(Allocator, ReleaseOnNodeFreesOnlyThatNode) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("a"));
+  a.upsert_node(gaudi_node("b"));
+  auto r = a.schedule({job("g", 8, 2)}, 0);
+  ASSERT_EQ(r.placed.size(), 1u);
+  a.set_schedulable("b", false);
+  a.release_on_node("g", "b");
+  EXPECT_EQ(a.holder("a", 0), "g");
+  EXPECT_EQ(a.holder("b", 0), std::nullopt);
+  EXPECT_EQ(a.holdings().at("g").size(), 1u);
+  a.release("g");
+  EXPECT_TRUE(a.holdings().empty());
+  EXPECT_EQ(a.free_groups("a").at(8).size(), 1u);
+}
+
+TEST(Allocator, FreeGroupsByModuleId) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1", {0, 1, 2, 3, 4, 5, 6, 7}, {6}));
+  a.hold("x", {{"n1", 0, {0}, {7}}}, std::nullopt);
+  auto g = a.free_groups("n1");
+  EXPECT_EQ(g[2], (std::vector<api::Group>{{2, 3}, {4, 5}}));
+  EXPECT_EQ(g[4], (std::vector<api::Group>{}));
+  EXPECT_EQ(g.count(8), 0u);
+  EXPECT_EQ(g[1].size(), 6u);
+}
+
+TEST(Allocator, InvalidRequestsAndDuplicates) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  a.hold("held", {{"n1", 0, {0}, {7}}}, std::nullopt);
+  auto r = a.schedule({job("three", 3), job("none", 1, 0), job("held", 1), job("d", 1, 1, 0, 1), job("d", 1, 1, 0, 2)},
+                      0);
+  EXPECT_NE(reason(r, "three").find("must be 0, 1, 2, 4 or 8"), std::string::npos);
+  EXPECT_NE(reason(r, "none").find("nodes"), std::string::npos);
+  EXPECT_NE(reason(r, "held").find("already holds"), std::string::npos);
+  ASSERT_EQ(r.placed.size(), 1u);
+  EXPECT_EQ(r.placed[0].job_id, "d");
+}
+
+TEST(Allocator, ManyBlockedJobsGetReasons) {
+  ModuleGroupAllocator a;
+  for (int i = 0; i < 50; ++i) a.upsert_node(gaudi_node("n" + std::to_string(i)));
+  std::vector<PendingJob> q;
+  for (int i = 0; i < 5000; ++i) q.push_back(job("j" + std::to_string(i), 8, 1, 0, i));
+  auto r = a.schedule(q, 0);
+  EXPECT_EQ(r.placed.size(), 50u);
+  EXPECT_EQ(r.pending_reasons.size(), 4950u);
+  EXPECT_EQ(reason(r, "j4999"), "waiting for 8 free cards in one valid group");
+  ASSERT_EQ(r.reservations.size(), 1u);
+  EXPECT_EQ(r.reservations[0].job_id, "j50");
+  EXPECT_EQ(r.reservations[0].start_ms, std::nullopt);
+}
+
+}  // namespace
+}  // namespace tessel::scheduler

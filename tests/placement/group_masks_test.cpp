@@ -1,0 +1,50 @@
+#include "src/group_masks.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tessel::scheduler::masks {
+namespace {
+
+TEST(GroupMasks, EmptyNodeTakesLowestSingle) { EXPECT_EQ(gaudi_best_group(0xFF, 1), 0x01u); }
+
+TEST(GroupMasks, FillsHalfUsedPairBeforeBreakingAWholeOne) {
+  // Module 0 used: module 1 is the single whose pair is already broken.
+  EXPECT_EQ(gaudi_best_group(0xFE, 1), 0x02u);
+  EXPECT_EQ(gaudi_fit_block(0xFE, 1), 1);
+}
+
+TEST(GroupMasks, FillsHalfUsedQuadBeforeBreakingAWholeOne) {
+  // Modules 0,1 used: pair {2,3} sits in a broken quad, {4,5} would break a whole quad.
+  EXPECT_EQ(gaudi_best_group(0xFC, 2), 0x0Cu);
+  EXPECT_EQ(gaudi_fit_block(0xFC, 2), 2);
+}
+
+TEST(GroupMasks, OnlyAlignedGroups) {
+  // Modules 1,2 free: no valid pair ({1,2} is not one).
+  EXPECT_EQ(gaudi_best_group(0x06, 2), 0u);
+  // Modules 2..5 free: no valid quad.
+  EXPECT_EQ(gaudi_best_group(0x3C, 4), 0u);
+  EXPECT_EQ(gaudi_best_group(0xF0, 4), 0xF0u);
+  EXPECT_EQ(gaudi_best_group(0x7F, 8), 0u);
+  EXPECT_EQ(gaudi_best_group(0xFF, 8), 0xFFu);
+}
+
+TEST(GroupMasks, InvalidSizes) {
+  EXPECT_EQ(gaudi_best_group(0xFF, 3), 0u);
+  EXPECT_EQ(size_log(3), -1);
+  EXPECT_EQ(size_log(8), 3);
+}
+
+TEST(GroupMasks, GroupsListedLowestFirst) {
+  EXPECT_EQ(gaudi_groups(0xFF, 2), (std::vector<Mask>{0x03, 0x0C, 0x30, 0xC0}));
+  EXPECT_EQ(gaudi_groups(0x0F, 4), (std::vector<Mask>{0x0F}));
+}
+
+TEST(GroupMasks, LowestBits) {
+  EXPECT_EQ(lowest_bits(0b101101, 3), 0b001101u);
+  EXPECT_EQ(lowest_bits(0b101, 3), 0u);
+  EXPECT_EQ(slots(0b1010), (std::vector<int>{1, 3}));
+}
+
+}  // namespace
+}  // namespace tessel::scheduler::masks
