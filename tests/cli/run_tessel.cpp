@@ -1,0 +1,52 @@
+#include "run_tessel.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <boost/process.hpp>
+
+namespace tessel::cli::testing {
+
+namespace bp = boost::process;
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "tessel-cli-test-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+Outcome run_binary(const std::string& exe, const std::vector<std::string>& args,
+                   const std::map<std::string, std::string>& env) {
+  TempDir dir;
+  std::string out_path = dir.path() + "/out";
+  std::string err_path = dir.path() + "/err";
+  bp::environment e = boost::this_process::environment();
+  std::vector<std::string> drop;
+  for (const auto& kv : e) {
+    if (kv.get_name().rfind("TESSEL_", 0) == 0) drop.push_back(kv.get_name());
+  }
+  for (const auto& k : drop) e.erase(k);
+  for (const auto& [k, v] : env) e[k] = v;
+  bp::child c(exe, bp::args(args), e, bp::std_in < bp::null, bp::std_out > out_path, bp::std_err > err_path);
+  c.wait();  // The binary bounds its own HTTP calls; ctest's TIMEOUT bounds a hang.
+  return Outcome{c.exit_code(), slurp(out_path), slurp(err_path)};
+}
+
+}  // namespace tessel::cli::testing

@@ -1,0 +1,87 @@
+#include "tessel/cli/submit_args.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tessel/api/job.hpp"
+
+namespace tessel::cli {
+namespace {
+
+using nlohmann::json;
+
+TEST(SubmitArgs, MinimalSendsOnlyCommand) {
+  SubmitOptions o;
+  o.command = {"python", "train.py"};
+  auto r = build_job_request(o, "/home/u");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, json({{"command", {"python", "train.py"}}}));
+}
+
+TEST(SubmitArgs, AllFlagsMapToApiFields) {
+  SubmitOptions o;
+  o.command = {"python", "-m", "x y"};
+  o.name = "llama";
+  o.devices = 4;
+  o.nodes = 2;
+  o.per_device = true;
+  o.priority = -5;
+  o.retries = 3;
+  o.time_limit = "1h30m";
+  o.kill_grace = "30s";
+  o.env = {"A=1", "B=x=y", "C=", "A=2"};
+  o.workdir = "runs/../exp";
+  o.vendor = "habana";
+  o.model = "HL-225";
+  auto r = build_job_request(o, "/home/u");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  json want = {{"command", {"python", "-m", "x y"}},
+               {"name", "llama"},
+               {"devices", 4},
+               {"nodes", 2},
+               {"tasks_per_node", "device"},
+               {"priority", -5},
+               {"max_retries", 3},
+               {"time_limit_s", 5400},
+               {"kill_grace_s", 30},
+               {"env", {{"A", "2"}, {"B", "x=y"}, {"C", ""}}},
+               {"workdir", "/home/u/exp"},
+               {"vendor", "habana"},
+               {"model", "HL-225"}};
+  EXPECT_EQ(*r, want);
+  // And the server-side strict parser accepts exactly this body.
+  auto parsed = api::parse_job_spec(*r);
+  ASSERT_TRUE(parsed.spec) << parsed.error->message;
+  EXPECT_EQ(parsed.spec->devices, 4);
+  EXPECT_TRUE(parsed.spec->task_per_device);
+  EXPECT_EQ(parsed.spec->time_limit_s, 5400);
+}
+
+TEST(SubmitArgs, AbsoluteWorkdirKept) {
+  SubmitOptions o;
+  o.command = {"true"};
+  o.workdir = "/data/run";
+  auto r = build_job_request(o, "/home/u");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)["workdir"], "/data/run");
+}
+
+TEST(SubmitArgs, UsageErrorsNameTheFlag) {
+  SubmitOptions o;
+  EXPECT_NE(build_job_request(o, "/").error().message.find("command is required"), std::string::npos);
+  o.command = {"true"};
+  o.env = {"NOEQUALS"};
+  EXPECT_EQ(build_job_request(o, "/").error().message, "--env: expected KEY=VALUE, got 'NOEQUALS'");
+  o.env = {"=v"};
+  EXPECT_FALSE(build_job_request(o, "/").ok());
+  o.env.clear();
+  o.time_limit = "soon";
+  EXPECT_EQ(build_job_request(o, "/").error().message.rfind("--time-limit: invalid duration 'soon'", 0), 0u);
+  o.time_limit = "0";
+  EXPECT_EQ(build_job_request(o, "/").error().message, "--time-limit: must be at least 1s");
+  o.time_limit.reset();
+  o.kill_grace = "1y";
+  EXPECT_EQ(build_job_request(o, "/").error().message.rfind("--kill-grace:", 0), 0u);
+}
+
+}  // namespace
+}  // namespace tessel::cli

@@ -1,0 +1,146 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tessel/api/job.hpp"
+#include "tessel/cli/job_view.hpp"
+#include "tessel/cli/node_view.hpp"
+
+namespace tessel::cli {
+namespace {
+
+using nlohmann::json;
+
+// 2026-01-01T12:00:00Z
+const int64_t kNow = *api::parse_rfc3339("2026-01-01T12:00:00.000Z");
+
+json job(const std::string& id, const std::string& state, const std::string& submitted) {
+  return {{"id", id},
+          {"name", "train"},
+          {"user", "alice"},
+          {"state", state},
+          {"spec", {{"command", {"python", "train.py"}}, {"devices", 2}, {"nodes", 2}, {"priority", 5}}},
+          {"attempt", 0},
+          {"submitted_at", submitted},
+          {"allocations", json::array()}};
+}
+
+TEST(JobsTable, ColumnsAndLastColumnByState) {
+  json jobs = json::array();
+  auto pending = job("j-1", "pending", "2026-01-01T11:59:15.000Z");
+  pending["reason"] = "Resources";
+  jobs.push_back(pending);
+  auto running = job("j-2", "running", "2026-01-01T09:00:00.000Z");
+  running["allocations"] = {{{"node", "gaudi-a"}, {"rank", 0}, {"module_ids", {0, 1}}, {"indices", {3, 1}}},
+                            {{"node", "gaudi-b"}, {"rank", 1}, {"module_ids", {2, 3}}, {"indices", {0, 2}}}};
+  jobs.push_back(running);
+  auto failed = job("j-3", "failed", "2025-12-28T12:00:00.000Z");
+  failed["exit_code"] = 3;
+  failed["allocations"] = {{{"node", "gaudi-a"}, {"rank", 0}, {"module_ids", {0}}, {"indices", {3}}}};
+  jobs.push_back(failed);
+  EXPECT_EQ(render_jobs_table(jobs, kNow),
+            "ID    NAME    USER    STATE     PRIO   CARDS   NODES   AGE   REASON/NODELIST\n"
+            "j-1   train   alice   pending   5      4       2       45s   (Resources)\n"
+            "j-2   train   alice   running   5      4       2       3h    gaudi-a,gaudi-b\n"
+            "j-3   train   alice   failed    5      4       2       4d    gaudi-a (exit 3)\n");
+}
+
+TEST(JobsTable, ToleratesMissingFields) {
+  json jobs = json::array({json::object(), {{"id", "x"}, {"spec", 7}}});
+  std::string out = render_jobs_table(jobs, kNow);
+  EXPECT_NE(out.find("x "), std::string::npos);
+  EXPECT_EQ(render_jobs_table(json::array(), kNow),
+            "ID   NAME   USER   STATE   PRIO   CARDS   NODES   AGE   REASON/NODELIST\n");
+}
+
+TEST(JobDetail, ShowsSpecAllocationsAndQuotedCommand) {
+  auto j = job("j-2", "running", "2026-01-01T11:00:00.000Z");
+  j["spec"]["command"] = {"sh", "-c", "echo 'hi' there"};
+  j["spec"]["time_limit_s"] = 5400;
+  j["spec"]["env"] = {{"A", "1"}};
+  j["allocations"] = {{{"node", "gaudi-a"}, {"rank", 0}, {"module_ids", {4, 5, 6, 7}}, {"indices", {0, 1, 2, 3}}}};
+  j["master_addr"] = "10.0.0.1";
+  j["master_port"] = 29500;
+  std::string out = render_job_detail(j, kNow);
+  EXPECT_NE(out.find("ID: j-2\n"), std::string::npos);
+  EXPECT_NE(out.find("State: running\n"), std::string::npos);
+  EXPECT_NE(out.find("Command: sh -c 'echo '\\''hi'\\'' there'\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Time limit: 1h30m\n"), std::string::npos);
+  EXPECT_NE(out.find("Submitted: 2026-01-01T11:00:00.000Z (60m ago)\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Master: 10.0.0.1:29500\n"), std::string::npos);
+  EXPECT_NE(out.find("  A=1\n"), std::string::npos);
+  EXPECT_NE(out.find("  0      gaudi-a   4,5,6,7      0,1,2,3\n"), std::string::npos) << out;
+}
+
+TEST(JobTerminal, States) {
+  EXPECT_TRUE(job_is_terminal({{"state", "succeeded"}}));
+  EXPECT_TRUE(job_is_terminal({{"state", "cancelled"}}));
+  EXPECT_FALSE(job_is_terminal({{"state", "assigned"}}));
+  EXPECT_FALSE(job_is_terminal({{"state", "bogus"}}));
+}
+
+json gaudi_node() {
+  json devs = json::array();
+  for (int m = 0; m < 8; ++m) {
+    json d = {{"index", 7 - m},         {"module_id", m},          {"model", "HL-225"},
+              {"healthy", m != 6},      {"utilization_pct", 10},   {"memory_used_mib", 512},
+              {"memory_total_mib", 98304}, {"temperature_c", 30}, {"power_w", 100},
+              {"job", m < 2 ? json("j-2") : json(nullptr)}};
+    if (m == 6) d["health_reason"] = "needs reset";
+    devs.push_back(d);
+  }
+  return {{"name", "gaudi-a"},
+          {"address", "10.0.0.1:7451"},
+          {"state", "ready"},
+          {"last_heartbeat", "2026-01-01T11:59:55.000Z"},
+          {"inventory", {{"vendor", "habana"}, {"driver_version", "1.17.0"}, {"devices", devs}}},
+          {"free_groups",
+           {{"1", {{2}, {3}, {4}, {5}, {7}}}, {"2", {{2, 3}, {4, 5}}}, {"4", json::array()}, {"8", json::array()}}}};
+}
+
+TEST(NodesTable, CardMapFreeGroupsAndLegend) {
+  json nodes = json::array({gaudi_node()});
+  auto down = gaudi_node();
+  down["name"] = "gaudi-b";
+  down["state"] = "down";
+  down.erase("last_heartbeat");
+  down["inventory"]["devices"] = json::array();
+  down["free_groups"] = json::object();
+  nodes.push_back(down);
+  EXPECT_EQ(render_nodes_table(nodes, kNow),
+            "NAME      STATE   MODEL    FREE   CARDS        FREE-GROUPS          HEARTBEAT\n"
+            "gaudi-a   ready   HL-225   5/8    [UU....X.]   2:{2,3}{4,5} 1:{7}   5s ago\n"
+            "gaudi-b   down    -        0/0    []           -                    never\n"
+            "cards by module id: U in use, . free, X unhealthy, - absent\n");
+  EXPECT_EQ(render_nodes_table(json::array(), kNow), "No nodes.\n");
+}
+
+TEST(NodeDetail, DevicesTable) {
+  std::string out = render_node_detail(gaudi_node(), kNow);
+  EXPECT_NE(out.find("Name: gaudi-a\n"), std::string::npos);
+  EXPECT_NE(out.find("Cards: [UU....X.]  5/8 free\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Free groups: 2:{2,3}{4,5} 1:{7}\n"), std::string::npos);
+  EXPECT_NE(out.find("MODULE   INDEX   MODEL    HEALTH"), std::string::npos) << out;
+  EXPECT_NE(out.find("unhealthy (needs reset)"), std::string::npos);
+  EXPECT_NE(out.find("98304 MiB"), std::string::npos);
+}
+
+TEST(Inventory, TableAndNodeCounts) {
+  json inv = {{"models",
+               {{{"model", "HL-225"},
+                 {"vendor", "habana"},
+                 {"cards", 16},
+                 {"healthy", 15},
+                 {"free", 9},
+                 {"free_groups", {{"1", 9}, {"2", 3}, {"4", 1}, {"8", 0}}}}}},
+              {"nodes", {{"ready", 2}, {"draining", 0}, {"down", 1}}}};
+  EXPECT_EQ(render_inventory(inv),
+            "MODEL    VENDOR   CARDS   HEALTHY   FREE   FREE-GROUPS\n"
+            "HL-225   habana   16      15        9      1:9 2:3 4:1 8:0\n"
+            "nodes: 2 ready, 0 draining, 1 down\n");
+  EXPECT_EQ(render_inventory({{"models", json::array()}, {"nodes", {{"ready", 0}, {"draining", 0}, {"down", 0}}}}),
+            "No cards.\nnodes: 0 ready, 0 draining, 0 down\n");
+}
+
+}  // namespace
+}  // namespace tessel::cli
