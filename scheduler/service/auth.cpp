@@ -1,0 +1,27 @@
+#include "tessel/scheduler/auth.hpp"
+
+namespace tessel::scheduler {
+
+namespace {
+bool allowed(Role role, Action action) {
+  switch (role) {
+    case Role::admin: return true;
+    case Role::user: return action == Action::read || action == Action::submit || action == Action::cancel;
+    case Role::agent: return action == Action::agent;
+  }
+  return false;
+}
+}  // namespace
+
+ApiResult<Principal> Authenticator::authorize(const std::string& header, Action action) const {
+  if (!tokens_) return Principal{"anonymous", Role::admin, ""};
+  static const std::string kBearer = "Bearer ";
+  if (header.rfind(kBearer, 0) != 0) return ApiError::unauthenticated("missing Authorization: Bearer token");
+  auto it = tokens_->by_token.find(header.substr(kBearer.size()));
+  if (it == tokens_->by_token.end()) return ApiError::unauthenticated("unknown token");
+  if (!allowed(it->second.role, action))
+    return ApiError::forbidden("role " + to_string(it->second.role) + " may not do this");
+  return it->second;
+}
+
+}  // namespace tessel::scheduler

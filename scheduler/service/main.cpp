@@ -1,0 +1,115 @@
+// tessel-scheduler: the central service. See scheduler/service/tessel/scheduler/service.hpp.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+
+#include "tessel/scheduler/service.hpp"
+#include "tessel/scheduler/systemd_notifier.hpp"
+
+using namespace tessel::scheduler;
+
+namespace {
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// Splits "HOST:PORT" (IPv6 as "[::1]:PORT").
+bool split_listen(const std::string& s, std::string& host, int& port) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  host = s.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  try {
+    size_t used = 0;
+    port = std::stoi(s.substr(colon + 1), &used);
+    return used == s.size() - colon - 1 && port >= 0 && port <= 65535;
+  } catch (...) {
+    return false;
+  }
+}
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "tessel-scheduler: %s\n", msg.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tessel-scheduler: the Tessel cluster scheduler"};
+  std::string listen = "127.0.0.1:7450", db_path = "./tessel-scheduler.db", tokens_path, port_range = "29500-29999",
+              log_level = "info";
+  double heartbeat_timeout_s = 15;
+  bool insecure = false;
+  app.add_option("--listen", listen, "HOST:PORT to serve on (port 0: any; prints the bound address)");
+  app.add_option("--db", db_path, "SQLite database path");
+  app.add_option("--tokens", tokens_path, "tokens file: TOKEN ROLE NAME per line");
+  app.add_option("--heartbeat-timeout", heartbeat_timeout_s, "seconds without heartbeat before a node is down")
+      ->check(CLI::Range(1.0, 3600.0));
+  app.add_flag("--insecure", insecure, "allow a non-loopback address without tokens");
+  app.add_option("--master-port-range", port_range, "LO-HI ports for MASTER_PORT");
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  CLI11_PARSE(app, argc, argv);
+
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tessel-scheduler"));
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  ServiceOptions opts;
+  if (!split_listen(listen, opts.host, opts.port)) return fail("--listen: expected HOST:PORT, got '" + listen + "'");
+  opts.state.heartbeat_timeout_ms = static_cast<int64_t>(heartbeat_timeout_s * 1000);
+  if (std::sscanf(port_range.c_str(), "%d-%d", &opts.state.master_port_lo, &opts.state.master_port_hi) != 2 ||
+      opts.state.master_port_lo < 1 || opts.state.master_port_hi > 65535 ||
+      opts.state.master_port_lo > opts.state.master_port_hi)
+    return fail("--master-port-range: expected LO-HI within 1-65535, got '" + port_range + "'");
+
+  std::optional<TokenTable> tokens;
+  if (!tokens_path.empty()) {
+    auto t = load_tokens_file(tokens_path);
+    if (!t) return fail("--tokens: " + t.error().message);
+    tokens = std::move(*t);
+  }
+  if (!tokens && !insecure && !is_loopback(opts.host))
+    return fail("refusing to listen on non-loopback " + opts.host + " without --tokens (use --insecure to override)");
+
+  // Signals are taken by a dedicated thread with sigwait; block them everywhere first.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  auto store = open_sqlite_store(db_path);
+  if (!store) return fail(store.error().message);
+  SystemClock clock;
+  Service service(**store, clock, std::move(tokens), opts);
+  if (auto s = service.start(); !s) return fail(s.error().message);
+  std::printf("listening on %s:%d\n", opts.host.c_str(), service.port());
+  std::fflush(stdout);
+  spdlog::info("listening on {}:{} (db {}, auth {})", opts.host, service.port(), db_path,
+               tokens_path.empty() ? "off" : "on");
+
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    spdlog::info("signal {}: shutting down", sig);
+    service.request_stop();
+  });
+  signals.detach();
+
+  SystemdNotifier notifier(service.state());
+  notifier.start();
+  service.wait();
+  notifier.stop();
+  service.stop();
+  spdlog::info("stopped");
+  return 0;
+}

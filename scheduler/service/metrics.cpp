@@ -1,0 +1,99 @@
+#include "tessel/scheduler/metrics.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace tessel::scheduler {
+
+void Histogram::observe(double v) {
+  for (size_t i = 0; i < bounds_.size(); ++i) {
+    if (v <= bounds_[i]) {
+      ++counts_[i];
+      break;
+    }
+  }
+  sum_ += v;
+  ++count_;
+}
+
+std::string escape_label(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+namespace {
+
+std::string num(double v) {
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  if (std::isnan(v)) return "NaN";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);  // Shortest form that reads back exactly.
+  return std::string(buf, r.ptr);
+}
+
+void header(std::ostringstream& o, const char* name, const char* type, const char* help) {
+  o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+}
+
+void histogram(std::ostringstream& o, const char* name, const char* help, const Histogram& h) {
+  header(o, name, "histogram", help);
+  uint64_t cum = 0;
+  for (size_t i = 0; i < h.bounds().size(); ++i) {
+    cum += h.counts()[i];
+    o << name << "_bucket{le=\"" << num(h.bounds()[i]) << "\"} " << cum << '\n';
+  }
+  o << name << "_bucket{le=\"+Inf\"} " << h.count() << '\n';
+  o << name << "_sum " << num(h.sum()) << '\n' << name << "_count " << h.count() << '\n';
+}
+
+void card_gauge(std::ostringstream& o, const char* name, const char* help, const std::vector<CardTelemetry>& cards,
+                std::optional<double> CardTelemetry::*field) {
+  header(o, name, "gauge", help);
+  for (const auto& c : cards) {
+    if (!(c.*field)) continue;
+    o << name << "{node=\"" << escape_label(c.node) << "\",module_id=\"" << c.module_id << "\",model=\""
+      << escape_label(c.model) << "\"} " << num(*(c.*field)) << '\n';
+  }
+}
+
+}  // namespace
+
+std::string render_metrics(const StatsSnapshot& s) {
+  std::ostringstream o;
+  header(o, "tessel_jobs", "gauge", "Jobs by state.");
+  for (const auto& [state, n] : s.jobs_by_state) o << "tessel_jobs{state=\"" << escape_label(state) << "\"} " << n << '\n';
+  header(o, "tessel_job_submissions_total", "counter", "Jobs accepted by POST /v1/jobs.");
+  o << "tessel_job_submissions_total " << s.submissions_total << '\n';
+  header(o, "tessel_job_placements_total", "counter", "Job attempts placed on cards.");
+  o << "tessel_job_placements_total " << s.placements_total << '\n';
+  histogram(o, "tessel_queue_wait_seconds", "Time from submission (or requeue) to placement.", s.queue_wait);
+  histogram(o, "tessel_scheduling_latency_seconds", "Duration of one scheduling pass.", s.scheduling_latency);
+  header(o, "tessel_nodes", "gauge", "Nodes by state.");
+  for (const auto& [state, n] : s.nodes_by_state) o << "tessel_nodes{state=\"" << escape_label(state) << "\"} " << n << '\n';
+  header(o, "tessel_cards", "gauge", "Accelerator cards by model and state (total, free, unhealthy).");
+  for (const auto& [model, c] : s.cards_by_model) {
+    auto m = escape_label(model);
+    o << "tessel_cards{model=\"" << m << "\",state=\"total\"} " << c.total << '\n';
+    o << "tessel_cards{model=\"" << m << "\",state=\"free\"} " << c.free << '\n';
+    o << "tessel_cards{model=\"" << m << "\",state=\"unhealthy\"} " << c.unhealthy << '\n';
+  }
+  card_gauge(o, "tessel_card_utilization_ratio", "Card utilization, 0..1.", s.cards, &CardTelemetry::utilization_ratio);
+  card_gauge(o, "tessel_card_memory_used_bytes", "Card memory in use.", s.cards, &CardTelemetry::memory_used_bytes);
+  card_gauge(o, "tessel_card_temperature_celsius", "Card temperature.", s.cards, &CardTelemetry::temperature_c);
+  card_gauge(o, "tessel_card_power_watts", "Card power draw.", s.cards, &CardTelemetry::power_w);
+  return o.str();
+}
+
+}  // namespace tessel::scheduler

@@ -1,0 +1,44 @@
+// Versioned schema migrations. Each entry upgrades version i to i+1; the
+// database records its version in PRAGMA user_version. Never edit a shipped
+// migration: append a new one.
+#include <memory>
+#include <vector>
+
+#include "tessel/scheduler/sqlite_db.hpp"
+
+namespace tessel::scheduler {
+
+namespace {
+const std::vector<const char*>& migrations() {
+  static const std::vector<const char*> m = {
+      // 0 -> 1: jobs (body = api::to_json(Job)), nodes and fences as JSON documents.
+      "CREATE TABLE jobs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL);"
+      "CREATE TABLE nodes (name TEXT PRIMARY KEY, body TEXT NOT NULL);"
+      "CREATE TABLE fences (id TEXT PRIMARY KEY, body TEXT NOT NULL);",
+  };
+  return m;
+}
+}  // namespace
+
+Status migrate(Db& db) {
+  int64_t version = 0;
+  {
+    Stmt st(db.raw(), "PRAGMA user_version");
+    if (!st.ok() || st.step() != SQLITE_ROW) return Error{"reading user_version: " + db.errmsg()};
+    version = st.column_int(0);
+  }
+  const auto& m = migrations();
+  if (version > static_cast<int64_t>(m.size()))
+    return Error{"database schema version " + std::to_string(version) + " is newer than this binary (" +
+                 std::to_string(m.size()) + ")"};
+  for (auto v = version; v < static_cast<int64_t>(m.size()); ++v) {
+    std::string sql = std::string("BEGIN;") + m[v] + "PRAGMA user_version = " + std::to_string(v + 1) + ";COMMIT;";
+    if (auto s = db.exec(sql); !s) {
+      (void)db.exec("ROLLBACK");
+      return s.error().wrap("migration " + std::to_string(v + 1));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace tessel::scheduler

@@ -1,0 +1,76 @@
+// JSON forms of the records the store keeps, and job id <-> sequence.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "tessel/scheduler/store.hpp"
+
+namespace tessel::scheduler {
+
+using nlohmann::json;
+
+int64_t job_seq(const std::string& id) {
+  if (id.size() < 3 || id.size() > 22 || id.rfind("j-", 0) != 0) return -1;
+  int64_t v = 0;
+  for (size_t i = 2; i < id.size(); ++i) {
+    if (id[i] < '0' || id[i] > '9') return -1;
+    v = v * 10 + (id[i] - '0');
+  }
+  return v;
+}
+
+std::string make_job_id(int64_t seq) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "j-%08lld", static_cast<long long>(seq));
+  return buf;
+}
+
+std::string node_record_to_json(const NodeRecord& n) {
+  json j = {{"name", n.name},           {"address", n.address},
+            {"agent_port", n.agent_port}, {"drained", n.drained},
+            {"inventory", api::to_json(n.inventory)}, {"last_heartbeat_ms", n.last_heartbeat_ms}};
+  return j.dump();
+}
+
+Result<NodeRecord> node_record_from_json(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error{"node record: not a JSON object"};
+  try {
+    NodeRecord n;
+    n.name = j.at("name").get<std::string>();
+    n.address = j.at("address").get<std::string>();
+    n.agent_port = j.at("agent_port").get<int>();
+    n.drained = j.at("drained").get<bool>();
+    n.last_heartbeat_ms = j.at("last_heartbeat_ms").get<int64_t>();
+    json inv = j.at("inventory");
+    inv.erase("groups");  // Computed on output; not part of the agent's form.
+    auto parsed = api::inventory_from_json(inv);
+    if (!parsed) return parsed.error().wrap("node record " + n.name);
+    n.inventory = *parsed;
+    return n;
+  } catch (const json::exception& e) {
+    return Error{std::string("node record: ") + e.what()};
+  }
+}
+
+std::string fence_to_json(const Fence& f) {
+  return json{{"id", f.id}, {"job_id", f.job_id}, {"allocation", api::to_json(f.allocation)}}.dump();
+}
+
+Result<Fence> fence_from_json(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error{"fence record: not a JSON object"};
+  try {
+    Fence f;
+    f.id = j.at("id").get<std::string>();
+    f.job_id = j.at("job_id").get<std::string>();
+    auto a = api::allocation_from_json(j.at("allocation"));
+    if (!a) return a.error();
+    f.allocation = *a;
+    return f;
+  } catch (const json::exception& e) {
+    return Error{std::string("fence record: ") + e.what()};
+  }
+}
+
+}  // namespace tessel::scheduler

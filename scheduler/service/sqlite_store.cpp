@@ -1,0 +1,184 @@
+// SqliteStore: the Store on SQLite with group commit. Callers of write() queue
+// their batch and block; the writer thread takes everything queued, applies it
+// in one transaction, and acknowledges all of them with the commit's outcome.
+// Concurrent submissions thus share one commit (durability without a
+// per-request commit cost). The writer thread is the only user of the Db.
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "tessel/scheduler/sqlite_db.hpp"
+#include "tessel/scheduler/store.hpp"
+
+namespace tessel::scheduler {
+
+namespace {
+
+constexpr size_t kMaxGroup = 512;  // Batches per transaction.
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(std::unique_ptr<Db> db) : db_(std::move(db)) {
+    writer_ = std::thread([this] { writer_loop(); });
+  }
+  ~SqliteStore() override {
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    writer_.join();
+  }
+
+  Status write(const WriteBatch& batch) override {
+    if (batch.empty()) return ok_status();
+    Pending p{&batch, {}};
+    auto fut = p.done.get_future();
+    {
+      std::lock_guard lk(mu_);
+      if (stop_) return Error{"store is closed"};
+      queue_.push_back(&p);
+    }
+    cv_.notify_one();
+    return fut.get();
+  }
+
+  Result<Snapshot> load() override {
+    // Runs on the writer's Db under db_mu_; callers load before writing.
+    std::lock_guard lk(db_mu_);
+    Snapshot s;
+    {
+      Stmt st(db_->raw(), "SELECT body FROM jobs ORDER BY seq");
+      if (!st.ok()) return Error{"loading jobs: " + db_->errmsg()};
+      while (st.step() == SQLITE_ROW) {
+        auto j = nlohmann::json::parse(st.column_text(0), nullptr, false);
+        if (j.is_discarded()) return Error{"loading jobs: corrupt row"};
+        auto job = api::job_from_json(j);
+        if (!job) return job.error().wrap("loading jobs");
+        s.jobs.push_back(std::move(*job));
+      }
+    }
+    {
+      Stmt st(db_->raw(), "SELECT body FROM nodes ORDER BY name");
+      if (!st.ok()) return Error{"loading nodes: " + db_->errmsg()};
+      while (st.step() == SQLITE_ROW) {
+        auto n = node_record_from_json(st.column_text(0));
+        if (!n) return n.error().wrap("loading nodes");
+        s.nodes.push_back(std::move(*n));
+      }
+    }
+    {
+      Stmt st(db_->raw(), "SELECT body FROM fences ORDER BY id");
+      if (!st.ok()) return Error{"loading fences: " + db_->errmsg()};
+      while (st.step() == SQLITE_ROW) {
+        auto f = fence_from_json(st.column_text(0));
+        if (!f) return f.error().wrap("loading fences");
+        s.fences.push_back(std::move(*f));
+      }
+    }
+    return s;
+  }
+
+ private:
+  struct Pending {
+    const WriteBatch* batch;
+    std::promise<Status> done;
+  };
+
+  void writer_loop() {
+    for (;;) {
+      std::vector<Pending*> group;
+      {
+        std::unique_lock lk(mu_);
+        cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty() && stop_) return;
+        while (!queue_.empty() && group.size() < kMaxGroup) {
+          group.push_back(queue_.front());
+          queue_.pop_front();
+        }
+      }
+      Status s = commit(group);
+      if (!s) spdlog::error("store: commit of {} batches failed: {}", group.size(), s.error().message);
+      for (auto* p : group) p->done.set_value(s);
+    }
+  }
+
+  Status commit(const std::vector<Pending*>& group) {
+    std::lock_guard lk(db_mu_);
+    if (auto s = db_->exec("BEGIN IMMEDIATE"); !s) return s.error().wrap("begin");
+    Status s = apply_all(group);
+    if (!s) {
+      (void)db_->exec("ROLLBACK");
+      return s;
+    }
+    if (auto c = db_->exec("COMMIT"); !c) {
+      (void)db_->exec("ROLLBACK");
+      return c.error().wrap("commit");
+    }
+    return ok_status();
+  }
+
+  Status apply_all(const std::vector<Pending*>& group) {
+    Stmt job(db_->raw(),
+             "INSERT INTO jobs(seq, id, body) VALUES(?1, ?2, ?3) ON CONFLICT(seq) DO UPDATE SET body = excluded.body");
+    Stmt node(db_->raw(),
+              "INSERT INTO nodes(name, body) VALUES(?1, ?2) ON CONFLICT(name) DO UPDATE SET body = excluded.body");
+    Stmt fence(db_->raw(),
+               "INSERT INTO fences(id, body) VALUES(?1, ?2) ON CONFLICT(id) DO UPDATE SET body = excluded.body");
+    Stmt unfence(db_->raw(), "DELETE FROM fences WHERE id = ?1");
+    if (!job.ok() || !node.ok() || !fence.ok() || !unfence.ok()) return Error{"prepare: " + db_->errmsg()};
+    auto run = [&](Stmt& st) -> Status {
+      int rc = st.step();
+      st.reset();
+      if (rc != SQLITE_DONE) return Error{db_->errmsg()};
+      return ok_status();
+    };
+    for (auto* p : group) {
+      const WriteBatch& b = *p->batch;
+      for (const auto& j : b.jobs) {
+        job.bind(1, job_seq(j.id));
+        job.bind(2, j.id);
+        job.bind(3, api::to_json(j).dump());
+        if (auto s = run(job); !s) return s.error().wrap("writing job " + j.id);
+      }
+      for (const auto& n : b.nodes) {
+        node.bind(1, n.name);
+        node.bind(2, node_record_to_json(n));
+        if (auto s = run(node); !s) return s.error().wrap("writing node " + n.name);
+      }
+      for (const auto& f : b.put_fences) {
+        fence.bind(1, f.id);
+        fence.bind(2, fence_to_json(f));
+        if (auto s = run(fence); !s) return s.error().wrap("writing fence " + f.id);
+      }
+      for (const auto& id : b.delete_fences) {
+        unfence.bind(1, id);
+        if (auto s = run(unfence); !s) return s.error().wrap("deleting fence " + id);
+      }
+    }
+    return ok_status();
+  }
+
+  std::unique_ptr<Db> db_;
+  std::mutex db_mu_;  // Serialises load() with the writer's commits.
+  std::mutex mu_;     // Guards queue_ and stop_.
+  std::condition_variable cv_;
+  std::deque<Pending*> queue_;
+  bool stop_ = false;
+  std::thread writer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path) {
+  auto db = Db::open(path);
+  if (!db) return db.error();
+  return std::unique_ptr<Store>(new SqliteStore(std::move(*db)));
+}
+
+}  // namespace tessel::scheduler

@@ -1,0 +1,236 @@
+// ClusterState: restore, jobs (submit, list, cancel, logs) and the shared
+// commit/stop helpers. Agent protocol: state_agent.cpp; scheduling and
+// liveness: state_sched.cpp; read-only views: state_views.cpp.
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "tessel/scheduler/state.hpp"
+
+namespace tessel::scheduler {
+
+namespace {
+std::vector<double> wait_buckets() { return {0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400}; }
+std::vector<double> latency_buckets() {
+  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1};
+}
+}  // namespace
+
+ClusterState::ClusterState(Store& store, const Clock& clock, StateOptions opts)
+    : store_(store), clock_(clock), opts_(opts), queue_wait_(wait_buckets()), sched_latency_(latency_buckets()) {
+  version_counter_ = clock_.now_ms();
+}
+
+Status ClusterState::restore() {
+  auto snap = store_.load();
+  if (!snap) return snap.error().wrap("restoring state");
+  std::lock_guard lk(mu_);
+  const int64_t now = clock_.now_ms();
+  for (auto& rec : snap->nodes) {
+    NodeEntry n{rec, false, "", ++version_counter_};
+    // Alive as of the restart: agents heartbeat again within the timeout, so a
+    // scheduler restart does not requeue everything.
+    n.rec.last_heartbeat_ms = now;
+    alloc_.upsert_node(node_spec_locked(n));
+    nodes_[rec.name] = std::move(n);
+  }
+  for (auto& job : snap->jobs) {
+    int64_t seq = job_seq(job.id);
+    if (seq < 0) return Error{"restoring state: bad job id " + job.id};
+    next_seq_ = std::max(next_seq_, seq + 1);
+    if (job.state == api::JobState::pending) pending_.insert(seq);
+    if (job.state == api::JobState::assigned || job.state == api::JobState::running) {
+      active_.insert(seq);
+      std::optional<int64_t> end;
+      if (job.spec.time_limit_s) end = (job.started_at_ms ? job.started_at_ms : now) + *job.spec.time_limit_s * 1000;
+      alloc_.hold(job.id, job.allocations, end);
+    }
+    jobs_[seq] = JobEntry{std::move(job), now, {}};
+  }
+  for (auto& f : snap->fences) {
+    alloc_.hold(f.id, {f.allocation}, std::nullopt);
+    fences_[f.id] = f;
+  }
+  spdlog::info("restored {} jobs ({} pending, {} active), {} nodes, {} fences", jobs_.size(), pending_.size(),
+               active_.size(), nodes_.size(), fences_.size());
+  if (!pending_.empty()) mark_dirty_locked();
+  return ok_status();
+}
+
+ApiResult<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user) {
+  int64_t seq;
+  {
+    std::lock_guard lk(mu_);
+    if (stopping_) return ApiError::unavailable("scheduler is shutting down");
+    seq = next_seq_++;
+  }
+  api::Job job;
+  job.id = make_job_id(seq);
+  job.name = spec.name;
+  job.user = user;
+  job.spec = std::move(spec);
+  job.submitted_at_ms = clock_.now_ms();
+  WriteBatch b;
+  b.jobs.push_back(job);
+  // Waits for the group commit without holding mu_.
+  if (auto s = store_.write(b); !s) return ApiError::unavailable("storing job: " + s.error().message);
+  std::lock_guard lk(mu_);
+  jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}};
+  pending_.insert(seq);
+  ++submissions_total_;
+  log_change(job, "submitted");
+  mark_dirty_locked();
+  return job;
+}
+
+std::optional<api::Job> ClusterState::job(const std::string& id) const {
+  std::lock_guard lk(mu_);
+  auto it = jobs_.find(job_seq(id));
+  if (it == jobs_.end() || it->second.job.id != id) return std::nullopt;
+  return it->second.job;
+}
+
+JobPage ClusterState::list_jobs(const JobFilter& f) const {
+  std::lock_guard lk(mu_);
+  JobPage page;
+  auto it = jobs_.end();
+  if (!f.after.empty()) it = jobs_.lower_bound(job_seq(f.after));
+  while (it != jobs_.begin()) {
+    --it;
+    const auto& j = it->second.job;
+    if (f.state && j.state != *f.state) continue;
+    if (!f.user.empty() && j.user != f.user) continue;
+    if (static_cast<int>(page.jobs.size()) == f.limit) {
+      page.next = page.jobs.back().id;
+      break;
+    }
+    page.jobs.push_back(j);
+  }
+  return page;
+}
+
+ApiResult<api::Job> ClusterState::cancel(const std::string& id, const Principal& who) {
+  std::lock_guard lk(mu_);
+  auto it = jobs_.find(job_seq(id));
+  if (it == jobs_.end() || it->second.job.id != id) return ApiError::not_found("job " + id + " not found");
+  const JobEntry& e = it->second;
+  if (who.role != Role::admin && e.job.user != who.name)
+    return ApiError::forbidden("job " + id + " belongs to another user");
+  if (api::is_terminal(e.job.state)) return e.job;
+  Txn txn;
+  const std::string reason = "cancelled by " + who.name;
+  if (e.job.state == api::JobState::pending) {
+    api::Job nj = e.job;
+    nj.state = api::JobState::cancelled;
+    nj.reason = reason;
+    nj.finished_at_ms = clock_.now_ms();
+    txn.batch.jobs.push_back(nj);
+    const int64_t seq = it->first;
+    txn.apply.push_back([this, nj, seq] {
+      jobs_[seq].job = nj;
+      pending_.erase(seq);
+      log_change(nj, "cancelled");
+    });
+  } else {
+    stop_job_locked(txn, e, api::JobState::cancelled, reason, std::nullopt, false);
+  }
+  if (!commit_locked(txn, "cancel")) return ApiError::unavailable("storing cancellation failed");
+  return it->second.job;
+}
+
+ApiResult<LogTarget> ClusterState::log_target(const std::string& job_id, int rank) const {
+  std::lock_guard lk(mu_);
+  auto it = jobs_.find(job_seq(job_id));
+  if (it == jobs_.end() || it->second.job.id != job_id) return ApiError::not_found("job " + job_id + " not found");
+  const api::Job& j = it->second.job;
+  const int per_node = j.spec.task_per_device ? j.spec.devices : 1;
+  if (rank < 0 || rank >= per_node * j.spec.nodes)
+    return ApiError::not_found("rank " + std::to_string(rank) + " out of range");
+  if (j.allocations.empty()) return ApiError::conflict("job " + job_id + " has not been placed yet");
+  const int node_rank = rank / per_node;
+  auto a = std::find_if(j.allocations.begin(), j.allocations.end(),
+                        [&](const api::Allocation& x) { return x.rank == node_rank; });
+  if (a == j.allocations.end()) return ApiError::internal("no allocation for node rank " + std::to_string(node_rank));
+  auto n = nodes_.find(a->node);
+  if (n == nodes_.end()) return ApiError::unavailable("node " + a->node + " unknown");
+  if (n->second.rec.agent_port == 0) return ApiError::unavailable("node " + a->node + " serves no logs");
+  return LogTarget{n->second.rec.address, n->second.rec.agent_port,
+                   api::assignment_id(j.id, j.attempt, node_rank), rank % per_node, n->second.token};
+}
+
+bool ClusterState::commit_locked(Txn& txn, const char* what) {
+  if (auto s = store_.write(txn.batch); !s) {
+    spdlog::error("{}: store write failed, nothing changed: {}", what, s.error().message);
+    return false;
+  }
+  for (auto& f : txn.apply) f();
+  return true;
+}
+
+void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState final_state, const std::string& reason,
+                                   std::optional<int> exit_code, bool retry) {
+  const api::Job& j = e.job;
+  std::vector<Fence> fences;
+  std::set<std::string> nodes;
+  for (const auto& a : j.allocations) {
+    nodes.insert(a.node);
+    auto aid = api::assignment_id(j.id, j.attempt, a.rank);
+    auto r = e.reports.find(aid);
+    bool gone = r != e.reports.end() && r->second.state != api::TaskState::running;
+    if (!gone) fences.push_back(Fence{aid, j.id, a});
+  }
+  txn.batch.put_fences.insert(txn.batch.put_fences.end(), fences.begin(), fences.end());
+  const bool requeue = retry && j.attempt < j.spec.max_retries;
+  const int64_t now = clock_.now_ms();
+  api::Job nj = j;
+  if (requeue) {
+    nj.state = api::JobState::pending;
+    nj.attempt = j.attempt + 1;
+    nj.allocations.clear();
+    nj.master_addr.clear();
+    nj.master_port = 0;
+    nj.endpoint.clear();
+    nj.started_at_ms = 0;
+    nj.exit_code.reset();
+    nj.reason = "requeued after attempt " + std::to_string(j.attempt) + ": " + reason;
+  } else {
+    nj.state = final_state;
+    nj.finished_at_ms = now;
+    nj.exit_code = exit_code;
+    nj.reason = reason;
+  }
+  txn.batch.jobs.push_back(nj);
+  const int64_t seq = job_seq(j.id);
+  txn.apply.push_back([this, nj, fences, nodes, seq, requeue, now] {
+    alloc_.release(nj.id);
+    for (const auto& f : fences) {
+      alloc_.hold(f.id, {f.allocation}, std::nullopt);
+      fences_[f.id] = f;
+    }
+    JobEntry& entry = jobs_[seq];
+    entry.job = nj;
+    entry.reports.clear();
+    active_.erase(seq);
+    if (requeue) {
+      pending_.insert(seq);
+      entry.queued_at_ms = now;
+    }
+    for (const auto& n : nodes) bump_locked(n);
+    log_change(nj, fences.empty() ? "stopped" : "stopped, " + std::to_string(fences.size()) + " rank(s) fenced");
+    mark_dirty_locked();
+  });
+}
+
+void ClusterState::log_change(const api::Job& job, const std::string& what) const {
+  std::string where;
+  for (const auto& a : job.allocations) {
+    if (!where.empty()) where += ' ';
+    where += a.node + ":[";
+    for (size_t i = 0; i < a.module_ids.size(); ++i) where += (i ? "," : "") + std::to_string(a.module_ids[i]);
+    where += "]";
+  }
+  spdlog::info("job {} {} ({}) attempt={} cards={} reason=\"{}\"", job.id, api::to_string(job.state), what,
+               job.attempt, where.empty() ? "-" : where, job.reason);
+}
+
+}  // namespace tessel::scheduler

@@ -1,0 +1,231 @@
+// ClusterState: the scheduler side of the agent protocol
+// (api/tessel/api/agent_protocol.hpp): register, heartbeat, task reports and
+// the desired-state long poll.
+#include <algorithm>
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "tessel/scheduler/state.hpp"
+
+namespace tessel::scheduler {
+
+namespace {
+// True when two inventories differ in more than telemetry (worth a DB write).
+bool same_shape(const api::NodeInventory& a, const api::NodeInventory& b) {
+  if (a.vendor != b.vendor || a.driver_version != b.driver_version || a.devices.size() != b.devices.size())
+    return false;
+  for (size_t i = 0; i < a.devices.size(); ++i) {
+    const auto &x = a.devices[i], &y = b.devices[i];
+    if (x.index != y.index || x.module_id != y.module_id || x.model != y.model || x.healthy != y.healthy ||
+        x.uuid != y.uuid)
+      return false;
+  }
+  return true;
+}
+
+bool failed_exit(const api::TaskReport& r) {
+  return r.state == api::TaskState::exited && (r.signal || r.exit_code.value_or(0) != 0);
+}
+}  // namespace
+
+ApiResult<api::RegisterResponse> ClusterState::register_node(const api::RegisterRequest& req,
+                                                             const std::string& token) {
+  if (req.node.empty() || req.node.size() > 253 ||
+      req.node.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
+          std::string::npos)
+    return ApiError::invalid("node: 1-253 characters of letters, digits, '.', '-', '_'", "node");
+  if (req.address.empty()) return ApiError::invalid("address: must not be empty", "address");
+  std::lock_guard lk(mu_);
+  NodeEntry n;
+  auto it = nodes_.find(req.node);
+  if (it != nodes_.end()) n = it->second;
+  const bool was_down = it != nodes_.end() && n.down;
+  n.rec.name = req.node;
+  n.rec.address = req.address;
+  n.rec.agent_port = req.agent_port;
+  n.rec.inventory = req.inventory;
+  n.rec.last_heartbeat_ms = clock_.now_ms();
+  n.down = false;
+  n.token = token;
+  Txn txn;
+  txn.batch.nodes.push_back(n.rec);
+  const bool is_new = it == nodes_.end();
+  txn.apply.push_back([this, n, is_new, was_down] {
+    NodeEntry& e = nodes_[n.rec.name];
+    const int64_t version = is_new ? ++version_counter_ : e.version;
+    e = n;
+    e.version = version;
+    alloc_.upsert_node(node_spec_locked(e));
+    spdlog::info("node {} registered ({}{} cards, {}:{})", n.rec.name, is_new ? "new, " : was_down ? "back up, " : "",
+                 n.rec.inventory.devices.size(), n.rec.address, n.rec.agent_port);
+    mark_dirty_locked();
+  });
+  std::vector<std::string> acks;
+  process_reports_locked(txn, req.node, req.tasks, acks);
+  if (!commit_locked(txn, "register")) return ApiError::unavailable("storing node registration failed");
+  api::RegisterResponse resp;
+  resp.heartbeat_interval_s =
+      static_cast<int>(std::clamp<int64_t>(opts_.heartbeat_timeout_ms / 3000, 1, 5));
+  return resp;
+}
+
+ApiResult<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatRequest& req, const std::string& token) {
+  std::lock_guard lk(mu_);
+  auto it = nodes_.find(req.node);
+  if (it == nodes_.end()) return ApiError::not_found("node " + req.node + " is not registered");
+  NodeEntry n = it->second;
+  const bool was_down = n.down;
+  const bool persist = !same_shape(n.rec.inventory, req.inventory);
+  n.rec.inventory = req.inventory;
+  n.rec.last_heartbeat_ms = clock_.now_ms();
+  n.down = false;
+  n.token = token;
+  Txn txn;
+  if (persist) txn.batch.nodes.push_back(n.rec);
+  txn.apply.push_back([this, n, was_down, persist] {
+    NodeEntry& e = nodes_[n.rec.name];
+    const int64_t version = e.version;
+    e = n;
+    e.version = version;
+    if (persist || was_down) {
+      alloc_.upsert_node(node_spec_locked(e));
+      mark_dirty_locked();
+    }
+    if (was_down) spdlog::info("node {} is back up", n.rec.name);
+  });
+  api::HeartbeatResponse resp;
+  process_reports_locked(txn, req.node, req.tasks, resp.acknowledged);
+  if (!commit_locked(txn, "heartbeat")) return ApiError::unavailable("storing heartbeat failed");
+  return resp;
+}
+
+void ClusterState::process_reports_locked(Txn& txn, const std::string& node,
+                                          const std::vector<api::TaskReport>& tasks,
+                                          std::vector<std::string>& acknowledged) {
+  std::map<std::string, const api::TaskReport*> rep;
+  for (const auto& t : tasks) rep[t.assignment_id] = &t;
+  // Fences on this node end when the report says the processes are gone.
+  for (const auto& [id, f] : fences_) {
+    if (f.allocation.node != node) continue;
+    auto r = rep.find(id);
+    if (r != rep.end() && r->second->state == api::TaskState::running) continue;
+    txn.batch.delete_fences.push_back(id);
+    txn.apply.push_back([this, id = id, node] {
+      alloc_.release(id);
+      fences_.erase(id);
+      spdlog::info("fence {} on node {} released: tasks gone", id, node);
+      mark_dirty_locked();
+    });
+  }
+  // Reports of current attempts drive their jobs.
+  std::set<std::string> still_waiting;
+  for (int64_t seq : active_) {
+    JobEntry& e = jobs_[seq];
+    bool touched = false;
+    for (const auto& a : e.job.allocations) {
+      if (a.node != node) continue;
+      auto aid = api::assignment_id(e.job.id, e.job.attempt, a.rank);
+      auto r = rep.find(aid);
+      if (r == rep.end()) continue;
+      e.reports[aid] = *r->second;  // In memory only: agents repeat reports until acknowledged.
+      touched = true;
+    }
+    if (touched && !evaluate_job_locked(txn, e)) {
+      for (const auto& a : e.job.allocations) still_waiting.insert(api::assignment_id(e.job.id, e.job.attempt, a.rank));
+    }
+  }
+  for (const auto& t : tasks)
+    if (t.state != api::TaskState::running && !still_waiting.count(t.assignment_id))
+      acknowledged.push_back(t.assignment_id);
+}
+
+bool ClusterState::evaluate_job_locked(Txn& txn, const JobEntry& e) {
+  const api::Job& j = e.job;
+  size_t running = 0, ok = 0;
+  const api::TaskReport* failed = nullptr;
+  const api::TaskReport* not_started = nullptr;
+  for (const auto& a : j.allocations) {
+    auto r = e.reports.find(api::assignment_id(j.id, j.attempt, a.rank));
+    if (r == e.reports.end()) continue;
+    const auto& t = r->second;
+    if (t.state == api::TaskState::running) ++running;
+    if (t.state == api::TaskState::failed_to_start && !not_started) not_started = &t;
+    if (failed_exit(t) && !failed) failed = &t;
+    if (t.state == api::TaskState::exited && !failed_exit(t)) ++ok;
+  }
+  if (not_started) {
+    stop_job_locked(txn, e, api::JobState::failed, "failed to start: " + not_started->message, std::nullopt, false);
+    return true;
+  }
+  if (failed) {
+    int code = failed->exit_code.value_or(0);
+    if (code == 0 && failed->signal) code = 128 + *failed->signal;
+    std::string why = failed->signal ? "rank killed by signal " + std::to_string(*failed->signal)
+                                     : "rank exited with code " + std::to_string(code);
+    stop_job_locked(txn, e, api::JobState::failed, why, code, true);
+    return true;
+  }
+  if (ok == j.allocations.size()) {
+    stop_job_locked(txn, e, api::JobState::succeeded, "", 0, false);
+    return true;
+  }
+  std::string endpoint = j.endpoint;
+  for (const auto& a : j.allocations) {
+    if (a.rank != 0) continue;
+    auto r = e.reports.find(api::assignment_id(j.id, j.attempt, 0));
+    auto n = nodes_.find(a.node);
+    if (r != e.reports.end() && r->second.port > 0 && n != nodes_.end())
+      endpoint = n->second.rec.address + ":" + std::to_string(r->second.port);
+  }
+  const bool start = j.state == api::JobState::assigned && running + ok == j.allocations.size();
+  if (!start && endpoint == j.endpoint) return false;
+  api::Job nj = j;
+  nj.endpoint = endpoint;
+  if (start) {
+    nj.state = api::JobState::running;
+    nj.started_at_ms = clock_.now_ms();
+  }
+  txn.batch.jobs.push_back(nj);
+  const int64_t seq = job_seq(j.id);
+  txn.apply.push_back([this, nj, seq, start] {
+    jobs_[seq].job = nj;
+    if (start) log_change(nj, "all ranks running");
+  });
+  return false;
+}
+
+ApiResult<api::DesiredState> ClusterState::wait_desired(const std::string& node, int64_t version, int64_t wait_ms) {
+  std::unique_lock lk(mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return ApiError::not_found("node " + node + " is not registered");
+  // A real-time wait: it only bounds how long the HTTP request is held open.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  changed_.wait_until(lk, deadline, [&] { return stopping_ || nodes_[node].version != version; });
+  return api::DesiredState{nodes_[node].version, assignments_locked(node)};
+}
+
+std::vector<api::Assignment> ClusterState::assignments_locked(const std::string& node) const {
+  std::vector<api::Assignment> out;
+  for (int64_t seq : active_) {
+    const api::Job& j = jobs_.at(seq).job;
+    for (const auto& a : j.allocations) {
+      if (a.node != node) continue;
+      api::Assignment x;
+      x.id = api::assignment_id(j.id, j.attempt, a.rank);
+      x.job_id = j.id;
+      x.attempt = j.attempt;
+      x.node_rank = a.rank;
+      x.nnodes = j.spec.nodes;
+      x.module_ids = a.module_ids;
+      x.indices = a.indices;
+      x.master_addr = j.master_addr;
+      x.master_port = j.master_port;
+      x.spec = j.spec;
+      out.push_back(std::move(x));
+    }
+  }
+  return out;
+}
+
+}  // namespace tessel::scheduler

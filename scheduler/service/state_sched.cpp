@@ -1,0 +1,137 @@
+// ClusterState: the scheduling pass, the scheduler thread, liveness.
+#include <spdlog/spdlog.h>
+
+#include "tessel/scheduler/state.hpp"
+
+namespace tessel::scheduler {
+
+void ClusterState::schedule_pass() {
+  std::lock_guard lk(mu_);
+  if (pending_.empty() || stopping_) return;
+  const int64_t t0 = clock_.steady_ns();
+  const int64_t now = clock_.now_ms();
+  std::vector<PendingJob> queue;
+  queue.reserve(pending_.size());
+  for (int64_t seq : pending_) {
+    const api::Job& j = jobs_[seq].job;
+    queue.push_back(PendingJob{j.id, j.spec.devices, j.spec.nodes, j.spec.priority, seq, j.spec.time_limit_s,
+                               j.spec.vendor, j.spec.model});
+  }
+  ScheduleResult res = alloc_.schedule(queue, now);
+  Txn txn;
+  std::map<std::string, std::set<int>> ports_taken;  // Master ports handed out in this pass.
+  for (const auto& p : res.placed) {
+    const int64_t seq = job_seq(p.job_id);
+    JobEntry& e = jobs_[seq];
+    api::Job nj = e.job;
+    nj.state = api::JobState::assigned;
+    nj.allocations = p.allocations;
+    nj.reason.clear();
+    const api::Allocation* rank0 = nullptr;
+    for (const auto& a : nj.allocations)
+      if (a.rank == 0) rank0 = &a;
+    if (rank0) {
+      nj.master_addr = nodes_[rank0->node].rec.address;
+      auto& taken = ports_taken[rank0->node];
+      int port = opts_.master_port_lo;
+      auto used = [&](int candidate) {
+        if (taken.count(candidate)) return true;
+        for (int64_t s : active_) {
+          const api::Job& o = jobs_[s].job;
+          if (o.master_port == candidate && !o.allocations.empty() && o.allocations.front().node == rank0->node)
+            return true;
+        }
+        return false;
+      };
+      while (port <= opts_.master_port_hi && used(port)) ++port;
+      if (port > opts_.master_port_hi) {
+        spdlog::warn("job {}: no free master port on {} in {}-{}", nj.id, rank0->node, opts_.master_port_lo,
+                     opts_.master_port_hi);
+        port = 0;
+      }
+      taken.insert(port);
+      nj.master_port = port;
+    }
+    txn.batch.jobs.push_back(nj);
+    const double waited = static_cast<double>(now - e.queued_at_ms) / 1000.0;
+    txn.apply.push_back([this, nj, seq, waited] {
+      JobEntry& entry = jobs_[seq];
+      entry.job = nj;
+      entry.reports.clear();
+      pending_.erase(seq);
+      active_.insert(seq);
+      ++placements_total_;
+      queue_wait_.observe(waited < 0 ? 0 : waited);
+      for (const auto& a : nj.allocations) bump_locked(a.node);
+      log_change(nj, "placed");
+    });
+  }
+  if (!commit_locked(txn, "scheduling pass")) {
+    for (const auto& p : res.placed) alloc_.release(p.job_id);
+  }
+  for (const auto& [id, reason] : res.pending_reasons) {
+    auto it = jobs_.find(job_seq(id));
+    if (it != jobs_.end() && it->second.job.state == api::JobState::pending) it->second.job.reason = reason;
+  }
+  sched_latency_.observe(static_cast<double>(clock_.steady_ns() - t0) / 1e9);
+}
+
+void ClusterState::run_scheduler() {
+  std::unique_lock lk(mu_);
+  for (;;) {
+    dirty_cv_.wait(lk, [&] { return dirty_ || stopping_; });
+    if (stopping_) return;
+    dirty_ = false;
+    lk.unlock();
+    schedule_pass();
+    lk.lock();
+  }
+}
+
+void ClusterState::check_liveness() {
+  std::lock_guard lk(mu_);
+  const int64_t now = clock_.now_ms();
+  std::vector<std::string> gone;
+  for (const auto& [name, n] : nodes_)
+    if (!n.down && now - n.rec.last_heartbeat_ms >= opts_.heartbeat_timeout_ms) gone.push_back(name);
+  if (gone.empty()) return;
+  Txn txn;
+  std::set<int64_t> stopped;
+  for (const auto& name : gone) {
+    for (int64_t seq : active_) {
+      const JobEntry& e = jobs_[seq];
+      bool here = false;
+      for (const auto& a : e.job.allocations) here |= a.node == name;
+      if (!here || !stopped.insert(seq).second) continue;
+      stop_job_locked(txn, e, api::JobState::failed, "node " + name + " down", std::nullopt, true);
+    }
+    txn.apply.push_back([this, name, now] {
+      NodeEntry& n = nodes_[name];
+      n.down = true;
+      alloc_.set_schedulable(name, false);
+      spdlog::warn("node {} down: no heartbeat for {} ms", name, now - n.rec.last_heartbeat_ms);
+    });
+  }
+  commit_locked(txn, "liveness");
+}
+
+void ClusterState::shutdown() {
+  std::lock_guard lk(mu_);
+  stopping_ = true;
+  changed_.notify_all();
+  dirty_cv_.notify_all();
+}
+
+void ClusterState::mark_dirty_locked() {
+  dirty_ = true;
+  dirty_cv_.notify_one();
+}
+
+void ClusterState::bump_locked(const std::string& node) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  it->second.version = ++version_counter_;
+  changed_.notify_all();
+}
+
+}  // namespace tessel::scheduler

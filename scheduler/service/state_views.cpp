@@ -1,0 +1,160 @@
+// ClusterState: read-only views (nodes, inventory totals, metrics, status)
+// and node draining.
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "tessel/scheduler/state.hpp"
+
+namespace tessel::scheduler {
+
+using nlohmann::json;
+
+std::string ClusterState::node_state_locked(const NodeEntry& n) const {
+  if (n.down) return "down";
+  return n.rec.drained ? "draining" : "ready";
+}
+
+NodeSpec ClusterState::node_spec_locked(const NodeEntry& n) const {
+  NodeSpec s;
+  s.name = n.rec.name;
+  s.vendor = n.rec.inventory.vendor;
+  for (const auto& d : n.rec.inventory.devices) s.cards.push_back(NodeSpec::Card{d.module_id, d.index, d.model, d.healthy});
+  s.schedulable = !n.rec.drained && !n.down;
+  return s;
+}
+
+json ClusterState::node_view_locked(const NodeEntry& n) const {
+  json inv = api::to_json(n.rec.inventory);
+  for (auto& d : inv["devices"]) {
+    auto h = alloc_.holder(n.rec.name, d["module_id"].get<int>());
+    if (!h) {
+      d["job"] = nullptr;
+      continue;
+    }
+    auto f = fences_.find(*h);
+    d["job"] = f != fences_.end() ? f->second.job_id : *h;
+  }
+  json groups = json::object();
+  for (const auto& [size, list] : alloc_.free_groups(n.rec.name)) groups[std::to_string(size)] = list;
+  return {{"name", n.rec.name},
+          {"address", n.rec.address},
+          {"agent_port", n.rec.agent_port},
+          {"state", node_state_locked(n)},
+          {"last_heartbeat", api::format_rfc3339(n.rec.last_heartbeat_ms)},
+          {"inventory", inv},
+          {"free_groups", groups}};
+}
+
+json ClusterState::nodes_json() const {
+  std::lock_guard lk(mu_);
+  json arr = json::array();
+  for (const auto& [_, n] : nodes_) arr.push_back(node_view_locked(n));
+  return {{"nodes", arr}};
+}
+
+ApiResult<json> ClusterState::node_json(const std::string& name) const {
+  std::lock_guard lk(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return ApiError::not_found("node " + name + " not found");
+  return node_view_locked(it->second);
+}
+
+ApiResult<json> ClusterState::set_drained(const std::string& name, bool drained) {
+  std::lock_guard lk(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return ApiError::not_found("node " + name + " not found");
+  Txn txn;
+  NodeRecord rec = it->second.rec;
+  rec.drained = drained;
+  txn.batch.nodes.push_back(rec);
+  txn.apply.push_back([this, name, drained] {
+    NodeEntry& n = nodes_[name];
+    n.rec.drained = drained;
+    alloc_.set_schedulable(name, !drained && !n.down);
+    spdlog::info("node {} {}", name, drained ? "drained" : "undrained");
+    mark_dirty_locked();
+  });
+  if (!commit_locked(txn, "drain")) return ApiError::unavailable("storing node state failed");
+  return node_view_locked(it->second);
+}
+
+json ClusterState::inventory_json() const {
+  std::lock_guard lk(mu_);
+  struct Totals {
+    std::string vendor;
+    int64_t cards = 0, healthy = 0, free = 0;
+    std::map<int, int64_t> groups{{1, 0}, {2, 0}, {4, 0}, {8, 0}};
+  };
+  std::map<std::string, Totals> models;
+  std::map<std::string, int64_t> states{{"ready", 0}, {"draining", 0}, {"down", 0}};
+  for (const auto& [name, n] : nodes_) {
+    const std::string st = node_state_locked(n);
+    ++states[st];
+    std::map<int, std::string> model_of;
+    for (const auto& d : n.rec.inventory.devices) {
+      Totals& t = models[d.model];
+      t.vendor = api::to_string(n.rec.inventory.vendor);
+      ++t.cards;
+      if (d.healthy) ++t.healthy;
+      if (d.healthy && st == "ready" && !alloc_.holder(name, d.module_id)) ++t.free;
+      model_of[d.module_id] = d.model;
+    }
+    if (st != "ready") continue;
+    for (const auto& [size, list] : alloc_.free_groups(name))
+      for (const auto& g : list)
+        if (!g.empty() && model_of.count(g.front())) ++models[model_of[g.front()]].groups[size];
+  }
+  json arr = json::array();
+  for (const auto& [model, t] : models) {
+    json g = json::object();
+    for (const auto& [size, count] : t.groups) g[std::to_string(size)] = count;
+    arr.push_back({{"model", model},
+                   {"vendor", t.vendor},
+                   {"cards", t.cards},
+                   {"healthy", t.healthy},
+                   {"free", t.free},
+                   {"free_groups", g}});
+  }
+  return {{"models", arr}, {"nodes", states}};
+}
+
+StatsSnapshot ClusterState::stats() const {
+  std::lock_guard lk(mu_);
+  StatsSnapshot s;
+  for (auto st : {api::JobState::pending, api::JobState::assigned, api::JobState::running, api::JobState::succeeded,
+                  api::JobState::failed, api::JobState::cancelled})
+    s.jobs_by_state[api::to_string(st)] = 0;
+  for (const auto& [_, e] : jobs_) ++s.jobs_by_state[api::to_string(e.job.state)];
+  s.nodes_by_state = {{"ready", 0}, {"draining", 0}, {"down", 0}};
+  for (const auto& [name, n] : nodes_) {
+    const std::string st = node_state_locked(n);
+    ++s.nodes_by_state[st];
+    for (const auto& d : n.rec.inventory.devices) {
+      CardCounts& c = s.cards_by_model[d.model];
+      ++c.total;
+      if (!d.healthy) ++c.unhealthy;
+      if (d.healthy && st == "ready" && !alloc_.holder(name, d.module_id)) ++c.free;
+      CardTelemetry t{name, d.module_id, d.model, {}, {}, {}, {}};
+      if (d.utilization_pct) t.utilization_ratio = static_cast<double>(*d.utilization_pct) / 100.0;
+      if (d.memory_used_mib) t.memory_used_bytes = static_cast<double>(*d.memory_used_mib) * 1048576.0;
+      if (d.temperature_c) t.temperature_c = static_cast<double>(*d.temperature_c);
+      if (d.power_w) t.power_w = static_cast<double>(*d.power_w);
+      s.cards.push_back(std::move(t));
+    }
+  }
+  s.submissions_total = submissions_total_;
+  s.placements_total = placements_total_;
+  s.queue_wait = queue_wait_;
+  s.scheduling_latency = sched_latency_;
+  return s;
+}
+
+std::string ClusterState::status_line() const {
+  auto s = stats();
+  return "nodes: " + std::to_string(s.nodes_by_state["ready"]) + " ready, " +
+         std::to_string(s.nodes_by_state["draining"]) + " draining, " + std::to_string(s.nodes_by_state["down"]) +
+         " down; jobs: " + std::to_string(s.jobs_by_state["pending"]) + " pending, " +
+         std::to_string(s.jobs_by_state["assigned"] + s.jobs_by_state["running"]) + " running";
+}
+
+}  // namespace tessel::scheduler

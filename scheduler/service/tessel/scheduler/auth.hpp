@@ -1,0 +1,31 @@
+#pragma once
+// Authenticator: maps an Authorization header to a Principal and decides what
+// that principal may do. Without a token table everyone is admin "anonymous".
+// Immutable after construction; safe to share between threads.
+
+#include <optional>
+#include <string>
+
+#include "tessel/scheduler/api_error.hpp"
+#include "tessel/scheduler/tokens.hpp"
+
+namespace tessel::scheduler {
+
+// What a request does. read/submit/cancel: user and admin; admin: admin only;
+// agent: agent and admin.
+enum class Action { read, submit, cancel, admin, agent };
+
+class Authenticator {
+ public:
+  explicit Authenticator(std::optional<TokenTable> tokens) : tokens_(std::move(tokens)) {}
+
+  bool enabled() const { return tokens_.has_value(); }
+
+  // 401 when the header is missing or the token unknown, 403 when the role may not do `action`.
+  ApiResult<Principal> authorize(const std::string& authorization_header, Action action) const;
+
+ private:
+  std::optional<TokenTable> tokens_;
+};
+
+}  // namespace tessel::scheduler

@@ -1,0 +1,45 @@
+#pragma once
+// Clock: the scheduler's only source of time (style lesson 6). Heartbeat
+// timeouts, timestamps and queue waits read it; tests drive a FakeClock.
+// Thread-safe: implementations may be read from any thread.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace tessel::scheduler {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // Unix epoch milliseconds (wall clock): job timestamps, heartbeat ages.
+  virtual int64_t now_ms() const = 0;
+  // Monotonic nanoseconds: durations measured for metrics.
+  virtual int64_t steady_ns() const = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  int64_t now_ms() const override {
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  }
+  int64_t steady_ns() const override {
+    using namespace std::chrono;
+    return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
+  }
+};
+
+// A clock that moves only when told to.
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(int64_t start_ms = 1'800'000'000'000) : ms_(start_ms) {}
+  int64_t now_ms() const override { return ms_.load(); }
+  int64_t steady_ns() const override { return ms_.load() * 1'000'000; }
+  void advance_ms(int64_t d) { ms_ += d; }
+
+ private:
+  std::atomic<int64_t> ms_;
+};
+
+}  // namespace tessel::scheduler

@@ -1,0 +1,59 @@
+#pragma once
+// Prometheus text exposition (format 0.0.4) for GET /metrics: a Histogram
+// type the cluster state fills, the StatsSnapshot it hands out, and the
+// renderer. Not thread-safe: the owner (ClusterState) guards them.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel::scheduler {
+
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size(), 0) {}
+  void observe(double v);
+  const std::vector<double>& bounds() const { return bounds_; }
+  const std::vector<uint64_t>& counts() const { return counts_; }  // Per bucket, not cumulative.
+  double sum() const { return sum_; }
+  uint64_t count() const { return count_; }
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<uint64_t> counts_;
+  double sum_ = 0;
+  uint64_t count_ = 0;
+};
+
+struct CardTelemetry {
+  std::string node;
+  int module_id = 0;
+  std::string model;
+  std::optional<double> utilization_ratio;
+  std::optional<double> memory_used_bytes;
+  std::optional<double> temperature_c;
+  std::optional<double> power_w;
+};
+
+struct CardCounts {
+  int64_t total = 0, free = 0, unhealthy = 0;
+};
+
+struct StatsSnapshot {
+  std::map<std::string, int64_t> jobs_by_state;   // Every state present, zeros included.
+  std::map<std::string, int64_t> nodes_by_state;  // ready, draining, down.
+  std::map<std::string, CardCounts> cards_by_model;
+  std::vector<CardTelemetry> cards;
+  uint64_t submissions_total = 0;
+  uint64_t placements_total = 0;
+  Histogram queue_wait{{}};
+  Histogram scheduling_latency{{}};
+};
+
+std::string render_metrics(const StatsSnapshot& s);
+// Escapes a label value: backslash, double quote and newline.
+std::string escape_label(const std::string& v);
+
+}  // namespace tessel::scheduler

@@ -1,0 +1,73 @@
+#pragma once
+// Service: the whole scheduler in one object: cluster state, REST server,
+// scheduler thread and liveness ticker. main.cpp wraps it in a process; tests
+// run it in-process on port 0 with a FakeClock and an in-memory store.
+//
+// Lifetime: the Store and Clock outlive the Service. start() once; stop() is
+// idempotent and called by the destructor.
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "tessel/scheduler/auth.hpp"
+#include "tessel/scheduler/state.hpp"
+
+namespace httplib {
+class Server;
+}
+
+namespace tessel::scheduler {
+
+struct RouteContext;
+
+struct ServiceOptions {
+  std::string host = "127.0.0.1";
+  int port = 7450;  // 0: any free port (see Service::port()).
+  StateOptions state;
+  // Real-time period of the liveness check; 0 disables the ticker (tests call
+  // state().check_liveness() after moving their FakeClock).
+  int64_t liveness_tick_ms = 1000;
+  size_t http_threads = 64;  // Long polls and log streams each hold one.
+};
+
+class Service {
+ public:
+  Service(Store& store, const Clock& clock, std::optional<TokenTable> tokens, ServiceOptions opts);
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // Restores state from the store, binds the listening socket and starts the
+  // threads. Errors: restore failure, bind failure.
+  Status start();
+  int port() const { return port_; }
+  ClusterState& state() { return state_; }
+  // Stops serving, wakes long polls, joins all threads.
+  void stop();
+  // Asks wait() to return; safe from any thread (e.g. a signal thread). Does not stop.
+  void request_stop();
+  // Blocks until request_stop() or stop() has been called.
+  void wait();
+
+ private:
+  void liveness_loop();
+
+  ServiceOptions opts_;
+  Authenticator auth_;
+  ClusterState state_;
+  std::unique_ptr<RouteContext> ctx_;
+  std::unique_ptr<httplib::Server> server_;
+  int port_ = 0;
+  std::thread http_thread_, sched_thread_, liveness_thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+  bool stop_requested_ = false;
+  bool started_ = false;
+};
+
+}  // namespace tessel::scheduler

@@ -1,0 +1,168 @@
+#pragma once
+// ClusterState: the scheduler's in-memory view of jobs, nodes and card fences,
+// kept equal to what the Store holds. Every change is computed, written to the
+// store, and applied in memory only once the write succeeded, so a failed
+// write changes nothing (API writes answer 503 "unavailable").
+//
+// Threading: one mutex (mu_) guards every member below it. REST handler
+// threads, the scheduler thread (run_scheduler), and the liveness ticker call
+// the public methods; all are thread-safe. Submissions wait for their commit
+// without holding mu_, so concurrent submissions share one group commit.
+// Long polls wait on changed_ (a condition variable on mu_), which every
+// desired-state change notifies: agents hear of a placement within
+// milliseconds, with no polling interval.
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tessel/api/agent_protocol.hpp"
+#include "tessel/api/job.hpp"
+#include "tessel/scheduler/allocator.hpp"
+#include "tessel/scheduler/api_error.hpp"
+#include "tessel/scheduler/clock.hpp"
+#include "tessel/scheduler/metrics.hpp"
+#include "tessel/scheduler/store.hpp"
+#include "tessel/scheduler/tokens.hpp"
+
+namespace tessel::scheduler {
+
+struct StateOptions {
+  int64_t heartbeat_timeout_ms = 15'000;
+  int master_port_lo = 29500;
+  int master_port_hi = 29999;
+};
+
+struct JobFilter {
+  std::optional<api::JobState> state;
+  std::string user;  // Empty: any.
+  int limit = 100;
+  std::string after;  // Cursor: a job id; results are older than it.
+};
+
+struct JobPage {
+  std::vector<api::Job> jobs;  // Newest first.
+  std::string next;            // Empty when there are no more.
+};
+
+// Where rank N's log lives (for GET /v1/jobs/{id}/logs).
+struct LogTarget {
+  std::string address;
+  int agent_port = 0;
+  std::string assignment_id;
+  int local_rank = 0;
+  std::string token;  // Bearer token the node registered with; empty when none.
+};
+
+class ClusterState {
+ public:
+  ClusterState(Store& store, const Clock& clock, StateOptions opts);
+  ClusterState(const ClusterState&) = delete;
+  ClusterState& operator=(const ClusterState&) = delete;
+
+  // Loads the store's snapshot: jobs, nodes (alive as of now) and fences;
+  // restores the allocator's holds. Call once, before anything else.
+  Status restore();
+
+  // --- Jobs (REST) ---
+  ApiResult<api::Job> submit(api::JobSpec spec, const std::string& user);
+  std::optional<api::Job> job(const std::string& id) const;
+  JobPage list_jobs(const JobFilter& f) const;
+  // Idempotent. Only admins or the job's owner may cancel.
+  ApiResult<api::Job> cancel(const std::string& id, const Principal& who);
+  ApiResult<LogTarget> log_target(const std::string& job_id, int rank) const;
+
+  // --- Nodes (REST) ---
+  nlohmann::json nodes_json() const;
+  ApiResult<nlohmann::json> node_json(const std::string& name) const;
+  ApiResult<nlohmann::json> set_drained(const std::string& name, bool drained);
+  nlohmann::json inventory_json() const;
+  StatsSnapshot stats() const;
+  std::string status_line() const;  // For systemd STATUS=.
+
+  // --- Agent protocol ---
+  ApiResult<api::RegisterResponse> register_node(const api::RegisterRequest& req, const std::string& token);
+  ApiResult<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req, const std::string& token);
+  // Long poll: returns at once when the node's version differs from `version`,
+  // else when it changes or after wait_ms (real time), or when shutting down.
+  ApiResult<api::DesiredState> wait_desired(const std::string& node, int64_t version, int64_t wait_ms);
+
+  // --- Background work ---
+  // One scheduling pass over the pending queue (the scheduler thread calls it;
+  // tests may call it directly).
+  void schedule_pass();
+  // Runs schedule_pass whenever something changed, coalescing bursts, until shutdown().
+  void run_scheduler();
+  // Marks nodes whose heartbeats stopped for the timeout as down and requeues or fails their jobs.
+  void check_liveness();
+  // Wakes long polls and the scheduler thread and makes them return.
+  void shutdown();
+
+ private:
+  struct JobEntry {
+    api::Job job;
+    int64_t queued_at_ms = 0;                        // Submission or requeue time.
+    std::map<std::string, api::TaskReport> reports;  // Current attempt, by assignment id.
+  };
+  struct NodeEntry {
+    NodeRecord rec;
+    bool down = false;
+    std::string token;
+    int64_t version = 0;
+  };
+  // Writes a batch under mu_, then runs `apply` steps if it succeeded.
+  struct Txn {
+    WriteBatch batch;
+    std::vector<std::function<void()>> apply;
+  };
+  bool commit_locked(Txn& txn, const char* what);
+
+  std::string node_state_locked(const NodeEntry& n) const;
+  NodeSpec node_spec_locked(const NodeEntry& n) const;
+  void bump_locked(const std::string& node);
+  void mark_dirty_locked();
+  std::vector<api::Assignment> assignments_locked(const std::string& node) const;
+  int pick_master_port_locked(const std::string& node) const;
+  nlohmann::json node_view_locked(const NodeEntry& n) const;
+
+  // Stops job `e`'s current attempt early: fences the ranks not known gone,
+  // then requeues (attempt+1) when `retry` and retries remain, else ends it in
+  // `final_state` with `reason`/`exit_code`.
+  void stop_job_locked(Txn& txn, const JobEntry& e, api::JobState final_state, const std::string& reason,
+                       std::optional<int> exit_code, bool retry);
+  void process_reports_locked(Txn& txn, const std::string& node, const std::vector<api::TaskReport>& tasks,
+                              std::vector<std::string>& acknowledged);
+  // Applies the reports' verdict to the job; true when this ends the attempt.
+  bool evaluate_job_locked(Txn& txn, const JobEntry& e);
+  void log_change(const api::Job& job, const std::string& what) const;
+
+  Store& store_;
+  const Clock& clock_;
+  const StateOptions opts_;
+
+  mutable std::mutex mu_;
+  std::condition_variable changed_;  // Desired state changed, or shutdown.
+  std::condition_variable dirty_cv_;
+  bool dirty_ = false;
+  bool stopping_ = false;
+  int64_t next_seq_ = 1;       // Reserved under mu_, persisted with the job.
+  int64_t version_counter_ = 0;
+  std::map<int64_t, JobEntry> jobs_;  // By sequence number.
+  std::set<int64_t> pending_, active_;  // Sequences of pending / assigned+running jobs.
+  std::map<std::string, NodeEntry> nodes_;
+  std::map<std::string, Fence> fences_;
+  ModuleGroupAllocator alloc_;
+  uint64_t submissions_total_ = 0, placements_total_ = 0;
+  Histogram queue_wait_;
+  Histogram sched_latency_;
+};
+
+}  // namespace tessel::scheduler

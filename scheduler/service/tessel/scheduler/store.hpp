@@ -1,0 +1,90 @@
+#pragma once
+// Store: durable scheduler state (jobs, nodes, card fences) behind an interface
+// (style lesson 9). Records are whole JSON documents keyed by id; a WriteBatch
+// is applied atomically. write() returns only once the batch is durable against
+// a process crash (kill -9), so a 201 means the job is on disk.
+// Thread-safe: any thread may call write() concurrently; implementations may
+// group concurrent batches into one transaction (group commit).
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessel/api/inventory.hpp"
+#include "tessel/api/job.hpp"
+#include "tessel/api/result.hpp"
+
+namespace tessel::scheduler {
+
+// What the scheduler remembers about a node across restarts. Whether it is down
+// is not stored: after a restart every node counts as alive from the restart time.
+struct NodeRecord {
+  std::string name;
+  std::string address;
+  int agent_port = 0;
+  bool drained = false;
+  api::NodeInventory inventory;
+  int64_t last_heartbeat_ms = 0;
+};
+
+// Cards still held for an assignment the scheduler no longer wants, until a
+// report shows its processes gone. id is the assignment id.
+struct Fence {
+  std::string id;
+  std::string job_id;
+  api::Allocation allocation;
+};
+
+struct WriteBatch {
+  std::vector<api::Job> jobs;  // Upserted; the id carries the sequence number.
+  std::vector<NodeRecord> nodes;
+  std::vector<Fence> put_fences;
+  std::vector<std::string> delete_fences;
+  bool empty() const { return jobs.empty() && nodes.empty() && put_fences.empty() && delete_fences.empty(); }
+};
+
+struct Snapshot {
+  std::vector<api::Job> jobs;  // Ascending sequence.
+  std::vector<NodeRecord> nodes;
+  std::vector<Fence> fences;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual Status write(const WriteBatch& batch) = 0;
+  virtual Result<Snapshot> load() = 0;
+};
+
+// SQLite in WAL mode at `path` (":memory:" for tests). Opens, applies schema
+// migrations (PRAGMA user_version) and starts the group-commit writer thread.
+Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path);
+
+// Wraps a store; while fail_writes is set every write fails and stores nothing.
+class FaultyStore final : public Store {
+ public:
+  explicit FaultyStore(std::unique_ptr<Store> inner) : inner_(std::move(inner)) {}
+  std::atomic<bool> fail_writes{false};
+  Status write(const WriteBatch& batch) override {
+    if (fail_writes) return Error{"injected write failure"};
+    return inner_->write(batch);
+  }
+  Result<Snapshot> load() override { return inner_->load(); }
+
+ private:
+  std::unique_ptr<Store> inner_;
+};
+
+// Job ids are "j-" + a zero-padded sequence number; returns the number, or -1.
+int64_t job_seq(const std::string& id);
+std::string make_job_id(int64_t seq);
+
+// JSON forms of the stored records.
+std::string node_record_to_json(const NodeRecord& n);
+Result<NodeRecord> node_record_from_json(const std::string& text);
+std::string fence_to_json(const Fence& f);
+Result<Fence> fence_from_json(const std::string& text);
+
+}  // namespace tessel::scheduler

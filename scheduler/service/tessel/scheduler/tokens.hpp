@@ -1,0 +1,35 @@
+#pragma once
+// The tokens file: one credential per line, `TOKEN ROLE NAME`, ROLE one of
+// admin|user|agent; `#` starts a comment line; blank lines are ignored.
+// parse_tokens is a pure function over the text (fuzzed by tests/fuzz/fuzz_tokens.cpp):
+// it never throws and names the offending line in its error.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tessel/api/result.hpp"
+
+namespace tessel::scheduler {
+
+enum class Role { admin, user, agent };
+std::string to_string(Role r);
+std::optional<Role> parse_role(std::string_view s);
+
+struct Principal {
+  std::string name;
+  Role role = Role::admin;
+  std::string token;  // Empty when authentication is off.
+};
+
+struct TokenTable {
+  std::map<std::string, Principal> by_token;
+};
+
+// Errors read "line 3: expected TOKEN ROLE NAME".
+Result<TokenTable> parse_tokens(std::string_view text);
+// Reads and parses a file; errors start with the path.
+Result<TokenTable> load_tokens_file(const std::string& path);
+
+}  // namespace tessel::scheduler

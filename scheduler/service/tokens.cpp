@@ -1,0 +1,90 @@
+#include "tessel/scheduler/tokens.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace tessel::scheduler {
+
+std::string to_string(Role r) {
+  switch (r) {
+    case Role::admin: return "admin";
+    case Role::user: return "user";
+    case Role::agent: return "agent";
+  }
+  return "unknown";
+}
+
+std::optional<Role> parse_role(std::string_view s) {
+  if (s == "admin") return Role::admin;
+  if (s == "user") return Role::user;
+  if (s == "agent") return Role::agent;
+  return std::nullopt;
+}
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+std::vector<std::string_view> split_fields(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && is_space(line[i])) ++i;
+    size_t start = i;
+    while (i < line.size() && !is_space(line[i])) ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+bool printable(std::string_view s) {
+  for (unsigned char c : s)
+    if (c < 0x21 || c == 0x7f) return false;
+  return true;
+}
+
+}  // namespace
+
+Result<TokenTable> parse_tokens(std::string_view text) {
+  TokenTable table;
+  size_t line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    ++line_no;
+    pos = end + 1;
+    auto fields = split_fields(line);
+    auto where = "line " + std::to_string(line_no) + ": ";
+    if (fields.empty() || fields[0][0] == '#') {
+      if (end == text.size()) break;
+      continue;
+    }
+    if (fields.size() != 3) return Error{where + "expected TOKEN ROLE NAME"};
+    if (!printable(fields[0]) || !printable(fields[2]) || fields[0].size() > 512 || fields[2].size() > 128)
+      return Error{where + "token and name must be printable and short"};
+    auto role = parse_role(fields[1]);
+    if (!role) return Error{where + "role must be admin, user or agent"};
+    std::string token(fields[0]);
+    if (table.by_token.count(token)) return Error{where + "duplicate token"};
+    table.by_token[token] = Principal{std::string(fields[2]), *role, token};
+    if (end == text.size()) break;
+  }
+  if (table.by_token.empty()) return Error{"no tokens defined"};
+  return table;
+}
+
+Result<TokenTable> load_tokens_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open"};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Error{path + ": read failed"};
+  auto t = parse_tokens(ss.str());
+  if (!t) return t.error().wrap(path);
+  return t;
+}
+
+}  // namespace tessel::scheduler
