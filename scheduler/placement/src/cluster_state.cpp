@@ -88,7 +88,8 @@ void ClusterState::reindex(uint32_t n) {
 
 void ClusterState::refresh_fit(uint32_t n) {
   Node& node = nodes[n];
-  std::vector<std::pair<int, uint64_t>> fresh;
+  std::vector<std::pair<int, uint64_t>>& fresh = scratch_;
+  fresh.clear();
   if (node.in_key_nodes) {
     for (const NodeKey& k : node.keys) {
       Mask free = node.free_cards(k, /*honour_blocked=*/true);
@@ -108,7 +109,7 @@ void ClusterState::refresh_fit(uint32_t n) {
     if (std::find(node.fit_entries.begin(), node.fit_entries.end(), e) == node.fit_entries.end())
       keys[e.first / kSizes].fit[e.first % kSizes].insert(e.second);
   }
-  node.fit_entries = std::move(fresh);
+  node.fit_entries.swap(fresh);
 }
 
 int32_t ClusterState::job_handle(const std::string& id) {
@@ -137,7 +138,7 @@ void ClusterState::hold_cards(int32_t h, uint32_t n, Mask m) {
   Node& node = nodes[n];
   assert((node.held & m) == 0);
   node.held |= m;
-  for (int s : masks::slots(m)) node.owner[s] = h;
+  masks::for_each_slot(m, [&](int s) { node.owner[s] = h; });
   auto& cards = jobs[h].cards;
   auto it = std::find_if(cards.begin(), cards.end(), [&](const auto& c) { return c.first == n; });
   if (it != cards.end()) {
@@ -157,7 +158,7 @@ void ClusterState::release_cards(int32_t h, std::optional<uint32_t> n) {
     }
     Node& node = nodes[it->first];
     node.held &= ~it->second;
-    for (int s : masks::slots(it->second)) node.owner[s] = kNoJob;
+    masks::for_each_slot(it->second, [&](int s) { node.owner[s] = kNoJob; });
     refresh_fit(it->first);
     it = cards.erase(it);
   }

@@ -117,6 +117,7 @@ class ClusterState {
   std::map<std::pair<api::Vendor, std::string>, int> key_by_name_;
   std::unordered_map<std::string, int32_t> job_by_id_;
   std::vector<int32_t> free_handles_;
+  std::vector<std::pair<int, uint64_t>> scratch_;  // refresh_fit's new entries.
 };
 
 }  // namespace tessel::scheduler::detail

@@ -66,11 +66,7 @@ int gaudi_fit_block(Mask free, int size) {
 
 std::vector<Mask> gaudi_groups(Mask free, int size) {
   std::vector<Mask> out;
-  if (size_log(size) < 0) return out;
-  for (int start = 0; start + size <= kGaudiSlots; start += size) {
-    Mask blk = block_mask(start, size);
-    if ((free & blk) == blk) out.push_back(blk);
-  }
+  for_each_gaudi_group(free, size, [&](Mask g) { out.push_back(g); });
   return out;
 }
 

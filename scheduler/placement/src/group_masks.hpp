@@ -29,6 +29,24 @@ Mask gaudi_best_group(Mask free, int size);
 int gaudi_fit_block(Mask free, int size);
 // Gaudi: the valid groups of `size` within `free`, lowest module id first.
 std::vector<Mask> gaudi_groups(Mask free, int size);
+// As above without allocating: calls fn(group) for each.
+template <class Fn>
+void for_each_gaudi_group(Mask free, int size, Fn&& fn) {
+  if (size != 1 && size != 2 && size != 4 && size != 8) return;
+  const Mask unit = (Mask{1} << size) - 1;
+  for (int start = 0; start + size <= kGaudiSlots; start += size) {
+    Mask blk = unit << start;
+    if ((free & blk) == blk) fn(blk);
+  }
+}
+// Calls fn(slot) for each slot set in `m`, ascending.
+template <class Fn>
+void for_each_slot(Mask m, Fn&& fn) {
+  while (m != 0) {
+    fn(__builtin_ctz(m));
+    m &= m - 1;
+  }
+}
 
 // NVIDIA: the `size` lowest set bits of `free`, or 0 when fewer are set.
 Mask lowest_bits(Mask free, int size);

@@ -242,7 +242,7 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
       std::optional<Candidate> node_best;
       auto consider = [&](Mask group) {
         Candidate c{now_ms_, masks::popcount(group & node.held), n, group};
-        for (int s : masks::slots(group)) c.free_at = std::max(c.free_at, card_free_at(node, s));
+        masks::for_each_slot(group, [&](int s) { c.free_at = std::max(c.free_at, card_free_at(node, s)); });
         if (!node_best || c < *node_best) node_best = c;
       };
       if (node.vendor == api::Vendor::nvidia) {
@@ -254,7 +254,7 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
         for (int i = 0; i < size; ++i) group |= Mask{1} << by_time[i].second;
         consider(group);
       } else {
-        for (Mask g : masks::gaudi_groups(usable, size)) consider(g);
+        masks::for_each_gaudi_group(usable, size, consider);
       }
       if (node_best) cands.push_back(*node_best);
     }
@@ -287,10 +287,10 @@ api::Allocation SchedulePass::allocation(const Choice& c, int rank) const {
   api::Allocation a;
   a.node = node.name;
   a.rank = rank;
-  for (int s : masks::slots(c.group)) {
+  masks::for_each_slot(c.group, [&](int s) {
     a.module_ids.push_back(s);
     a.indices.push_back(node.index[s]);
-  }
+  });
   return a;
 }
 
