@@ -1,0 +1,122 @@
+// Fuzzes ModuleGroupAllocator with byte-driven operations on a small cluster and
+// aborts when an invariant breaks: a card with two holders, a placement that is
+// not one valid group of healthy cards, a gang on repeated nodes.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tessel/api/topology.hpp"
+#include "tessel/scheduler/allocator.hpp"
+
+using tessel::scheduler::ModuleGroupAllocator;
+using tessel::scheduler::NodeSpec;
+using tessel::scheduler::PendingJob;
+
+namespace {
+
+struct Bytes {
+  const uint8_t* p;
+  size_t n;
+  uint8_t next() {
+    if (n == 0) return 0;
+    --n;
+    return *p++;
+  }
+};
+
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Bytes in{data, size};
+  ModuleGroupAllocator a;
+  std::map<std::string, NodeSpec> nodes;
+  std::map<std::string, int> live;  // job -> devices
+  int next_job = 0;
+  int64_t now = 0;
+  while (in.n > 0) {
+    uint8_t op = in.next() % 6;
+    if (op == 0) {  // Upsert a node: health and presence from one byte each.
+      NodeSpec n;
+      n.name = "n" + std::to_string(in.next() % 4);
+      n.vendor = in.next() % 5 == 0 ? tessel::api::Vendor::nvidia : tessel::api::Vendor::habana;
+      uint8_t present = in.next(), healthy = in.next();
+      for (int m = 0; m < 8; ++m)
+        if (present & (1 << m)) n.cards.push_back({m, 7 - m, "HL-225", (healthy & (1 << m)) != 0});
+      n.schedulable = in.next() % 4 != 0;
+      a.upsert_node(n);
+      nodes[n.name] = n;
+    } else if (op == 1 || op == 2) {  // Schedule a few jobs.
+      std::vector<PendingJob> q;
+      int count = in.next() % 5;
+      for (int i = 0; i < count; ++i) {
+        PendingJob j;
+        j.id = "j" + std::to_string(next_job++);
+        j.seq = next_job;
+        static const int kSizes[] = {0, 1, 2, 4, 8, 3};
+        j.devices = kSizes[in.next() % 6];
+        j.nodes = 1 + in.next() % 3;
+        j.priority = in.next() % 3;
+        uint8_t lim = in.next();
+        if (lim % 2) j.time_limit_s = lim;
+        q.push_back(j);
+      }
+      auto r = a.schedule(q, now);
+      for (const auto& p : r.placed) {
+        const PendingJob* j = nullptr;
+        for (const auto& c : q)
+          if (c.id == p.job_id) j = &c;
+        check(j != nullptr && static_cast<int>(p.allocations.size()) == j->nodes);
+        std::set<std::string> distinct;
+        for (const auto& al : p.allocations) {
+          check(distinct.insert(al.node).second);
+          const NodeSpec& node = nodes.at(al.node);
+          check(node.schedulable && static_cast<int>(al.module_ids.size()) == j->devices);
+          if (j->devices > 0 && node.vendor == tessel::api::Vendor::habana) {
+            const auto& valid = tessel::api::gaudi_groups_of_size(j->devices);
+            bool found = false;
+            for (const auto& g : valid) found = found || g == al.module_ids;
+            check(found);
+          }
+          for (int m : al.module_ids) {
+            bool healthy = false;
+            for (const auto& c : node.cards) healthy = healthy || (c.module_id == m && c.healthy);
+            check(healthy);
+          }
+        }
+        if (j->devices > 0) live[p.job_id] = j->devices;
+      }
+    } else if (op == 3 && !live.empty()) {  // Finish a job.
+      auto it = std::next(live.begin(), in.next() % live.size());
+      a.release(it->first);
+      live.erase(it);
+    } else if (op == 4 && !nodes.empty()) {  // Lose or drain a node.
+      auto it = std::next(nodes.begin(), in.next() % nodes.size());
+      bool lose = in.next() % 2;
+      a.set_schedulable(it->first, false);
+      it->second.schedulable = false;
+      if (lose)
+        for (const auto& [job, d] : live) a.release_on_node(job, it->first);
+    } else {
+      now += in.next() * 1000;
+    }
+    // No card has two holders, and the allocator's holdings match holder().
+    std::set<std::pair<std::string, int>> seen;
+    for (const auto& [job, allocs] : a.holdings()) {
+      for (const auto& al : allocs) {
+        for (int m : al.module_ids) {
+          check(seen.insert({al.node, m}).second);
+          check(a.holder(al.node, m) == job);
+        }
+      }
+    }
+  }
+  return 0;
+}
