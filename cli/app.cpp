@@ -79,7 +79,7 @@ int run(const std::vector<std::string>& args, Environment& env) {
   LogsOptions lo;
   auto* logs = app.add_subcommand("logs", "Print a job's output (one rank)");
   logs->add_option("job", lo.id, "Job id")->required();
-  logs->add_option("--rank,-r", lo.rank, "Node rank (default 0)")->check(CLI::NonNegativeNumber);
+  logs->add_option("--rank,-r", lo.rank, "Rank whose output to print (default 0)")->check(CLI::NonNegativeNumber);
   logs->add_flag("--follow,-f", lo.follow, "Keep printing until the job ends");
   logs->callback([&] { action = [&](Session& s) { return cmd_logs(s, lo); }; });
 
