@@ -1,4 +1,5 @@
 #include "checkpoint.h"
+#include "torch_error.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -94,7 +95,7 @@ Result<fs::path> save_checkpoint(const fs::path& dir, Gpt& model, torch::optim::
     archive.save_to(tmp.string());
   } catch (const std::exception& e) {
     fs::remove(tmp, ec);
-    return Error{"writing " + tmp.string() + ": " + e.what()};
+    return Error{"writing " + tmp.string() + ": " + describe(e)};
   }
   if (auto s = fsync_path(tmp, false); !s) return s.error();
   fs::rename(tmp, final_path, ec);
@@ -128,7 +129,7 @@ Result<LoadedModel> load_model(const fs::path& path, torch::Device device) {
     out.model->to(device);
     return out;
   } catch (const std::exception& e) {
-    return Error{"loading " + file->string() + ": " + e.what()};
+    return Error{"loading " + file->string() + ": " + describe(e)};
   }
 }
 
@@ -141,7 +142,7 @@ Status load_optimizer(const fs::path& file, torch::optim::Optimizer& optimizer, 
     optimizer.load(optim_archive);
     return {};
   } catch (const std::exception& e) {
-    return Error{"loading optimizer state from " + file.string() + ": " + e.what()};
+    return Error{"loading optimizer state from " + file.string() + ": " + describe(e)};
   }
 }
 

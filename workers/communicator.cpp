@@ -2,6 +2,7 @@
 // exceptions, which are turned into Errors here.
 #define USE_C10D_GLOO 1
 #include "communicator.h"
+#include "torch_error.h"
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -72,6 +73,7 @@ class GlooCommunicator final : public Communicator {
   template <typename Launch>
   Status run_bucketed(const std::vector<at::Tensor>& tensors, const char* what, Launch launch, bool divide) {
     try {
+      at::NoGradGuard no_grad;  // parameters are autograd leaves
       auto buckets = make_buckets(tensors, bucket_bytes_);
       std::vector<std::vector<at::Tensor>> flats(buckets.size());
       std::vector<c10::intrusive_ptr<c10d::Work>> work;
@@ -89,7 +91,7 @@ class GlooCommunicator final : public Communicator {
       }
       return {};
     } catch (const std::exception& e) {
-      return Error{std::string(what) + " over gloo (rank " + std::to_string(env_.rank) + "): " + e.what()};
+      return Error{std::string(what) + " over gloo (rank " + std::to_string(env_.rank) + "): " + describe(e)};
     }
   }
 
@@ -129,7 +131,7 @@ Result<std::unique_ptr<Communicator>> Communicator::connect(const DistEnv& env, 
         std::make_unique<GlooCommunicator>(std::move(store), std::move(pg), actual, o.bucket_bytes));
   } catch (const std::exception& e) {
     return Error{"rendezvous with " + env.master_addr + ":" + std::to_string(env.master_port) + " as rank " +
-                 std::to_string(env.rank) + "/" + std::to_string(env.world_size) + ": " + e.what()};
+                 std::to_string(env.rank) + "/" + std::to_string(env.world_size) + ": " + describe(e)};
   }
 }
 

@@ -1,4 +1,5 @@
 #include "inference_session.h"
+#include "torch_error.h"
 
 #include "checkpoint.h"
 #include "generate.h"
@@ -34,7 +35,7 @@ Result<Completion> InferenceSession::complete(const std::string& prompt, const S
     auto out = generate_tokens(impl_->loaded.model, tokens, params, DecodeMode::kKvCache);
     return Completion{std::string(out.begin(), out.end()), static_cast<int64_t>(out.size())};
   } catch (const std::exception& e) {
-    return Error{std::string("generating: ") + e.what()};
+    return Error{std::string("generating: ") + describe(e)};
   }
 }
 

@@ -1,4 +1,5 @@
 #include "trainer.h"
+#include "torch_error.h"
 
 #include <chrono>
 #include <cstring>
@@ -189,7 +190,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
     }
     return summary;
   } catch (const std::exception& e) {
-    return Error{std::string("training: ") + e.what()};
+    return Error{std::string("training: ") + describe(e)};
   }
 }
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
-#include <torch/torch.h>
+#include <torch/utils.h>
 
 #include <fstream>
 #include <sstream>
