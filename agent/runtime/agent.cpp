@@ -57,6 +57,7 @@ bool Agent::heartbeat_once(const api::NodeInventory& inv) {
     return false;
   }
   if (!r.ok()) throw std::runtime_error(r.error);
+  if (!r.value->acknowledged.empty()) spdlog::debug("scheduler acknowledged {} task(s)", r.value->acknowledged.size());
   tasks_.acknowledge(r.value->acknowledged);
   return true;
 }

@@ -8,6 +8,7 @@
 
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -56,6 +57,7 @@ struct Rank {
   int pid = 0;
   bool done = false;
   int status = 0;
+  int order = 0;  // 1 for the first rank to end, 2 for the next, ...
 };
 
 std::vector<boost::filesystem::path> path_dirs(const std::map<std::string, std::string>& env) {
@@ -114,7 +116,11 @@ TaskResult summarize(const std::vector<Rank>& ranks, const std::string& why) {
   TaskResult res;
   res.state = api::TaskState::exited;
   res.exit_code = 0;
-  for (const auto& r : ranks) {
+  std::vector<const Rank*> by_exit;
+  for (const auto& r : ranks) by_exit.push_back(&r);
+  std::sort(by_exit.begin(), by_exit.end(), [](const Rank* a, const Rank* b) { return a->order < b->order; });
+  for (const Rank* rp : by_exit) {
+    const Rank& r = *rp;
     int code = 0;
     if (WIFSIGNALED(r.status)) {
       if (!res.signal) res.signal = WTERMSIG(r.status);
@@ -211,6 +217,7 @@ int run_supervisor(const std::string& dir) {
         if (r.pid != pid || r.done) continue;
         r.done = true;
         r.status = status;
+        r.order = static_cast<int>(ranks.size() - live) + 1;
         --live;
         ::kill(-r.pid, SIGKILL);  // Stragglers left in the rank's group.
         bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -21,6 +21,8 @@ int local_world_size(const api::Assignment& a) {
 
 Result<Env> task_environment(const TaskEnvInput& in) {
   const api::Assignment& a = in.assignment;
+  const int lws = local_world_size(a);
+  if (in.local_rank < 0 || in.local_rank >= lws) return Error{"local rank out of range"};
   Env env = in.base;
   for (const auto& [k, v] : a.spec.env) env[k] = v;
 
@@ -44,8 +46,6 @@ Result<Env> task_environment(const TaskEnvInput& in) {
     env["CUDA_VISIBLE_DEVICES"] = join(uuids);
   }
 
-  const int lws = local_world_size(a);
-  if (in.local_rank < 0 || in.local_rank >= lws) return Error{"local rank out of range"};
   env["TESSEL_JOB_ID"] = a.job_id;
   env["TESSEL_NODE"] = in.node;
   env["TESSEL_ASSIGNMENT_ID"] = a.id;

@@ -68,7 +68,8 @@ void TaskManager::load() {
   for (auto& t : scan.tasks) {
     if (t.acknowledged) continue;
     spdlog::info("re-attached task {} ({})", t.id, t.result ? "finished" : "running");
-    tasks_[t.id] = Entry{std::move(t), std::nullopt, false};
+    const std::string id = t.id;  // Before t is moved from.
+    tasks_[id] = Entry{std::move(t), std::nullopt, false};
   }
 }
 
@@ -165,7 +166,10 @@ void TaskManager::acknowledge(const std::vector<std::string>& ids) {
   std::lock_guard lock(mu_);
   for (const auto& id : ids) {
     auto it = tasks_.find(id);
-    if (it == tasks_.end() || !it->second.snap.result) continue;
+    if (it == tasks_.end() || !it->second.snap.result) {
+      spdlog::debug("acknowledged {}: not a finished task here", id);
+      continue;
+    }
     if (auto st = dir_.mark_acknowledged(id); !st) spdlog::warn("acknowledge {}: {}", id, st.error().message);
     tasks_.erase(it);
   }

@@ -1,0 +1,101 @@
+#include "tessel/agent/state_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tessel/agent/durable_file.hpp"
+#include "test_util.hpp"
+
+using namespace tessel;
+using namespace tessel::agent;
+
+namespace {
+
+class StateDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(dir.init().ok()); }
+  void TearDown() override { std::filesystem::remove_all(root); }
+  void write(const std::string& rel, const std::string& text) { std::ofstream(root + "/" + rel) << text; }
+  std::string root = agent_test::make_temp_dir();
+  StateDir dir{root};
+};
+
+TEST_F(StateDirTest, RoundTripsAllFiles) {
+  auto a = agent_test::gaudi_assignment({0, 1}, {4, 0});
+  ASSERT_TRUE(dir.record_started(a).ok());
+  LaunchPlan p{a.id, "/tmp", {RankLaunch{{"/bin/true"}, {{"A", "1"}}, dir.log_path(a.id, 0), 1234}}, 5, 3, 1000, 1000,
+               "u"};
+  ASSERT_TRUE(dir.write_launch(p).ok());
+  ASSERT_TRUE(write_file_durable(dir.task_dir(a.id) + "/supervisor.json", serialize(SupervisorRecord{77, 99})).ok());
+  TaskResult r{api::TaskState::exited, 3, std::nullopt, "boom"};
+  ASSERT_TRUE(dir.write_result(a.id, r).ok());
+  auto t = dir.load(a.id);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->assignment, a);
+  EXPECT_EQ(t->supervisor, (SupervisorRecord{77, 99}));
+  EXPECT_EQ(t->result, r);
+  EXPECT_EQ(t->port, 1234);
+  EXPECT_TRUE(t->launched);
+  EXPECT_FALSE(t->acknowledged);
+  auto plan = parse_launch_plan(*read_small_file(dir.task_dir(a.id) + "/launch.json"));
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(*plan, p);
+}
+
+TEST_F(StateDirTest, StartedTwiceIsRefused) {
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  ASSERT_TRUE(dir.record_started(a).ok());
+  auto again = dir.record_started(a);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().message.find("already started"), std::string::npos);
+}
+
+TEST_F(StateDirTest, UnsafeIdsAreRefused) {
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  for (std::string bad : {"../x", "..", "", "a/b", "a b"}) {
+    a.id = bad;
+    EXPECT_FALSE(dir.record_started(a).ok()) << bad;
+  }
+}
+
+TEST_F(StateDirTest, CorruptFilesAreSkippedWithClearProblem) {
+  auto good = agent_test::gaudi_assignment({0}, {0});
+  ASSERT_TRUE(dir.record_started(good).ok());
+  auto bad = good;
+  bad.id = "j2.0.0";
+  ASSERT_TRUE(dir.record_started(bad).ok());
+  write("tasks/j2.0.0/result.json", "{\"state\": \"exploded\"");
+  std::filesystem::create_directories(root + "/tasks/j3.0.0");
+  write("tasks/j3.0.0/assignment.json", "not json");
+  auto scan = dir.scan();
+  ASSERT_EQ(scan.tasks.size(), 1u);
+  EXPECT_EQ(scan.tasks[0].id, good.id);
+  EXPECT_EQ(scan.started_ids, (std::set<std::string>{good.id, "j2.0.0", "j3.0.0"}));
+  ASSERT_EQ(scan.problems.size(), 2u);
+  for (const auto& p : scan.problems) EXPECT_TRUE(p.find("result.json") != std::string::npos ||
+                                                  p.find("assignment.json") != std::string::npos) << p;
+}
+
+TEST_F(StateDirTest, ResultParserRejectsBadStates) {
+  EXPECT_FALSE(parse_task_result("{\"state\":\"running\"}").ok());
+  EXPECT_FALSE(parse_task_result("[]").ok());
+  EXPECT_FALSE(parse_supervisor_record("{\"pid\":1,\"start_time\":2}").ok());
+  EXPECT_FALSE(parse_launch_plan("{\"assignment_id\":\"a\",\"workdir\":\"/\",\"time_limit_s\":0,"
+                                 "\"kill_grace_s\":1,\"ranks\":[]}").ok());
+}
+
+TEST_F(StateDirTest, AcknowledgedTasksAreCollectedWhenOld) {
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  ASSERT_TRUE(dir.record_started(a).ok());
+  ASSERT_TRUE(dir.mark_acknowledged(a.id).ok());
+  auto t = dir.load(a.id);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->acknowledged);
+  EXPECT_EQ(dir.remove_acknowledged_older_than(t->started_unix_ms + 10, 1000), 0);
+  EXPECT_EQ(dir.remove_acknowledged_older_than(t->started_unix_ms + 5000, 1000), 1);
+  EXPECT_TRUE(dir.scan().started_ids.empty());
+}
+
+}  // namespace

@@ -1,0 +1,141 @@
+#include "tessel/agent/task_env.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_util.hpp"
+
+using namespace tessel;
+using namespace tessel::agent;
+using agent_test::gaudi_assignment;
+
+namespace {
+
+api::NodeInventory gaudi_inv() {
+  api::NodeInventory inv;
+  inv.vendor = api::Vendor::habana;
+  return inv;
+}
+
+Env base() { return {{"PATH", "/usr/bin:/bin"}, {"HOME", "/root"}}; }
+
+TEST(TaskEnv, GaudiPairUsesModulesAndMatchingIndices) {
+  auto a = gaudi_assignment({2, 3}, {2, 1});
+  auto inv = gaudi_inv();
+  Env b = base();
+  auto env = task_environment({a, inv, b, "n1", 0, 4242});
+  ASSERT_TRUE(env.ok()) << env.error().message;
+  EXPECT_EQ(env->at("HABANA_VISIBLE_MODULES"), "2,3");
+  EXPECT_EQ(env->at("HABANA_VISIBLE_DEVICES"), "2,1");
+  EXPECT_EQ(env->at("PT_ENABLE_INT64_SUPPORT"), "1");
+  EXPECT_EQ(env->at("RANK"), "0");
+  EXPECT_EQ(env->at("WORLD_SIZE"), "1");
+  EXPECT_EQ(env->at("LOCAL_RANK"), "0");
+  EXPECT_EQ(env->at("LOCAL_WORLD_SIZE"), "1");
+  EXPECT_EQ(env->at("NODE_RANK"), "0");
+  EXPECT_EQ(env->at("MASTER_ADDR"), "10.0.0.1");
+  EXPECT_EQ(env->at("MASTER_PORT"), "29500");
+  EXPECT_EQ(env->at("TESSEL_JOB_ID"), "j1");
+  EXPECT_EQ(env->at("TESSEL_NODE"), "n1");
+  EXPECT_EQ(env->at("TESSEL_PORT"), "4242");
+  EXPECT_EQ(env->at("PATH"), "/usr/bin:/bin");
+  EXPECT_EQ(env->count("HLS_MODULE_ID"), 0u);
+}
+
+TEST(TaskEnv, JobEnvCannotOverrideOwnedVariablesButKeepsInt64Choice) {
+  auto a = gaudi_assignment({0}, {4});
+  a.spec.env = {{"HABANA_VISIBLE_MODULES", "7"}, {"RANK", "9"}, {"PT_ENABLE_INT64_SUPPORT", "0"}, {"MY", "x"},
+                {"PATH", "/opt/bin"}};
+  auto inv = gaudi_inv();
+  Env b = base();
+  auto env = task_environment({a, inv, b, "n1", 0, 1});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->at("HABANA_VISIBLE_MODULES"), "0");
+  EXPECT_EQ(env->at("HABANA_VISIBLE_DEVICES"), "4");
+  EXPECT_EQ(env->at("RANK"), "0");
+  EXPECT_EQ(env->at("PT_ENABLE_INT64_SUPPORT"), "0");
+  EXPECT_EQ(env->at("MY"), "x");
+  EXPECT_EQ(env->at("PATH"), "/opt/bin");
+}
+
+TEST(TaskEnv, TaskPerDeviceRanksAndModuleIds) {
+  auto a = gaudi_assignment({4, 5, 6, 7}, {7, 6, 3, 0});
+  a.spec.task_per_device = true;
+  a.node_rank = 1;
+  a.nnodes = 2;
+  auto inv = gaudi_inv();
+  Env b = base();
+  EXPECT_EQ(local_world_size(a), 4);
+  auto env = task_environment({a, inv, b, "n2", 2, 1});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->at("HABANA_VISIBLE_MODULES"), "4,5,6,7");
+  EXPECT_EQ(env->at("HABANA_VISIBLE_DEVICES"), "7,6,3,0");
+  EXPECT_EQ(env->at("HLS_MODULE_ID"), "6");
+  EXPECT_EQ(env->at("LOCAL_RANK"), "2");
+  EXPECT_EQ(env->at("LOCAL_WORLD_SIZE"), "4");
+  EXPECT_EQ(env->at("RANK"), "6");
+  EXPECT_EQ(env->at("WORLD_SIZE"), "8");
+  EXPECT_EQ(env->at("NODE_RANK"), "1");
+  EXPECT_FALSE(task_environment({a, inv, b, "n2", 4, 1}).ok());
+}
+
+TEST(TaskEnv, GangOneTaskPerNode) {
+  auto a = gaudi_assignment({0, 1, 2, 3, 4, 5, 6, 7}, {4, 0, 2, 1, 7, 6, 3, 5});
+  a.node_rank = 1;
+  a.nnodes = 2;
+  auto inv = gaudi_inv();
+  Env b = base();
+  auto env = task_environment({a, inv, b, "n2", 0, 1});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->at("RANK"), "1");
+  EXPECT_EQ(env->at("WORLD_SIZE"), "2");
+  EXPECT_EQ(env->at("LOCAL_WORLD_SIZE"), "1");
+}
+
+TEST(TaskEnv, NvidiaUsesUuidsByIndex) {
+  api::NodeInventory inv;
+  inv.vendor = api::Vendor::nvidia;
+  for (int i = 0; i < 4; ++i) {
+    api::Device d;
+    d.index = d.module_id = i;
+    d.uuid = "GPU-" + std::to_string(i);
+    inv.devices.push_back(d);
+  }
+  auto a = gaudi_assignment({1, 3}, {1, 3});
+  Env b = base();
+  auto env = task_environment({a, inv, b, "g", 0, 1});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->at("CUDA_VISIBLE_DEVICES"), "GPU-1,GPU-3");
+  EXPECT_EQ(env->count("HABANA_VISIBLE_MODULES"), 0u);
+  EXPECT_EQ(env->count("PT_ENABLE_INT64_SUPPORT"), 0u);
+  auto missing = gaudi_assignment({5}, {5});
+  auto bad = task_environment({missing, inv, b, "g", 0, 1});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("index 5"), std::string::npos);
+}
+
+TEST(TaskEnv, NoCardsHidesAll) {
+  auto a = gaudi_assignment({}, {});
+  auto inv = gaudi_inv();
+  Env b = base();
+  auto env = task_environment({a, inv, b, "n", 0, 1});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->at("HABANA_VISIBLE_MODULES"), "");
+  EXPECT_EQ(local_world_size(a), 1);
+}
+
+TEST(TaskEnv, MinimalBaseEnvPicksAllowList) {
+  std::map<std::string, std::string> proc = {{"PATH", "/p"}, {"HOME", "/h"}, {"SECRET", "s"}, {"USER", "root"}};
+  auto get = [&](const std::string& k) -> std::optional<std::string> {
+    auto it = proc.find(k);
+    return it == proc.end() ? std::nullopt : std::optional(it->second);
+  };
+  Env e = minimal_base_env(get);
+  EXPECT_EQ(e.at("PATH"), "/p");
+  EXPECT_EQ(e.count("SECRET"), 0u);
+  Env u = minimal_base_env(get, std::string("alice"), std::string("/home/alice"));
+  EXPECT_EQ(u.at("USER"), "alice");
+  EXPECT_EQ(u.at("LOGNAME"), "alice");
+  EXPECT_EQ(u.at("HOME"), "/home/alice");
+}
+
+}  // namespace
