@@ -1,0 +1,151 @@
+// REST API: every error path and role, against the in-process service.
+#include "harness.hpp"
+
+namespace tessel::scheduler::testing {
+namespace {
+
+TokenTable tokens() {
+  auto t = parse_tokens("# test tokens\nadmintok admin root\nalicetok user alice\nbobtok user bob\n\nagenttok agent n1\n");
+  EXPECT_TRUE(t.ok());
+  return *t;
+}
+
+void expect_error(const httplib::Result& r, int status, const std::string& code, const std::string& field = "") {
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, status) << r->body;
+  auto j = Harness::body(r);
+  ASSERT_TRUE(j.is_object()) << r->body;
+  EXPECT_EQ(j["error"]["code"], code) << r->body;
+  EXPECT_TRUE(j["error"]["message"].is_string());
+  if (!field.empty()) {
+    EXPECT_EQ(j["error"]["field"], field) << r->body;
+  }
+}
+
+TEST(SchedulerApi, SubmitReturnsJobAndItIsListedNewestFirst) {
+  Harness h;
+  auto a = h.submit({{"command", {"python", "train.py"}}, {"devices", 2}, {"name", "a"}});
+  auto b = h.submit({{"command", {"true"}}});
+  EXPECT_EQ(a["state"], "pending");
+  EXPECT_EQ(a["user"], "anonymous");
+  EXPECT_LT(a["id"].get<std::string>(), b["id"].get<std::string>());
+  auto list = Harness::body(h.get("/v1/jobs?limit=1"));
+  ASSERT_EQ(list["jobs"].size(), 1u);
+  EXPECT_EQ(list["jobs"][0]["id"], b["id"]);
+  ASSERT_TRUE(list.contains("next"));
+  auto page2 = Harness::body(h.get("/v1/jobs?limit=1&after=" + list["next"].get<std::string>()));
+  ASSERT_EQ(page2["jobs"].size(), 1u);
+  EXPECT_EQ(page2["jobs"][0]["id"], a["id"]);
+  EXPECT_FALSE(page2.contains("next"));
+  EXPECT_EQ(Harness::body(h.get("/v1/jobs/" + a["id"].get<std::string>()))["name"], "a");
+  // Pending jobs carry the allocator's reason once a pass ran.
+  EXPECT_TRUE(eventually([&] { return Harness::body(h.get("/v1/jobs/" + a["id"].get<std::string>())).contains("reason"); }));
+}
+
+TEST(SchedulerApi, BadSubmissionsAre4xxAndStoreNothing) {
+  Harness h;
+  expect_error(h.client->Post("/v1/jobs", "{not json", "application/json"), 400, "invalid_argument");
+  expect_error(h.client->Post("/v1/jobs", "[1,2]", "application/json"), 400, "invalid_argument");
+  expect_error(h.post("/v1/jobs", {{"command", {"x"}}, {"devices", 3}}), 400, "invalid_argument", "devices");
+  expect_error(h.post("/v1/jobs", {{"command", json::array()}}), 400, "invalid_argument", "command");
+  expect_error(h.post("/v1/jobs", {{"command", "ls"}}), 400, "invalid_argument", "command");
+  expect_error(h.post("/v1/jobs", {{"command", {"x"}}, {"devices", "2"}}), 400, "invalid_argument", "devices");
+  expect_error(h.post("/v1/jobs", {{"command", {"x"}}, {"bogus", 1}}), 400, "invalid_argument", "bogus");
+  expect_error(h.post("/v1/jobs", {{"command", {"x"}}, {"name", std::string(10000, 'n')}}), 400, "invalid_argument",
+               "name");
+  expect_error(h.post("/v1/jobs", {{"command", {"x"}}, {"env", {{"RANK", "1"}}}}), 400, "invalid_argument");
+  std::string huge = R"({"command":["x"],"name":")" + std::string(2 << 20, 'a') + "\"}";
+  auto r = h.client->Post("/v1/jobs", huge, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(Harness::body(h.get("/v1/jobs"))["jobs"].size(), 0u);
+}
+
+TEST(SchedulerApi, QueryAndPathErrors) {
+  Harness h;
+  expect_error(h.get("/v1/jobs?limit=0"), 400, "invalid_argument", "limit");
+  expect_error(h.get("/v1/jobs?limit=1001"), 400, "invalid_argument", "limit");
+  expect_error(h.get("/v1/jobs?limit=abc"), 400, "invalid_argument", "limit");
+  expect_error(h.get("/v1/jobs?state=sleeping"), 400, "invalid_argument", "state");
+  expect_error(h.get("/v1/jobs?after=zzz"), 400, "invalid_argument", "after");
+  expect_error(h.get("/v1/jobs/j-00000099"), 404, "not_found");
+  expect_error(h.post("/v1/jobs/j-00000099/cancel", json::object()), 404, "not_found");
+  expect_error(h.get("/v1/nodes/nope"), 404, "not_found");
+  expect_error(h.post("/v1/nodes/nope/drain", json::object()), 404, "not_found");
+  expect_error(h.get("/v1/no/such/thing"), 404, "not_found");
+  expect_error(h.get("/v1/jobs/j-00000099/logs?rank=0"), 404, "not_found");
+  expect_error(h.post("/v1/agent/heartbeat", {{"node", "ghost"}, {"inventory", gaudi_inventory()}, {"tasks", json::array()}}),
+               404, "not_found");
+  expect_error(h.get("/v1/agent/nodes/ghost/assignments?version=0&wait_s=0"), 404, "not_found");
+  expect_error(h.post("/v1/agent/register", {{"node", "x"}}), 400, "invalid_argument");
+  expect_error(h.post("/v1/agent/register", {{"node", "../x"}, {"address", "a"}, {"inventory", gaudi_inventory()}}), 400,
+               "invalid_argument", "node");
+}
+
+TEST(SchedulerApi, RolesAndTokens) {
+  Harness h(tokens());
+  EXPECT_EQ(h.get("/healthz")->status, 200);
+  EXPECT_EQ(h.get("/metrics")->status, 200);
+  expect_error(h.get("/v1/jobs"), 401, "unauthenticated");
+  expect_error(h.get("/v1/jobs", "wrong"), 401, "unauthenticated");
+  expect_error(h.post("/v1/jobs", {{"command", {"x"}}}), 401, "unauthenticated");
+  auto job = h.submit({{"command", {"x"}}}, "alicetok");
+  EXPECT_EQ(job["user"], "alice");
+  const std::string id = job["id"];
+  EXPECT_EQ(h.get("/v1/jobs/" + id, "bobtok")->status, 200);  // Users read everything.
+  expect_error(h.post("/v1/jobs/" + id + "/cancel", json::object(), "bobtok"), 403, "permission_denied");
+  expect_error(h.post("/v1/jobs", {{"command", {"x"}}}, "agenttok"), 403, "permission_denied");
+  expect_error(h.get("/v1/jobs", "agenttok"), 403, "permission_denied");
+  expect_error(h.post("/v1/agent/register", {{"node", "n1"}}, "alicetok"), 403, "permission_denied");
+  expect_error(h.get("/v1/agent/nodes/n1/assignments?wait_s=0", "alicetok"), 403, "permission_denied");
+  h.register_node("n1", json::array(), "agenttok");
+  expect_error(h.post("/v1/nodes/n1/drain", json::object(), "alicetok"), 403, "permission_denied");
+  auto drained = h.post("/v1/nodes/n1/drain", json::object(), "admintok");
+  ASSERT_EQ(drained->status, 200);
+  EXPECT_EQ(Harness::body(drained)["state"], "draining");
+  EXPECT_EQ(Harness::body(h.post("/v1/nodes/n1/undrain", json::object(), "admintok"))["state"], "ready");
+  auto c = h.post("/v1/jobs/" + id + "/cancel", json::object(), "alicetok");
+  ASSERT_EQ(c->status, 200);
+  EXPECT_EQ(Harness::body(c)["state"], "cancelled");
+  // Idempotent, and admins may cancel anything.
+  EXPECT_EQ(Harness::body(h.post("/v1/jobs/" + id + "/cancel", json::object(), "admintok"))["state"], "cancelled");
+}
+
+TEST(SchedulerApi, FailedWriteIs503AndStoresNothingReadsStillServed) {
+  Harness h;
+  auto a = h.submit({{"command", {"x"}}});
+  h.store->fail_writes = true;
+  expect_error(h.post("/v1/jobs", {{"command", {"y"}}}), 503, "unavailable");
+  expect_error(h.post("/v1/jobs/" + a["id"].get<std::string>() + "/cancel", json::object()), 503, "unavailable");
+  auto list = Harness::body(h.get("/v1/jobs"));
+  ASSERT_EQ(list["jobs"].size(), 1u);
+  EXPECT_EQ(list["jobs"][0]["state"], "pending");
+  h.store->fail_writes = false;
+  EXPECT_EQ(Harness::body(h.post("/v1/jobs/" + a["id"].get<std::string>() + "/cancel", json::object()))["state"],
+            "cancelled");
+}
+
+TEST(SchedulerApi, NodesAndInventoryViews) {
+  Harness h;
+  h.register_node("n1");
+  auto job = h.submit({{"command", {"x"}}, {"devices", 4}});
+  ASSERT_TRUE(h.wait_state(job["id"], "assigned"));
+  auto n = Harness::body(h.get("/v1/nodes/n1"));
+  EXPECT_EQ(n["state"], "ready");
+  int held = 0;
+  for (const auto& d : n["inventory"]["devices"])
+    if (d["job"] == job["id"]) ++held;
+  EXPECT_EQ(held, 4);
+  EXPECT_EQ(n["free_groups"]["4"].size(), 1u);
+  auto inv = Harness::body(h.get("/v1/inventory"));
+  ASSERT_EQ(inv["models"].size(), 1u);
+  EXPECT_EQ(inv["models"][0]["model"], "HL-225");
+  EXPECT_EQ(inv["models"][0]["cards"], 8);
+  EXPECT_EQ(inv["models"][0]["free"], 4);
+  EXPECT_EQ(inv["models"][0]["free_groups"]["4"], 1);
+  EXPECT_EQ(inv["nodes"]["ready"], 1);
+  EXPECT_EQ(Harness::body(h.get("/v1/nodes"))["nodes"].size(), 1u);
+}
+
+}  // namespace
+}  // namespace tessel::scheduler::testing

@@ -1,0 +1,151 @@
+// The real tessel-scheduler binary: port 0, flags, and durability across kill -9.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "harness.hpp"
+
+namespace tessel::scheduler::testing {
+namespace {
+
+// A child tessel-scheduler whose stdout we read for "listening on HOST:PORT".
+struct Proc {
+  pid_t pid = -1;
+  int port = 0;
+  FILE* out = nullptr;
+
+  explicit Proc(std::vector<std::string> args) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid = fork();
+    if (pid == 0) {
+      dup2(fds[1], 1);
+      close(fds[0]);
+      close(fds[1]);
+      std::vector<char*> argv;
+      static std::string bin = TESSEL_SCHEDULER_BIN;
+      argv.push_back(bin.data());
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(bin.c_str(), argv.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    out = fdopen(fds[0], "r");
+    char line[256];
+    if (fgets(line, sizeof line, out)) {
+      std::string l(line);
+      auto colon = l.rfind(':');
+      if (l.rfind("listening on ", 0) == 0 && colon != std::string::npos) port = std::stoi(l.substr(colon + 1));
+    }
+  }
+  int wait_exit() {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    pid = -1;
+    return status;
+  }
+  ~Proc() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    if (out) fclose(out);
+  }
+};
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("tessel-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+TEST(SchedulerBinary, ServesOnPortZeroAndStopsOnSigterm) {
+  auto dir = temp_dir("bin");
+  Proc p({"--listen", "127.0.0.1:0", "--db", (dir / "s.db").string(), "--log-level", "warn"});
+  ASSERT_GT(p.port, 0);
+  httplib::Client c("127.0.0.1", p.port);
+  EXPECT_EQ(c.Get("/healthz")->status, 200);
+  auto r = c.Post("/v1/jobs", R"({"command":["true"]})", "application/json");
+  ASSERT_EQ(r->status, 201);
+  kill(p.pid, SIGTERM);
+  int st = p.wait_exit();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SchedulerBinary, RejectsBadStartup) {
+  auto dir = temp_dir("badstart");
+  std::ofstream(dir / "tokens") << "good admin root\nbad line\n";
+  {
+    Proc p({"--listen", "127.0.0.1:0", "--db", (dir / "s.db").string(), "--tokens", (dir / "tokens").string()});
+    int st = p.wait_exit();
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+  }
+  {
+    Proc p({"--listen", "0.0.0.0:0", "--db", (dir / "s.db").string()});
+    int st = p.wait_exit();
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SchedulerBinary, EveryAcknowledgedJobSurvivesKill9) {
+  auto dir = temp_dir("durable");
+  const std::string db = (dir / "s.db").string();
+  std::set<std::string> acked;
+  std::mutex mu;
+  {
+    Proc p({"--listen", "127.0.0.1:0", "--db", db, "--log-level", "warn"});
+    ASSERT_GT(p.port, 0);
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> clients;
+    for (int t = 0; t < 4; ++t) {
+      clients.emplace_back([&] {
+        httplib::Client c("127.0.0.1", p.port);
+        while (!stop) {
+          auto r = c.Post("/v1/jobs", R"({"command":["true"]})", "application/json");
+          if (!r) break;  // Server gone.
+          if (r->status == 201) {
+            std::lock_guard lk(mu);
+            acked.insert(json::parse(r->body)["id"].get<std::string>());
+          }
+        }
+      });
+    }
+    ASSERT_TRUE(eventually([&] {
+      std::lock_guard lk(mu);
+      return acked.size() >= 300;
+    }));
+    kill(p.pid, SIGKILL);  // Mid-stream.
+    p.wait_exit();
+    stop = true;
+    for (auto& t : clients) t.join();
+  }
+  Proc p({"--listen", "127.0.0.1:0", "--db", db, "--log-level", "warn"});
+  ASSERT_GT(p.port, 0);
+  httplib::Client c("127.0.0.1", p.port);
+  std::set<std::string> found;
+  std::string after;
+  for (;;) {
+    auto r = c.Get(("/v1/jobs?limit=1000" + (after.empty() ? "" : "&after=" + after)).c_str());
+    ASSERT_EQ(r->status, 200);
+    auto j = json::parse(r->body);
+    for (const auto& job : j["jobs"]) found.insert(job["id"].get<std::string>());
+    if (!j.contains("next")) break;
+    after = j["next"];
+  }
+  for (const auto& id : acked) EXPECT_TRUE(found.count(id)) << "lost acknowledged job " << id;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tessel::scheduler::testing

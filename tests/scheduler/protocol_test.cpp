@@ -1,0 +1,126 @@
+// The agent protocol, with the test acting as a fake agent over raw HTTP.
+#include <future>
+
+#include "harness.hpp"
+
+namespace tessel::scheduler::testing {
+namespace {
+
+TEST(AgentProtocol, LongPollGetsAssignmentThenReportsDriveTheJob) {
+  Harness h;
+  h.register_node("n1");
+  auto first = h.desired("n1", 0, 0);
+  const int64_t v0 = first["version"];
+  EXPECT_TRUE(first["assignments"].empty());
+  // Park a long poll, then submit: it must wake well within its 30 s wait.
+  auto poll = std::async(std::launch::async, [&] {
+    httplib::Client c("127.0.0.1", h.service->port());
+    c.set_read_timeout(60);
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = c.Get(("/v1/agent/nodes/n1/assignments?version=" + std::to_string(v0) + "&wait_s=30").c_str());
+    return std::make_pair(json::parse(r->body), std::chrono::steady_clock::now() - t0);
+  });
+  auto job = h.submit({{"command", {"python", "t.py"}}, {"devices", 2}, {"env", {{"A", "1"}}}});
+  const std::string id = job["id"];
+  ASSERT_EQ(poll.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto [ds, took] = poll.get();
+  EXPECT_LT(took, std::chrono::seconds(5));
+  EXPECT_NE(ds["version"], v0);
+  ASSERT_EQ(ds["assignments"].size(), 1u);
+  auto a = ds["assignments"][0];
+  EXPECT_EQ(a["id"], id + ".0.0");
+  EXPECT_EQ(a["module_ids"].size(), 2u);
+  EXPECT_EQ(a["master_addr"], "10.0.0.2");
+  EXPECT_GE(a["master_port"], 29500);
+  EXPECT_EQ(a["spec"]["env"]["A"], "1");
+  // Same version again: waits; wait_s=0 answers at once with the same state.
+  EXPECT_EQ(h.desired("n1", ds["version"], 0)["assignments"].size(), 1u);
+
+  ASSERT_EQ(h.heartbeat("n1", json::array({report(a["id"], "running")}))->status, 200);
+  EXPECT_EQ(h.job_state(id), "running");
+  auto hb = Harness::body(h.heartbeat("n1", json::array({report(a["id"], "exited", 0)})));
+  EXPECT_EQ(h.job_state(id), "succeeded");
+  EXPECT_EQ(hb["acknowledged"], json::array({a["id"]}));
+  auto done = Harness::body(h.get("/v1/jobs/" + id));
+  EXPECT_EQ(done["exit_code"], 0);
+  EXPECT_TRUE(done.contains("started_at"));
+  EXPECT_TRUE(h.desired("n1", 0, 0)["assignments"].empty());
+  // Cards are free again.
+  EXPECT_EQ(Harness::body(h.get("/v1/inventory"))["models"][0]["free"], 8);
+}
+
+TEST(AgentProtocol, CancelRemovesAssignmentAndFreesCardsWhenGone) {
+  Harness h;
+  h.register_node("n1");
+  auto job = h.submit({{"command", {"sleep", "100"}}, {"devices", 8}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(h.wait_state(id, "assigned"));
+  auto ds = h.desired("n1", 0, 0);
+  ASSERT_EQ(ds["assignments"].size(), 1u);
+  const std::string aid = ds["assignments"][0]["id"];
+  ASSERT_EQ(h.heartbeat("n1", json::array({report(aid, "running")}))->status, 200);
+  ASSERT_EQ(Harness::body(h.post("/v1/jobs/" + id + "/cancel", json::object()))["state"], "cancelled");
+  auto after = h.desired("n1", ds["version"], 5);
+  EXPECT_TRUE(after["assignments"].empty());
+  // Still running on the node: the cards stay held (fenced) and a new job waits.
+  auto next = h.submit({{"command", {"x"}}, {"devices", 8}});
+  ASSERT_EQ(h.heartbeat("n1", json::array({report(aid, "running")}))->status, 200);
+  EXPECT_EQ(h.job_state(next["id"]), "pending");
+  EXPECT_EQ(Harness::body(h.get("/v1/nodes/n1"))["inventory"]["devices"][0]["job"], id);
+  // The agent reports it gone: the fence is released and the next job placed.
+  ASSERT_EQ(h.heartbeat("n1", json::array({report(aid, "exited", 143)}))->status, 200);
+  EXPECT_TRUE(h.wait_state(next["id"], "assigned"));
+  EXPECT_EQ(h.job_state(id), "cancelled");
+}
+
+TEST(AgentProtocol, FailureRequeuesWithRetriesThenFails) {
+  Harness h;
+  h.register_node("n1");
+  auto job = h.submit({{"command", {"false"}}, {"devices", 1}, {"max_retries", 1}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(h.wait_state(id, "assigned"));
+  ASSERT_EQ(h.heartbeat("n1", json::array({report(id + ".0.0", "exited", 3)}))->status, 200);
+  ASSERT_TRUE(h.wait_state(id, "assigned"));
+  auto j = Harness::body(h.get("/v1/jobs/" + id));
+  EXPECT_EQ(j["attempt"], 1);
+  ASSERT_EQ(h.heartbeat("n1", json::array({report(id + ".1.0", "exited", 4)}))->status, 200);
+  j = Harness::body(h.get("/v1/jobs/" + id));
+  EXPECT_EQ(j["state"], "failed");
+  EXPECT_EQ(j["exit_code"], 4);
+}
+
+TEST(AgentProtocol, FailedToStartFailsWithMessage) {
+  Harness h;
+  h.register_node("n1");
+  auto job = h.submit({{"command", {"/nope"}}, {"max_retries", 3}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(h.wait_state(id, "assigned"));
+  json r = report(id + ".0.0", "failed_to_start");
+  r["message"] = "exec: No such file or directory";
+  ASSERT_EQ(h.heartbeat("n1", json::array({r}))->status, 200);
+  auto j = Harness::body(h.get("/v1/jobs/" + id));
+  EXPECT_EQ(j["state"], "failed");
+  EXPECT_NE(j["reason"].get<std::string>().find("No such file"), std::string::npos);
+}
+
+TEST(AgentProtocol, GangJobOneRankFailsOthersAreKilled) {
+  Harness h;
+  h.register_node("n1");
+  h.register_node("n22");
+  auto job = h.submit({{"command", {"x"}}, {"devices", 8}, {"nodes", 2}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(h.wait_state(id, "assigned"));
+  auto j = Harness::body(h.get("/v1/jobs/" + id));
+  ASSERT_EQ(j["allocations"].size(), 2u);
+  std::string n0 = j["allocations"][0]["node"], n1 = j["allocations"][1]["node"];
+  int r0 = j["allocations"][0]["rank"], r1 = j["allocations"][1]["rank"];
+  ASSERT_EQ(h.heartbeat(n0, json::array({report(id + ".0." + std::to_string(r0), "running")}))->status, 200);
+  ASSERT_EQ(h.heartbeat(n1, json::array({report(id + ".0." + std::to_string(r1), "running")}))->status, 200);
+  EXPECT_EQ(h.job_state(id), "running");
+  ASSERT_EQ(h.heartbeat(n1, json::array({report(id + ".0." + std::to_string(r1), "exited", 1)}))->status, 200);
+  EXPECT_EQ(h.job_state(id), "failed");
+  EXPECT_TRUE(h.desired(n0, 0, 0)["assignments"].empty());  // The surviving rank is killed.
+}
+
+}  // namespace
+}  // namespace tessel::scheduler::testing

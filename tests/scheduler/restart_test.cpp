@@ -1,0 +1,52 @@
+// Restart: jobs, nodes, allocations and fences come back from the database.
+#include <filesystem>
+
+#include "harness.hpp"
+
+namespace tessel::scheduler::testing {
+namespace {
+
+TEST(Restart, StateAndHoldsAreRestored) {
+  auto dir = std::filesystem::temp_directory_path() / ("tessel-restart-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string db = (dir / "s.db").string();
+  FakeClock clock;
+  ServiceOptions opts;
+  opts.port = 0;
+  opts.liveness_tick_ms = 0;
+  std::string id;
+  {
+    auto store = open_sqlite_store(db);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    Service svc(**store, clock, std::nullopt, opts);
+    ASSERT_TRUE(svc.start().ok());
+    httplib::Client c("127.0.0.1", svc.port());
+    ASSERT_EQ(c.Post("/v1/agent/register",
+                     json{{"node", "n1"}, {"address", "h1"}, {"agent_port", 7451}, {"inventory", gaudi_inventory()}}.dump(),
+                     "application/json")
+                  ->status,
+              200);
+    auto r = c.Post("/v1/jobs", json{{"command", {"x"}}, {"devices", 4}}.dump(), "application/json");
+    ASSERT_EQ(r->status, 201);
+    id = json::parse(r->body)["id"];
+    ASSERT_TRUE(eventually([&] { return json::parse(c.Get(("/v1/jobs/" + id).c_str())->body)["state"] == "assigned"; }));
+    ASSERT_EQ(c.Post("/v1/nodes/n1/drain", "{}", "application/json")->status, 200);
+  }
+  auto store = open_sqlite_store(db);
+  ASSERT_TRUE(store.ok());
+  Service svc(**store, clock, std::nullopt, opts);
+  ASSERT_TRUE(svc.start().ok());
+  httplib::Client c("127.0.0.1", svc.port());
+  auto j = json::parse(c.Get(("/v1/jobs/" + id).c_str())->body);
+  EXPECT_EQ(j["state"], "assigned");
+  auto n = json::parse(c.Get("/v1/nodes/n1")->body);
+  EXPECT_EQ(n["state"], "draining");
+  EXPECT_EQ(n["inventory"]["devices"][0]["job"], id);
+  // New ids continue after the restored ones.
+  auto r = c.Post("/v1/jobs", json{{"command", {"x"}}}.dump(), "application/json");
+  EXPECT_GT(json::parse(r->body)["id"].get<std::string>(), id);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tessel::scheduler::testing

@@ -1,0 +1,49 @@
+#include <gtest/gtest.h>
+
+#include "tessel/scheduler/auth.hpp"
+#include "tessel/scheduler/tokens.hpp"
+
+namespace tessel::scheduler {
+namespace {
+
+TEST(Tokens, ParsesCommentsBlanksAndRoles) {
+  auto t = parse_tokens("# comment\n\n  abc admin root  \r\nxyz user alice\n\t\nqqq agent node-1");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->by_token.size(), 3u);
+  EXPECT_EQ(t->by_token["xyz"].name, "alice");
+  EXPECT_EQ(t->by_token["qqq"].role, Role::agent);
+}
+
+TEST(Tokens, BadLinesNameTheLine) {
+  auto e1 = parse_tokens("a admin x\nb boss y\n");
+  ASSERT_FALSE(e1.ok());
+  EXPECT_EQ(e1.error().message.rfind("line 2:", 0), 0u) << e1.error().message;
+  auto e2 = parse_tokens("a admin\n");
+  ASSERT_FALSE(e2.ok());
+  EXPECT_EQ(e2.error().message.rfind("line 1:", 0), 0u);
+  auto e3 = parse_tokens("a admin x\na user y\n");
+  ASSERT_FALSE(e3.ok());
+  EXPECT_NE(e3.error().message.find("duplicate"), std::string::npos);
+  EXPECT_FALSE(parse_tokens("# only comments\n").ok());
+  EXPECT_FALSE(parse_tokens("a admin x extra\n").ok());
+  EXPECT_FALSE(load_tokens_file("/nonexistent/tokens").ok());
+}
+
+TEST(Auth, RolesMapToActions) {
+  Authenticator off(std::nullopt);
+  auto anon = off.authorize("", Action::admin);
+  ASSERT_TRUE(std::holds_alternative<Principal>(anon));
+  EXPECT_EQ(std::get<Principal>(anon).name, "anonymous");
+  Authenticator on(*parse_tokens("u user alice\ng agent n1\na admin root\n"));
+  EXPECT_EQ(api_error(on.authorize("", Action::read))->status, 401);
+  EXPECT_EQ(api_error(on.authorize("Bearer nope", Action::read))->status, 401);
+  EXPECT_EQ(api_error(on.authorize("Bearer u", Action::admin))->status, 403);
+  EXPECT_EQ(api_error(on.authorize("Bearer u", Action::agent))->status, 403);
+  EXPECT_EQ(api_error(on.authorize("Bearer g", Action::read))->status, 403);
+  EXPECT_EQ(api_error(on.authorize("Bearer u", Action::submit)), nullptr);
+  EXPECT_EQ(api_error(on.authorize("Bearer g", Action::agent)), nullptr);
+  EXPECT_EQ(api_error(on.authorize("Bearer a", Action::agent)), nullptr);
+}
+
+}  // namespace
+}  // namespace tessel::scheduler
