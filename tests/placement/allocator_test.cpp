@@ -155,6 +155,14 @@ TEST(Allocator, JobsWithoutCardsNeedOnlyANode) {
   EXPECT_TRUE(p->allocations[0].module_ids.empty());
   EXPECT_EQ(reason(r, "z2"), "unschedulable: cluster has 1 node");
   EXPECT_EQ(a.holdings().count("z"), 0u);
+
+  a.upsert_node(gaudi_node("n2"));
+  a.set_schedulable("n2", false);
+  PendingJob nv = job("nv", 0);
+  nv.vendor = api::Vendor::nvidia;
+  auto r2 = a.schedule({job("z3", 0, 2), nv}, 0);
+  EXPECT_EQ(reason(r2, "z3"), "only 1 ready nodes, job needs 2");
+  EXPECT_EQ(reason(r2, "nv"), "no ready node has nvidia cards");
 }
 
 TEST(Allocator, NvidiaBestFitLowestIndices) {

@@ -307,7 +307,7 @@ class PlacementProperty : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(PlacementProperty, InvariantsHoldUnderRandomOperations) {
   World w(GetParam());
-  w.run(4000);
+  w.run(3000);
   // The run must have exercised placement, reservations and backfill onto reserved cards.
   EXPECT_GT(w.placed_total, 500);
   EXPECT_GT(w.reservations_seen, 50);

@@ -30,16 +30,17 @@ std::string cluster_too_small(int nodes_in_cluster) {
 
 std::string never_fits(int devices, int nodes_needed, int nodes_capable, const std::optional<api::Vendor>& vendor,
                        const std::string& model) {
-  std::string what = devices == 0 ? (vendor || !model.empty() ? cards_phrase(vendor, model) : "no cards")
-                                  : std::to_string(devices) + " healthy " + cards_phrase(vendor, model);
+  const std::string needs = ", job needs " + std::to_string(nodes_needed);
   if (devices == 0) {
+    if (!vendor && model.empty()) return "only " + std::to_string(nodes_capable) + " ready nodes" + needs;
+    std::string what = cards_phrase(vendor, model);
     if (nodes_capable == 0) return "no ready node has " + what;
-    return "only " + std::to_string(nodes_capable) + " ready nodes have " + what + ", job needs " +
-           std::to_string(nodes_needed);
+    return "only " + std::to_string(nodes_capable) + " ready nodes have " + what + needs;
   }
+  std::string what = std::to_string(devices) + " healthy " + cards_phrase(vendor, model);
   if (nodes_capable == 0) return "no node has " + what;
   return "only " + std::to_string(nodes_capable) + (nodes_capable == 1 ? " node has " : " nodes have ") + what +
-         ", job needs " + std::to_string(nodes_needed);
+         needs;
 }
 
 std::string waiting_for_cards(int devices, int nodes_needed, const std::optional<api::Vendor>& vendor,
