@@ -1,6 +1,7 @@
 #include "tessel/agent/smi_parse.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "tessel/agent/smi_table.hpp"
@@ -16,8 +17,21 @@ std::string row_error(const Dialect& d, const Row& row, const std::string& what)
   return d.tool + " line " + std::to_string(row.line) + ": " + what + ": " + quote_line(row.text);
 }
 
-// Text cells: N/A becomes "".
-std::string text_value(const std::string& cell) { return is_not_available(cell) ? std::string() : cell; }
+// Text cells: N/A becomes "". Only printable ASCII within the wire format's length
+// limits is accepted, so the inventory always serialises and the scheduler accepts it.
+Result<std::string> text_value(const std::string& cell, size_t max_len) {
+  if (is_not_available(cell)) return std::string();
+  if (cell.size() > max_len) return Error{"longer than " + std::to_string(max_len) + " characters"};
+  for (char c : cell) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u > 0x7e) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "0x%02x", u);
+      return Error{std::string("unexpected byte ") + buf};
+    }
+  }
+  return cell;
+}
 
 Result<api::Device> read_device(const Dialect& d, const Table& t, const Row& row, std::string& driver_version) {
   api::Device dev;
@@ -30,6 +44,12 @@ Result<api::Device> read_device(const Dialect& d, const Table& t, const Row& row
       auto q = parse_quantity(cell, f->unit);
       if (!q) return Error{row_error(d, row, f->name + ": " + q.error().message)};
       out = *q;
+      return ok_status();
+    };
+    auto text = [&](std::string& out, size_t max_len) -> Status {
+      auto t = text_value(cell, max_len);
+      if (!t) return Error{row_error(d, row, f->name + ": " + t.error().message)};
+      out = std::move(*t);
       return ok_status();
     };
     Status st = ok_status();
@@ -46,13 +66,16 @@ Result<api::Device> read_device(const Dialect& d, const Table& t, const Row& row
         }
         break;
       }
-      case Role::bus_id: dev.bus_id = text_value(cell); break;
-      case Role::model: dev.model = text_value(cell); break;
-      case Role::serial: dev.serial = text_value(cell); break;
-      case Role::uuid: dev.uuid = text_value(cell); break;
-      case Role::driver_version:
-        if (driver_version.empty()) driver_version = text_value(cell);
+      case Role::bus_id: st = text(dev.bus_id, 64); break;
+      case Role::model: st = text(dev.model, 64); break;
+      case Role::serial: st = text(dev.serial, 128); break;
+      case Role::uuid: st = text(dev.uuid, 128); break;
+      case Role::driver_version: {
+        std::string v;
+        st = text(v, 128);
+        if (driver_version.empty()) driver_version = v;
         break;
+      }
       case Role::memory_total: st = quantity(dev.memory_total_mib); break;
       case Role::memory_used: st = quantity(dev.memory_used_mib); break;
       case Role::utilization: st = quantity(dev.utilization_pct); break;

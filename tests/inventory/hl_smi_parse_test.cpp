@@ -152,6 +152,17 @@ TEST(HlSmiParse, HeaderMustHoldRequestedFields) {
   EXPECT_EQ(no_index.error().message, "hl-smi: output has no \"index\" column");
 }
 
+TEST(HlSmiParse, TextCellsMustBePrintableAsciiWithinWireLimits) {
+  // Found by fuzz_hl_smi: a non-UTF-8 byte made api::to_json(...).dump() throw.
+  auto bad_byte = parse_hl_smi("0, 0, b, HL-\xff, s, u, d, 1, 1, 0, 30, 200\n");
+  ASSERT_FALSE(bad_byte.ok());
+  EXPECT_NE(bad_byte.error().message.find("hl-smi line 1: name: unexpected byte 0xff"), std::string::npos)
+      << bad_byte.error().message;
+  auto too_long = parse_hl_smi("0, 0, b, " + std::string(65, 'x') + ", s, u, d, 1, 1, 0, 30, 200\n");
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_NE(too_long.error().message.find("name: longer than 64 characters"), std::string::npos);
+}
+
 TEST(HlSmiParse, UnknownRequestedFieldIsAnError) {
   auto r = parse_hl_smi("0\n", {"index", "bogus"});
   ASSERT_FALSE(r.ok());

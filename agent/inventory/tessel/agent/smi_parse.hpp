@@ -22,6 +22,8 @@ struct ParsedDevices {
 // values with units or without (old "Mib" too), N/A (-> nullopt telemetry, "" text),
 // extra spaces, blank lines, CRLF. The index column is required, and module_id for
 // hl-smi (nvidia-smi: module_id = index). Duplicate index or module_id is an error.
+// Text cells must be printable ASCII no longer than the wire format allows (bus_id and
+// name 64, serial, uuid and driver_version 128), so the result always serialises.
 // An output with no rows gives no devices.
 Result<ParsedDevices> parse_devices(const Dialect& dialect, std::string_view text,
                                     const std::vector<std::string>& requested);
