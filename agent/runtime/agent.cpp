@@ -77,6 +77,15 @@ void Agent::run() {
       last_inv_ = *inv;
     } else {
       spdlog::error("reading inventory: {}", inv.error().message);
+      // The vendor tool failed (hung, crashed, garbage): keep the last known cards
+      // but report them unhealthy, so the scheduler stops placing here; running
+      // tasks are left alone. The next good read restores them.
+      std::lock_guard lock(mu_);
+      if (last_inv_)
+        for (auto& d : last_inv_->devices) {
+          d.healthy = false;
+          d.health_reason = "reading inventory: " + inv.error().message;
+        }
     }
     std::optional<api::NodeInventory> current;
     bool registered;

@@ -1,0 +1,340 @@
+// bench_load: many simulated agents in one process against the real
+// tessel-scheduler over HTTP on loopback. Not run in CI; see bench/RESULTS.md.
+//
+// Each simulated node registers with a fake 8-card Gaudi 2 inventory, then
+// heartbeats every --interval seconds (default 5, the scheduler's default),
+// staggered; with --long-poll (default on) it also keeps one assignments long
+// poll open the way a real agent's poller does (one thread per node, blocked).
+// Heartbeats are sent by a pool of --hb-threads workers, each its own
+// keep-alive connection. For every node count it prints heartbeat latency
+// percentiles, errors, nodes the scheduler saw as down, and the scheduler's CPU
+// (utime+stime from /proc/<pid>/stat over the measured window) and RSS.
+//
+//   bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--hb-threads 64]
+//              [--no-long-poll] [--scheduler PATH]
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+struct Options {
+  std::vector<int> nodes = {1000, 5000};
+  double seconds = 30;
+  double interval = 5;
+  int hb_threads = 64;
+  bool long_poll = true;
+  std::string scheduler = TESSEL_SCHEDULER_BIN;
+};
+
+// A tessel-scheduler child with a fresh DB; SIGTERM on destruction.
+struct Scheduler {
+  pid_t pid = -1;
+  int port = 0;
+  std::filesystem::path dir;
+  explicit Scheduler(const Options& o) {
+    dir = std::filesystem::temp_directory_path() / ("tessel-bench-load-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    std::string db = (dir / "s.db").string();
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid = fork();
+    if (pid == 0) {
+      dup2(fds[1], 1);
+      close(fds[0]);
+      execl(o.scheduler.c_str(), o.scheduler.c_str(), "--listen", "127.0.0.1:0", "--db", db.c_str(), "--log-level",
+            "warn", "--heartbeat-timeout", "15", nullptr);
+      _exit(127);
+    }
+    close(fds[1]);
+    FILE* f = fdopen(fds[0], "r");
+    char line[256];
+    if (fgets(line, sizeof line, f)) {
+      std::string l(line);
+      port = std::atoi(l.c_str() + l.rfind(':') + 1);
+    }
+  }
+  ~Scheduler() {
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+      waitpid(pid, nullptr, 0);
+    }
+    std::filesystem::remove_all(dir);
+  }
+};
+
+// utime+stime in clock ticks, from /proc/<pid>/stat.
+long cpu_ticks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = s.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(s.substr(close + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::atol(field.c_str());
+    if (i == 15) stime = std::atol(field.c_str());
+  }
+  return utime + stime;
+}
+
+// VmRSS / VmHWM in MiB from /proc/<pid>/status.
+double status_mib(pid_t pid, const std::string& key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key + ":", 0) == 0) return std::atof(line.c_str() + key.size() + 1) / 1024.0;
+  return 0;
+}
+
+json inventory() {
+  json devs = json::array();
+  const int module_of_index[8] = {2, 0, 3, 1, 6, 4, 7, 5};
+  for (int i = 0; i < 8; ++i)
+    devs.push_back({{"index", i},
+                    {"module_id", module_of_index[i]},
+                    {"bus_id", "0000:" + std::to_string(16 + i) + ":00.0"},
+                    {"model", "HL-225"},
+                    {"serial", "AN0000" + std::to_string(i)},
+                    {"uuid", "01P" + std::to_string(i)},
+                    {"memory_total_mib", 98304},
+                    {"memory_used_mib", 672},
+                    {"utilization_pct", 0},
+                    {"temperature_c", 30 + i},
+                    {"power_w", 200},
+                    {"healthy", true}});
+  return {{"vendor", "habana"}, {"driver_version", "1.18.0"}, {"devices", devs}};
+}
+
+std::string node_name(int i) {
+  char b[32];
+  std::snprintf(b, sizeof b, "sim-%05d", i);
+  return b;
+}
+
+double pct(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  size_t k = std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k];
+}
+
+struct Row {
+  int nodes = 0;
+  bool long_poll = false;
+  double register_s = 0;
+  long heartbeats = 0, errors = 0;
+  double p50 = 0, p90 = 0, p99 = 0, max = 0, late = 0;
+  int down = 0;
+  double cpu_pct = 0, rss = 0, hwm = 0;
+};
+
+Row run(const Options& o, int n, bool long_poll) {
+  Row row;
+  row.nodes = n;
+  row.long_poll = long_poll;
+  Scheduler s(o);
+  if (s.port <= 0) {
+    std::fprintf(stderr, "bench_load: scheduler did not start\n");
+    return row;
+  }
+  const json inv = inventory();
+  std::atomic<bool> stop{false};
+
+  // Register all nodes (hb_threads in parallel).
+  auto t0 = Clock::now();
+  std::atomic<int> next{0}, reg_errors{0};
+  {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < o.hb_threads; ++t)
+      ts.emplace_back([&] {
+        httplib::Client c("127.0.0.1", s.port);
+        c.set_keep_alive(true);
+        for (int i; (i = next++) < n;) {
+          json body = {{"node", node_name(i)}, {"address", "10.1.0.1"}, {"agent_port", 7451}, {"inventory", inv},
+                       {"tasks", json::array()}};
+          auto r = c.Post("/v1/agent/register", body.dump(), "application/json");
+          if (!r || r->status != 200) ++reg_errors;
+        }
+      });
+    for (auto& t : ts) t.join();
+  }
+  row.register_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (reg_errors) std::fprintf(stderr, "bench_load: %d registrations failed\n", reg_errors.load());
+
+  // Long polls: one blocked thread per node, like the agents' pollers.
+  std::vector<std::thread> pollers;
+  if (long_poll) {
+    for (int i = 0; i < n; ++i)
+      pollers.emplace_back([&, i] {
+        httplib::Client c("127.0.0.1", s.port);
+        c.set_read_timeout(70, 0);
+        c.set_keep_alive(true);
+        long version = 0;
+        const std::string base = "/v1/agent/nodes/" + node_name(i) + "/assignments?wait_s=30&version=";
+        while (!stop) {
+          auto r = c.Get((base + std::to_string(version)).c_str());
+          if (r && r->status == 200) {
+            auto j = json::parse(r->body, nullptr, false);
+            if (j.is_object()) version = j.value("version", version);
+          } else if (!stop) {
+            std::this_thread::sleep_for(1s);  // Back off like an agent.
+          }
+        }
+      });
+  }
+
+  // Heartbeats: node i is due at start + (i / n) * interval + k * interval.
+  const auto interval = std::chrono::duration<double>(o.interval);
+  const auto start = Clock::now() + 1s;
+  const auto measure_from = start + interval;  // Skip the first round (warm-up).
+  const auto end = measure_from + std::chrono::duration<double>(o.seconds);
+  std::mutex mu;
+  std::vector<double> lat;
+  std::atomic<long> errors{0}, late{0};
+  long ticks0 = 0;
+  std::thread sampler([&] {
+    std::this_thread::sleep_until(measure_from);
+    ticks0 = cpu_ticks(s.pid);
+  });
+  {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < o.hb_threads; ++t)
+      ts.emplace_back([&, t] {
+        httplib::Client c("127.0.0.1", s.port);
+        c.set_keep_alive(true);
+        c.set_read_timeout(30, 0);
+        std::vector<double> mine;
+        // This worker owns nodes t, t+T, t+2T, ...; visits them in due order.
+        for (long k = 0;; ++k) {
+          bool done = false;
+          for (int i = t; i < n; i += o.hb_threads) {
+            auto due = start + std::chrono::duration_cast<Clock::duration>(
+                                   interval * (static_cast<double>(i) / n + static_cast<double>(k)));
+            if (due >= end) {
+              done = true;
+              break;
+            }
+            std::this_thread::sleep_until(due);
+            const bool measured = due >= measure_from;
+            if (measured && Clock::now() - due > interval) ++late;  // This worker fell behind.
+            json body = {{"node", node_name(i)}, {"inventory", inv}, {"tasks", json::array()}};
+            auto a = Clock::now();
+            auto r = c.Post("/v1/agent/heartbeat", body.dump(), "application/json");
+            double ms = std::chrono::duration<double, std::milli>(Clock::now() - a).count();
+            if (!measured) continue;
+            if (!r || r->status != 200)
+              ++errors;
+            else
+              mine.push_back(ms);
+          }
+          if (done) break;
+        }
+        std::lock_guard lk(mu);
+        lat.insert(lat.end(), mine.begin(), mine.end());
+      });
+    for (auto& t : ts) t.join();
+  }
+  sampler.join();
+  const double wall = std::chrono::duration<double>(Clock::now() - measure_from).count();
+  const long ticks1 = cpu_ticks(s.pid);
+  row.cpu_pct = 100.0 * static_cast<double>(ticks1 - ticks0) / static_cast<double>(sysconf(_SC_CLK_TCK)) / wall;
+  row.rss = status_mib(s.pid, "VmRSS");
+  row.hwm = status_mib(s.pid, "VmHWM");
+  {
+    httplib::Client c("127.0.0.1", s.port);
+    auto r = c.Get("/v1/inventory");
+    if (r && r->status == 200) {
+      auto j = json::parse(r->body, nullptr, false);
+      if (j.is_object()) row.down = j["nodes"].value("down", 0);
+    }
+  }
+  row.heartbeats = static_cast<long>(lat.size());
+  row.errors = errors;
+  row.late = static_cast<double>(late);
+  row.p50 = pct(lat, 50);
+  row.p90 = pct(lat, 90);
+  row.p99 = pct(lat, 99);
+  row.max = lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end());
+  stop = true;
+  // Long polls end within wait_s (30 s) or when the scheduler stops: stop it first.
+  kill(s.pid, SIGTERM);
+  for (auto& p : pollers) p.join();
+  return row;
+}
+
+std::vector<int> parse_list(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(std::atoi(item.c_str()));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "bench_load: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--nodes") o.nodes = parse_list(val());
+    else if (a == "--seconds") o.seconds = std::atof(val().c_str());
+    else if (a == "--interval") o.interval = std::atof(val().c_str());
+    else if (a == "--hb-threads") o.hb_threads = std::max(1, std::atoi(val().c_str()));
+    else if (a == "--no-long-poll") o.long_poll = false;
+    else if (a == "--scheduler") o.scheduler = val();
+    else {
+      std::fprintf(stderr, "usage: bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--hb-threads 64] "
+                           "[--no-long-poll] [--scheduler PATH]\n");
+      return 2;
+    }
+  }
+  signal(SIGPIPE, SIG_IGN);
+  // Two sockets per simulated node (heartbeat pool aside): raise the fd limit
+  // for this process and the scheduler it starts.
+  rlimit nofile{};
+  getrlimit(RLIMIT_NOFILE, &nofile);
+  nofile.rlim_cur = nofile.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &nofile);
+  std::printf("%7s %5s %8s %9s %6s %8s %8s %8s %8s %6s %5s %7s %8s %8s\n", "nodes", "poll", "reg_s", "heartbeats",
+              "errors", "p50_ms", "p90_ms", "p99_ms", "max_ms", "late", "down", "cpu_%", "rss_mib", "peak_mib");
+  for (int n : o.nodes) {
+    Row r = run(o, n, o.long_poll);
+    std::printf("%7d %5s %8.2f %9ld %6ld %8.2f %8.2f %8.2f %8.1f %6.0f %5d %7.1f %8.1f %8.1f\n", r.nodes,
+                r.long_poll ? "yes" : "no", r.register_s, r.heartbeats, r.errors, r.p50, r.p90, r.p99, r.max, r.late,
+                r.down, r.cpu_pct, r.rss, r.hwm);
+    std::fflush(stdout);
+  }
+  return 0;
+}
