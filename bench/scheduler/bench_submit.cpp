@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,6 +90,16 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("clients=%2d  acknowledged submissions/s: %.0f\n", clients, run(s.port, clients, seconds));
+    // Scheduling passes that ran meanwhile (every submission triggers one, coalesced).
+    httplib::Client c("127.0.0.1", s.port);
+    if (auto m = c.Get("/metrics")) {
+      std::istringstream in(m->body);
+      std::string line;
+      while (std::getline(in, line))
+        if (line.rfind("tessel_scheduling_latency_seconds_sum", 0) == 0 ||
+            line.rfind("tessel_scheduling_latency_seconds_count", 0) == 0)
+          std::printf("  %s\n", line.c_str());
+    }
     std::fflush(stdout);
   }
   std::filesystem::remove_all(dir);

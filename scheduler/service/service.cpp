@@ -61,6 +61,7 @@ Status Service::start() {
   const size_t threads = opts_.http_threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_tcp_nodelay(true);  // Headers and body go out as separate writes: no Nagle delay.
+  server_->set_keep_alive_max_count(10000);  // httplib closes after 5 requests by default.
   install_error_handling(*server_);
   add_public_routes(*server_, *ctx_);
   add_job_routes(*server_, *ctx_);

@@ -1,4 +1,7 @@
 // ClusterState: the scheduling pass, the scheduler thread, liveness.
+#include <algorithm>
+#include <chrono>
+
 #include <spdlog/spdlog.h>
 
 #include "tessel/scheduler/state.hpp"
@@ -83,8 +86,16 @@ void ClusterState::run_scheduler() {
     if (stopping_) return;
     dirty_ = false;
     lk.unlock();
+    const int64_t t0 = clock_.steady_ns();
     schedule_pass();
+    const auto took = std::chrono::nanoseconds(clock_.steady_ns() - t0);
     lk.lock();
+    // A pass over a long queue is not free: under a stream of submissions, let
+    // changes gather for as long as the last pass took (capped) before the next,
+    // so passes use at most about half a core. An idle scheduler still reacts at once.
+    if (took > std::chrono::milliseconds(1))
+      dirty_cv_.wait_for(lk, std::min<std::chrono::nanoseconds>(took, std::chrono::milliseconds(50)),
+                         [&] { return stopping_; });
   }
 }
 
@@ -94,9 +105,21 @@ void ClusterState::check_liveness() {
   std::vector<std::string> gone;
   for (const auto& [name, n] : nodes_)
     if (!n.down && now - n.rec.last_heartbeat_ms >= opts_.heartbeat_timeout_ms) gone.push_back(name);
-  if (gone.empty()) return;
   Txn txn;
   std::set<int64_t> stopped;
+  // Backstop for time limits (agents enforce them first): a running job past its
+  // limit plus kill grace plus one heartbeat timeout is failed and its ranks fenced.
+  for (int64_t seq : active_) {
+    const JobEntry& e = jobs_[seq];
+    const auto& spec = e.job.spec;
+    if (!spec.time_limit_s || !e.job.started_at_ms) continue;
+    const int64_t grace_s = spec.kill_grace_s.value_or(api::kDefaultKillGraceS);
+    const int64_t deadline = e.job.started_at_ms + (*spec.time_limit_s + grace_s) * 1000 + opts_.heartbeat_timeout_ms;
+    if (now < deadline) continue;
+    stopped.insert(seq);
+    stop_job_locked(txn, e, api::JobState::failed, "time limit exceeded", std::nullopt, false);
+  }
+  if (gone.empty() && stopped.empty()) return;
   for (const auto& name : gone) {
     for (int64_t seq : active_) {
       const JobEntry& e = jobs_[seq];

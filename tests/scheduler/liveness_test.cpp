@@ -62,5 +62,24 @@ TEST(Liveness, HeartbeatsKeepNodeUp) {
   EXPECT_EQ(Harness::body(h.get("/v1/nodes/n1"))["state"], "ready");
 }
 
+TEST(Liveness, TimeLimitBackstopFailsOverdueJob) {
+  Harness h;
+  h.register_node("n1");
+  auto job = h.submit({{"command", {"x"}}, {"devices", 1}, {"time_limit_s", 60}, {"kill_grace_s", 5}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(h.wait_state(id, "assigned"));
+  ASSERT_EQ(h.heartbeat("n1", json::array({report(id + ".0.0", "running")}))->status, 200);
+  ASSERT_EQ(h.job_state(id), "running");
+  for (int i = 0; i < 8; ++i) {  // 80 s: past 60 + 5 + 15, heartbeats keep the node up.
+    h.clock.advance_ms(10'000);
+    ASSERT_EQ(h.heartbeat("n1", json::array({report(id + ".0.0", "running")}))->status, 200);
+    h.service->state().check_liveness();
+  }
+  auto j = Harness::body(h.get("/v1/jobs/" + id));
+  EXPECT_EQ(j["state"], "failed");
+  EXPECT_EQ(j["reason"], "time limit exceeded");
+  EXPECT_TRUE(h.desired("n1", 0, 0)["assignments"].empty());
+}
+
 }  // namespace
 }  // namespace tessel::scheduler::testing
