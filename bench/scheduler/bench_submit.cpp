@@ -63,8 +63,9 @@ double run(int port, int clients, double seconds) {
         auto r = c.Post("/v1/jobs", body, "application/json");
         if (r && r->status == 201)
           ++ok;
-        else
-          ++bad;
+        else if (++bad <= 3)
+          std::fprintf(stderr, "  failed: %s\n",
+                       r ? (std::to_string(r->status) + " " + r->body).c_str() : httplib::to_string(r.error()).c_str());
       }
     });
   }
