@@ -4,7 +4,7 @@
 # context and thread count, in one run. Prints a table with ratios.
 #
 # Usage: bench/workers/run.sh [BUILD_DIR]   (default: build-workers)
-# Env: THREADS (1), STEPS (40), BATCH (16), CONTEXT (128), LAYERS (4),
+# Env: PYTHON (/usr/bin/python3), THREADS (1), STEPS (40), BATCH (16), CONTEXT (128), LAYERS (4),
 #      HEADS (4), DIM (128), NEW_TOKENS (256), PROMPTS (3).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -12,11 +12,13 @@ BUILD_DIR=${1:-build-workers}
 THREADS=${THREADS:-1} STEPS=${STEPS:-40} BATCH=${BATCH:-16} CONTEXT=${CONTEXT:-128}
 LAYERS=${LAYERS:-4} HEADS=${HEADS:-4} DIM=${DIM:-128} NEW_TOKENS=${NEW_TOKENS:-256} PROMPTS=${PROMPTS:-3}
 SKIP=5
+# Debian's python3-torch lives in /usr/bin/python3's dist-packages (not a pyenv python).
+PY=${PYTHON:-/usr/bin/python3}
 DATA=tests/fixtures/text/gpl-3.txt
 TRAIN=$BUILD_DIR/workers/tessel-train
 INFER=$BUILD_DIR/workers/tessel-infer
 
-if ! python3 -c 'import torch' 2>/dev/null; then
+if ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "installing python3-torch with apt" >&2
   apt-get install -y python3-torch >&2
 fi
@@ -40,7 +42,7 @@ t1 = lines[-1]["elapsed_s"]
 print((steps - skip) * batch * ctx / (t1 - t0))
 PY
 )
-py_train=$(python3 bench/workers/torch_ref.py --mode train --data "$DATA" --steps "$STEPS" --skip "$SKIP" \
+py_train=$("$PY" bench/workers/torch_ref.py --mode train --data "$DATA" --steps "$STEPS" --skip "$SKIP" \
   --batch-size "$BATCH" "${model[@]}" --threads "$THREADS" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens_per_s"])')
 
 # C++ generation: greedy, KV cache, NEW_TOKENS per prompt; time inside the process.
@@ -51,7 +53,7 @@ cpp_gen=$(python3 -c '
 import json, sys
 ls = [json.loads(l) for l in open(sys.argv[1])]
 print(sum(l["tokens"] for l in ls) / sum(l["elapsed_s"] for l in ls))' "$work/gen.jsonl")
-py_gen=$(python3 bench/workers/torch_ref.py --mode generate "${model[@]}" --threads "$THREADS" \
+py_gen=$("$PY" bench/workers/torch_ref.py --mode generate "${model[@]}" --threads "$THREADS" \
   --prompts "$PROMPTS" --new-tokens "$NEW_TOKENS" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens_per_s"])')
 
 python3 - "$cpp_train" "$py_train" "$cpp_gen" "$py_gen" <<PY
