@@ -5,10 +5,14 @@
 //          {"event":"listening","port":N} on stdout once bound.
 // Errors: one line on stderr and a non-zero exit status.
 #include <chrono>
+#include <pthread.h>
+#include <signal.h>
+
 #include <csignal>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -61,9 +65,14 @@ int run_batch(InferenceSession& session, const std::string& input, const std::st
   return 0;
 }
 
-InferenceServer* g_server = nullptr;
-void on_signal(int) {
-  if (g_server) g_server->stop();
+// SIGTERM/SIGINT are blocked in every thread and taken by one waiter thread
+// (sigwait), which stops the server outside signal context.
+sigset_t termination_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
 }
 
 }  // namespace
@@ -124,15 +133,20 @@ int main(int argc, char** argv) {
   if (!session) return fail(session.error().message);
   if (!serve) return run_batch(**session, input, output, defaults);
 
+  const sigset_t signals = termination_signals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the server starts threads
   InferenceServer server(**session, defaults);
   auto bound = server.bind(host, port);
   if (!bound) return fail(bound.error().message);
-  g_server = &server;
-  std::signal(SIGTERM, on_signal);
-  std::signal(SIGINT, on_signal);
+  std::thread waiter([&server, signals] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    server.stop();
+  });
   std::cout << nlohmann::json{{"event", "listening"}, {"host", host}, {"port", *bound}}.dump() << std::endl;
   auto status = server.serve();
-  g_server = nullptr;
+  pthread_kill(waiter.native_handle(), SIGTERM);  // wake the waiter if serve() ended by itself
+  waiter.join();
   if (!status) return fail(status.error().message);
   return 0;
 }
