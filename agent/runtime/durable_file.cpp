@@ -21,7 +21,29 @@ static Status fsync_dir(const std::string& dir) {
   return ok_status();
 }
 
-Status write_file_durable(const std::string& path, const std::string& data) {
+static Status write_file(const std::string& path, const std::string& data, bool sync);
+
+Status write_file_durable(const std::string& path, const std::string& data) { return write_file(path, data, true); }
+Status write_file_atomic(const std::string& path, const std::string& data) { return write_file(path, data, false); }
+
+Status append_line_durable(const std::string& path, const std::string& line) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return errno_error("open " + path);
+  const std::string data = line + "\n";
+  ssize_t n = ::write(fd, data.data(), data.size());
+  if (n != static_cast<ssize_t>(data.size())) {
+    Error e = n < 0 ? errno_error("write " + path) : Error{"write " + path + ": short write"};
+    ::close(fd);
+    return e;
+  }
+  int rc = ::fdatasync(fd);
+  Error e = errno_error("fdatasync " + path);
+  ::close(fd);
+  if (rc != 0) return e;
+  return ok_status();
+}
+
+static Status write_file(const std::string& path, const std::string& data, bool sync) {
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno_error("open " + tmp);
@@ -36,13 +58,14 @@ Status write_file_durable(const std::string& path, const std::string& data) {
     }
     off += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) {
+  if (sync && ::fsync(fd) != 0) {
     Error e = errno_error("fsync " + tmp);
     ::close(fd);
     return e;
   }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) return errno_error("rename " + tmp);
+  if (!sync) return ok_status();
   return fsync_dir(std::filesystem::path(path).parent_path().string());
 }
 

@@ -106,7 +106,10 @@ int agent_main(const Options& o) {
   auto source = make_inventory_source(o.vendor, runner, icfg);
   if (!source) return fail("inventory: " + source.error().message);
 
-  DetachedLauncher launcher(self_exe());
+  // The small tessel-supervisor next to this binary starts faster; else our own `supervise`.
+  std::string exe = self_exe();
+  std::string sup = exe.substr(0, exe.rfind('/') + 1) + "tessel-supervisor";
+  DetachedLauncher launcher(::access(sup.c_str(), X_OK) == 0 ? sup : exe);
   TaskManagerConfig tcfg;
   tcfg.node = node;
   tcfg.base_env = minimal_base_env(get_env, run_as ? std::optional(run_as->user) : std::nullopt,

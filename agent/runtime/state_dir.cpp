@@ -22,18 +22,25 @@ static bool exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
-Status StateDir::init() const { return make_dir_durable(root_ + "/tasks"); }
+Status StateDir::init() const {
+  if (auto st = make_dir_durable(root_ + "/tasks"); !st) return st;
+  if (exists(started_log())) return ok_status();
+  return write_file_durable(started_log(), "");  // Created (and its dir entry synced) once.
+}
 
 Status StateDir::record_started(const api::Assignment& a) const {
   if (!is_safe_task_id(a.id)) return Error{"assignment id '" + a.id + "' is not a safe file name"};
   const std::string dir = task_dir(a.id);
   if (exists(dir + "/assignment.json")) return Error{"assignment " + a.id + " was already started"};
-  if (auto st = make_dir_durable(dir); !st) return st;
-  return write_file_durable(dir + "/assignment.json", serialize(a));
+  if (auto st = append_line_durable(started_log(), a.id); !st) return st;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{"mkdir " + dir + ": " + ec.message()};
+  return write_file_atomic(dir + "/assignment.json", serialize(a));
 }
 
 Status StateDir::write_launch(const LaunchPlan& p) const {
-  return write_file_durable(task_dir(p.assignment_id) + "/launch.json", serialize(p));
+  return write_file_atomic(task_dir(p.assignment_id) + "/launch.json", serialize(p));
 }
 
 Status StateDir::write_result(const std::string& id, const TaskResult& r) const {
@@ -95,6 +102,11 @@ StateScan StateDir::scan() const {
     out.tasks.push_back(std::move(*t));
   }
   if (ec) out.problems.push_back(root_ + "/tasks: " + ec.message());
+  if (auto log = read_small_file(started_log(), 256 << 20)) {
+    size_t start = 0;
+    for (size_t nl; (nl = log->find('\n', start)) != std::string::npos; start = nl + 1)
+      if (nl > start) out.started_ids.insert(log->substr(start, nl - start));
+  }
   return out;
 }
 

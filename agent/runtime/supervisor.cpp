@@ -158,7 +158,8 @@ int run_supervisor(const std::string& dir) {
 
   const int self = static_cast<int>(::getpid());
   auto start = process_start_time(self);
-  auto rec = write_file_durable(dir + "/supervisor.json", serialize(SupervisorRecord{self, start.value_or(0)}));
+  // No fsync: the record only matters while this boot (and this process) lasts.
+  auto rec = write_file_atomic(dir + "/supervisor.json", serialize(SupervisorRecord{self, start.value_or(0)}));
   if (!rec) spdlog::error("supervisor: {}", rec.error().message);
 
   auto text = read_small_file(dir + "/launch.json", 16 << 20);

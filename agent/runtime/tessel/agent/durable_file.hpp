@@ -13,6 +13,11 @@
 namespace tessel::agent {
 
 Status write_file_durable(const std::string& path, const std::string& data);
+// Same temp + rename (readers never see a torn file) without fsync: for files that
+// only matter while this boot lasts (a machine crash ends the processes they describe).
+Status write_file_atomic(const std::string& path, const std::string& data);
+// Appends `line` + '\n' to `path` (created when missing) and fdatasyncs it.
+Status append_line_durable(const std::string& path, const std::string& line);
 // Creates `path` (and parents) as a directory and fsyncs its parent.
 Status make_dir_durable(const std::string& path);
 // Reads a whole file; errors say why ("open: No such file or directory").

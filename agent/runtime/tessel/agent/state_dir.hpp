@@ -46,7 +46,9 @@ class StateDir {
     return task_dir(id) + "/rank" + std::to_string(local_rank) + ".log";
   }
 
-  // Durably records that `a` is being started. Fails when it was already recorded.
+  // Durably records that `a` is being started (one fdatasync'd line in
+  // <root>/started.log, the authority on "never start twice"), then writes its
+  // task dir. Fails when it was already recorded.
   Status record_started(const api::Assignment& a) const;
   Status write_launch(const LaunchPlan& p) const;
   Status write_result(const std::string& id, const TaskResult& r) const;
@@ -60,6 +62,7 @@ class StateDir {
 
  private:
   std::string root_;
+  std::string started_log() const { return root_ + "/started.log"; }
 };
 
 }  // namespace tessel::agent
