@@ -36,6 +36,10 @@ void install_error_handling(httplib::Server& srv) {
   srv.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     ApiError e{res.status, "invalid_argument", "bad request", ""};
+    // httplib refuses a POST that has neither Content-Length nor a chunked body.
+    if (res.status == 400 && req.method == "POST" && !req.has_header("Content-Length") &&
+        !req.has_header("Transfer-Encoding"))
+      e.message = "bad request: a POST needs a Content-Length header (send an empty body with Content-Length: 0)";
     if (res.status == 404) e = ApiError::not_found("no such endpoint: " + req.method + " " + req.path);
     if (res.status == 405) e = {405, "invalid_argument", "method not allowed", ""};
     if (res.status == 413) e = ApiError::too_large("request body exceeds " + std::to_string(api::kMaxRequestBytes) + " bytes");
