@@ -5,14 +5,16 @@
 // heartbeats every --interval seconds (default 5, the scheduler's default),
 // staggered; with --long-poll (default on) it also keeps one assignments long
 // poll open the way a real agent's poller does (one thread per node, blocked).
-// Heartbeats are sent by a pool of --hb-threads workers, each its own
-// keep-alive connection. For every node count it prints heartbeat latency
+// Heartbeats are sent by a pool of --hb-threads workers over one keep-alive
+// connection per node (as real agents hold one each), 10 s read timeout (a
+// timeout counts as an error). For every node count it prints heartbeat latency
 // percentiles, errors, nodes the scheduler saw as down, and the scheduler's CPU
 // (utime+stime from /proc/<pid>/stat over the measured window) and RSS.
 //
 //   bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--hb-threads 64]
-//              [--no-long-poll] [--scheduler PATH]
+//              [--no-long-poll] [--scheduler PATH] [--scheduler-arg ARG]...
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -46,6 +49,7 @@ struct Options {
   int hb_threads = 64;
   bool long_poll = true;
   std::string scheduler = TESSEL_SCHEDULER_BIN;
+  std::vector<std::string> scheduler_args;  // --scheduler-arg, repeated.
 };
 
 // A tessel-scheduler child with a fresh DB; SIGTERM on destruction.
@@ -62,10 +66,16 @@ struct Scheduler {
     if (pipe(fds) != 0) return;
     pid = fork();
     if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);  // Dies with the benchmark.
       dup2(fds[1], 1);
       close(fds[0]);
-      execl(o.scheduler.c_str(), o.scheduler.c_str(), "--listen", "127.0.0.1:0", "--db", db.c_str(), "--log-level",
-            "warn", "--heartbeat-timeout", "15", nullptr);
+      std::vector<std::string> args = {o.scheduler, "--listen", "127.0.0.1:0", "--db", db, "--log-level", "error",
+                                        "--heartbeat-timeout", "15"};
+      args.insert(args.end(), o.scheduler_args.begin(), o.scheduler_args.end());
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(o.scheduler.c_str(), argv.data());
       _exit(127);
     }
     close(fds[1]);
@@ -172,7 +182,8 @@ Row run(const Options& o, int n, bool long_poll) {
     for (int t = 0; t < o.hb_threads; ++t)
       ts.emplace_back([&] {
         httplib::Client c("127.0.0.1", s.port);
-        c.set_keep_alive(true);
+        c.set_connection_timeout(5, 0);
+        c.set_read_timeout(10, 0);
         for (int i; (i = next++) < n;) {
           json body = {{"node", node_name(i)}, {"address", "10.1.0.1"}, {"agent_port", 7451}, {"inventory", inv},
                        {"tasks", json::array()}};
@@ -210,7 +221,7 @@ Row run(const Options& o, int n, bool long_poll) {
   // Heartbeats: node i is due at start + (i / n) * interval + k * interval.
   const auto interval = std::chrono::duration<double>(o.interval);
   const auto start = Clock::now() + 1s;
-  const auto measure_from = start + interval;  // Skip the first round (warm-up).
+  const auto measure_from = start;
   const auto end = measure_from + std::chrono::duration<double>(o.seconds);
   std::mutex mu;
   std::vector<double> lat;
@@ -220,13 +231,19 @@ Row run(const Options& o, int n, bool long_poll) {
     std::this_thread::sleep_until(measure_from);
     ticks0 = cpu_ticks(s.pid);
   });
+  // One keep-alive connection per node, as each real agent has its own; node i
+  // belongs to worker i % hb_threads only.
+  std::vector<std::unique_ptr<httplib::Client>> conns;
+  for (int i = 0; i < n; ++i) {
+    conns.push_back(std::make_unique<httplib::Client>("127.0.0.1", s.port));
+    conns.back()->set_keep_alive(true);
+    conns.back()->set_connection_timeout(2, 0);
+    conns.back()->set_read_timeout(10, 0);
+  }
   {
     std::vector<std::thread> ts;
     for (int t = 0; t < o.hb_threads; ++t)
       ts.emplace_back([&, t] {
-        httplib::Client c("127.0.0.1", s.port);
-        c.set_keep_alive(true);
-        c.set_read_timeout(30, 0);
         std::vector<double> mine;
         // This worker owns nodes t, t+T, t+2T, ...; visits them in due order.
         for (long k = 0;; ++k) {
@@ -234,16 +251,16 @@ Row run(const Options& o, int n, bool long_poll) {
           for (int i = t; i < n; i += o.hb_threads) {
             auto due = start + std::chrono::duration_cast<Clock::duration>(
                                    interval * (static_cast<double>(i) / n + static_cast<double>(k)));
-            if (due >= end) {
+            if (due >= end || Clock::now() >= end) {
               done = true;
               break;
             }
             std::this_thread::sleep_until(due);
-            const bool measured = due >= measure_from;
+            const bool measured = true;  // Every round counts: a stuck first round is the finding.
             if (measured && Clock::now() - due > interval) ++late;  // This worker fell behind.
             json body = {{"node", node_name(i)}, {"inventory", inv}, {"tasks", json::array()}};
             auto a = Clock::now();
-            auto r = c.Post("/v1/agent/heartbeat", body.dump(), "application/json");
+            auto r = conns[static_cast<size_t>(i)]->Post("/v1/agent/heartbeat", body.dump(), "application/json");
             double ms = std::chrono::duration<double, std::milli>(Clock::now() - a).count();
             if (!measured) continue;
             if (!r || r->status != 200)
@@ -251,7 +268,7 @@ Row run(const Options& o, int n, bool long_poll) {
             else
               mine.push_back(ms);
           }
-          if (done) break;
+          if (done || t >= n || Clock::now() >= end) break;
         }
         std::lock_guard lk(mu);
         lat.insert(lat.end(), mine.begin(), mine.end());
@@ -266,10 +283,14 @@ Row run(const Options& o, int n, bool long_poll) {
   row.hwm = status_mib(s.pid, "VmHWM");
   {
     httplib::Client c("127.0.0.1", s.port);
+    c.set_connection_timeout(2, 0);
+    c.set_read_timeout(10, 0);
     auto r = c.Get("/v1/inventory");
     if (r && r->status == 200) {
       auto j = json::parse(r->body, nullptr, false);
       if (j.is_object()) row.down = j["nodes"].value("down", 0);
+    } else {
+      row.down = -1;  // The scheduler did not answer.
     }
   }
   row.heartbeats = static_cast<long>(lat.size());
@@ -314,9 +335,10 @@ int main(int argc, char** argv) {
     else if (a == "--hb-threads") o.hb_threads = std::max(1, std::atoi(val().c_str()));
     else if (a == "--no-long-poll") o.long_poll = false;
     else if (a == "--scheduler") o.scheduler = val();
+    else if (a == "--scheduler-arg") o.scheduler_args.push_back(val());
     else {
       std::fprintf(stderr, "usage: bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--hb-threads 64] "
-                           "[--no-long-poll] [--scheduler PATH]\n");
+                           "[--no-long-poll] [--scheduler PATH] [--scheduler-arg ARG]...\n");
       return 2;
     }
   }

@@ -5,10 +5,11 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
 #include <systemd/sd-daemon.h>
 
+#include "tessel/api/logging.hpp"
 #include "tessel/scheduler/service.hpp"
 #include "tessel/scheduler/systemd_notifier.hpp"
 
@@ -55,15 +56,19 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 3600.0));
   app.add_flag("--insecure", insecure, "allow a non-loopback address without tokens");
   app.add_option("--master-port-range", port_range, "LO-HI ports for MASTER_PORT");
+  size_t http_threads = ServiceOptions{}.http_threads;
+  app.add_option("--http-threads", http_threads,
+                 "HTTP worker threads (each agent's long poll and open keep-alive connection holds one)")
+      ->check(CLI::Range(size_t{1}, size_t{100000}));
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   CLI11_PARSE(app, argc, argv);
 
-  spdlog::set_default_logger(spdlog::stderr_color_mt("tessel-scheduler"));
-  spdlog::set_level(spdlog::level::from_str(log_level));
+  if (auto s = tessel::api::init_logging("tessel-scheduler", log_level); !s) return fail(s.error().message);
 
   ServiceOptions opts;
   if (!split_listen(listen, opts.host, opts.port)) return fail("--listen: expected HOST:PORT, got '" + listen + "'");
+  opts.http_threads = http_threads;
   opts.state.heartbeat_timeout_ms = static_cast<int64_t>(heartbeat_timeout_s * 1000);
   if (std::sscanf(port_range.c_str(), "%d-%d", &opts.state.master_port_lo, &opts.state.master_port_hi) != 2 ||
       opts.state.master_port_lo < 1 || opts.state.master_port_hi > 65535 ||
