@@ -6,6 +6,8 @@ Workloads (the same ones bench/slurm/compare.py runs on Slurm):
   submit    durable submissions/s: C concurrent clients POST /v1/jobs for S
             seconds (a 201 means the job is on disk); every job asks for 8 cards
             of a cluster that has none free, so nothing runs meanwhile.
+  idle      20 one-card jobs, one at a time on an idle cluster: submission-to-start
+            latency without queueing.
   short     N one-card jobs that only record the time they started, submitted by
             C clients as fast as they can: submission-to-start latency
             percentiles (client clock before the POST -> the job's own clock at
@@ -194,6 +196,33 @@ def short_jobs(submit_one, unfinished, starts_file, jobs, clients, timeout=600):
     return lat, len(lat) / (t_done - t_first)
 
 
+def idle_latency(submit_one, starts_file, samples=20, timeout=30):
+    """Submission-to-start latency on an idle cluster: one job at a time, each
+    submitted once the previous one has started. Returns latencies in ms."""
+    open(starts_file, "w").close()
+    lat = []
+    for i in range(samples):
+        tag = f"idle{i:04d}"
+        t = time.time()
+        submit_one(tag)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with open(starts_file) as f:
+                hit = [ln for ln in f if ln.startswith(tag + " ")]
+            if hit:
+                lat.append((float(hit[0].split()[1]) - t) * 1000)
+                break
+            time.sleep(0.005)
+    return lat
+
+
+def add_latency_rows(rows, system, label, lat):
+    p = percentiles(lat)
+    rows.append((system, f"{label} p50 (ms)", p[50]))
+    rows.append((system, f"{label} p90 (ms)", p[90]))
+    rows.append((system, f"{label} max (ms)", p["max"]))
+
+
 def tessel_short_spec(starts_file, tag):
     return {"command": ["/bin/sh", "-c", f'echo {tag} $(date +%s.%N) >> {starts_file}'], "devices": 1}
 
@@ -205,12 +234,12 @@ def run_tessel(build, agents, jobs, clients_list, seconds, heartbeat_interval=No
     c = TesselCluster(build, agents=agents, heartbeat_interval=heartbeat_interval)
     try:
         starts = os.path.join(c.dir, "starts.txt")
+        add_latency_rows(rows, "tessel", "idle submit-to-start",
+                         idle_latency(lambda tag: c.submit(tessel_short_spec(starts, tag)), starts))
         lat, tput = short_jobs(lambda tag: c.submit(tessel_short_spec(starts, tag)), c.unfinished, starts, jobs,
                                max(clients_list))
         rows.append(("tessel", "short-job throughput (jobs/s)", tput))
-        p = percentiles(lat)
-        for k in (50, 90, 99, "max"):
-            rows.append(("tessel", f"submit-to-start p{k} (ms)" if k != "max" else "submit-to-start max (ms)", p[k]))
+        add_latency_rows(rows, "tessel", "burst submit-to-start", lat)
         hold = os.path.join(c.dir, "hold")
         for _ in range(agents):
             c.submit({"command": ["/bin/sh", "-c", f"while [ ! -e {hold} ]; do sleep 0.2; done"], "devices": 8})

@@ -36,13 +36,13 @@ def slurm_unfinished():
 def run_slurm(slurm_dir, nodes, jobs, clients_list, seconds):
     rows = []
     starts = os.path.join(slurm_dir, "starts.txt")
+    e2e.add_latency_rows(rows, "slurm", "idle submit-to-start", e2e.idle_latency(
+        lambda tag: sbatch(["-G", "1", "--wrap", f"echo {tag} $(date +%s.%N) >> {starts}"]), starts))
     lat, tput = e2e.short_jobs(
         lambda tag: sbatch(["-G", "1", "--wrap", f"echo {tag} $(date +%s.%N) >> {starts}"]),
         slurm_unfinished, starts, jobs, max(clients_list))
     rows.append(("slurm", "short-job throughput (jobs/s)", tput))
-    p = e2e.percentiles(lat)
-    for k in (50, 90, 99, "max"):
-        rows.append(("slurm", f"submit-to-start p{k} (ms)" if k != "max" else "submit-to-start max (ms)", p[k]))
+    e2e.add_latency_rows(rows, "slurm", "burst submit-to-start", lat)
     hold = os.path.join(slurm_dir, "hold")
     for _ in range(nodes):
         sbatch(["-G", "8", "--wrap", f"while [ ! -e {hold} ]; do sleep 0.2; done"])
