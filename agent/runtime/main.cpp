@@ -10,10 +10,11 @@
 #include <cstdlib>
 #include <iostream>
 #include <random>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
 #include <thread>
 
+#include "tessel/api/logging.hpp"
 #include "tessel/agent/agent.hpp"
 #include "tessel/agent/executable.hpp"
 #include "tessel/agent/inventory_cli.hpp"
@@ -59,7 +60,7 @@ int supervise_main(int argc, char** argv) {
   std::string dir;
   app.add_option("--task-dir", dir, "Task directory holding launch.json")->required();
   CLI11_PARSE(app, argc, argv);
-  spdlog::set_default_logger(spdlog::stderr_color_mt("supervisor"));
+  if (auto s = tessel::api::init_logging("tessel-supervisor", "info"); !s) return 2;
   return run_supervisor(dir);
 }
 
@@ -180,7 +181,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  spdlog::set_default_logger(spdlog::stderr_color_mt("agent"));
-  spdlog::set_level(spdlog::level::from_str(o.log_level));
+  if (auto s = tessel::api::init_logging("tessel-agent", o.log_level); !s) {
+    std::cerr << "tessel-agent: " << s.error().message << "\n";
+    return 2;
+  }
   return agent_main(o);
 }
