@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 scripts/setup.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
-cmake --build build -j "${JOBS:-$(nproc)}" --target tessel-scheduler tessel-agent tessel fake-hl-smi tessel-train tessel-infer
+cmake --build build -j "${JOBS:-$(nproc)}" --target tessel-scheduler tessel-agent tessel-supervisor tessel fake-hl-smi tessel-train tessel-infer
 
 bin=$root/build/bin
 demo=${DEMO_DIR:-$(mktemp -d /tmp/tessel-demo.XXXXXX)}
@@ -25,9 +25,9 @@ trap cleanup EXIT
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-fake_hl_smi=$(find "$root/build" -type f -name hl-smi -perm -u+x | head -1)
-fixture=$root/tests/fixtures/hl-smi/gaudi2_8card_shuffled.csv
-[[ -f $fixture ]] || fixture=$(ls "$root"/tests/fixtures/hl-smi/*gaudi2*.csv | head -1)
+fake_hl_smi=$root/build/fake/habana/hl-smi
+fixture=$root/tests/fixtures/hl-smi/gaudi2-hl225-8.csv
+
 
 say "one node's inventory, as the agent reads it (fake hl-smi, Gaudi 2, index order != module order)"
 FAKE_HL_SMI_FIXTURE=$fixture "$bin/tessel-agent" inventory --vendor habana --hl-smi "$fake_hl_smi" | head -40
