@@ -17,6 +17,9 @@ SchedulerClient::SchedulerClient(const std::string& url, std::string token)
   http_->set_write_timeout(5, 0);
   http_->set_read_timeout(10, 0);
   http_->set_keep_alive(true);
+  // httplib writes headers and body separately: without TCP_NODELAY each keep-alive
+  // POST waits ~40 ms for a delayed ACK (bench/RESULTS.md, bench_load --nodelay).
+  http_->set_tcp_nodelay(true);
   if (!token.empty()) http_->set_default_headers({{"Authorization", "Bearer " + token}});
 }
 

@@ -12,7 +12,7 @@
 // (utime+stime from /proc/<pid>/stat over the measured window) and RSS.
 //
 //   bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--hb-threads 64]
-//              [--no-long-poll] [--scheduler PATH] [--scheduler-arg ARG]...
+//              [--no-long-poll] [--nodelay] [--scheduler PATH] [--scheduler-arg ARG]...
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -48,6 +48,7 @@ struct Options {
   double interval = 5;
   int hb_threads = 64;
   bool long_poll = true;
+  bool nodelay = false;  // TCP_NODELAY on heartbeat connections (agents don't set it).
   std::string scheduler = TESSEL_SCHEDULER_BIN;
   std::vector<std::string> scheduler_args;  // --scheduler-arg, repeated.
 };
@@ -239,6 +240,7 @@ Row run(const Options& o, int n, bool long_poll) {
     conns.back()->set_keep_alive(true);
     conns.back()->set_connection_timeout(2, 0);
     conns.back()->set_read_timeout(10, 0);
+    conns.back()->set_tcp_nodelay(o.nodelay);
   }
   {
     std::vector<std::thread> ts;
@@ -334,11 +336,12 @@ int main(int argc, char** argv) {
     else if (a == "--interval") o.interval = std::atof(val().c_str());
     else if (a == "--hb-threads") o.hb_threads = std::max(1, std::atoi(val().c_str()));
     else if (a == "--no-long-poll") o.long_poll = false;
+    else if (a == "--nodelay") o.nodelay = true;
     else if (a == "--scheduler") o.scheduler = val();
     else if (a == "--scheduler-arg") o.scheduler_args.push_back(val());
     else {
       std::fprintf(stderr, "usage: bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--hb-threads 64] "
-                           "[--no-long-poll] [--scheduler PATH] [--scheduler-arg ARG]...\n");
+                           "[--no-long-poll] [--nodelay] [--scheduler PATH] [--scheduler-arg ARG]...\n");
       return 2;
     }
   }
