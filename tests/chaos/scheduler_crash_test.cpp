@@ -3,6 +3,7 @@
 // there and finish, no attempt may run twice, and no card may be double-booked.
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <thread>
@@ -22,6 +23,10 @@ class Submitter {
     for (int t = 0; t < threads; ++t)
       threads_.emplace_back([this, t] {
         for (int i = 0; !stop_; ++i) {
+          if (acked() >= max_) {  // Enough queued for this phase: keep the run short.
+            std::this_thread::sleep_for(10ms);
+            continue;
+          }
           auto r = api_.post("/v1/jobs", ((i + t) % 2) ? a_ : b_);
           if (r.status == 201) {
             std::lock_guard lk(mu_);
@@ -39,6 +44,7 @@ class Submitter {
     threads_.clear();
     stop_ = false;
   }
+  void set_max(size_t m) { max_ = m; }
   size_t acked() {
     std::lock_guard lk(mu_);
     return acked_.size();
@@ -53,6 +59,7 @@ class Submitter {
   json a_, b_;
   std::atomic<bool> stop_{false};
   std::atomic<int> refused_{0};
+  std::atomic<size_t> max_{SIZE_MAX};
   std::mutex mu_;
   std::vector<std::string> acked_;
   std::vector<std::thread> threads_;
@@ -128,6 +135,7 @@ TEST(ChaosScheduler, Kill9DuringSubmissionsAndCompletionsLosesNothingRunsNothing
   json slow = shell_job("echo \"$TESSEL_ASSIGNMENT_ID\" >> " + runs + "; sleep 0.2", 2);
   Submitter sub(api, quick, slow);
   BookingMonitor monitor(api);
+  sub.set_max(120);
   sub.start(3);
 
   // Let jobs flow and complete, then kill -9 in the middle of it all.
@@ -136,6 +144,7 @@ TEST(ChaosScheduler, Kill9DuringSubmissionsAndCompletionsLosesNothingRunsNothing
       << sched.stderr_text();
   sched.kill9();
   const size_t acked_before = sub.acked();
+  sub.set_max(acked_before + 40);
 
   // Same DB, same port (agents know the URL). Submitters keep retrying meanwhile.
   sched = start_scheduler(dir, "2", db, "127.0.0.1:" + std::to_string(port), {"--heartbeat-timeout", "30"});
