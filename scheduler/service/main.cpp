@@ -56,7 +56,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 3600.0));
   app.add_flag("--insecure", insecure, "allow a non-loopback address without tokens");
   app.add_option("--master-port-range", port_range, "LO-HI ports for MASTER_PORT");
-  size_t http_threads = ServiceOptions{}.http_threads;
+  // Each agent holds one thread with its long poll (plus one briefly per heartbeat):
+  // the default serves about 1,000 nodes. Threads are created up front.
+  size_t http_threads = 1200;
   app.add_option("--http-threads", http_threads,
                  "HTTP worker threads (each agent's long poll and open keep-alive connection holds one)")
       ->check(CLI::Range(size_t{1}, size_t{100000}));

@@ -66,6 +66,9 @@ Status Service::start() {
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_tcp_nodelay(true);  // Headers and body go out as separate writes: no Nagle delay.
   server_->set_keep_alive_max_count(10000);  // httplib closes after 5 requests by default.
+  // An idle keep-alive connection holds a worker thread: release it well before the
+  // next heartbeat (every 5 s) so a node costs one thread (its long poll), not two.
+  server_->set_keep_alive_timeout(2);
   install_error_handling(*server_);
   add_public_routes(*server_, *ctx_);
   add_job_routes(*server_, *ctx_);
