@@ -44,7 +44,7 @@ echo "scheduler at $TESSEL_SERVER"
 for node in gaudi-a gaudi-b; do
   FAKE_HL_SMI_FIXTURE=$fixture "$bin/tessel-agent" --scheduler "$TESSEL_SERVER" --node "$node" \
     --address 127.0.0.1 --listen 127.0.0.1:0 --state-dir "$demo/$node" --vendor habana \
-    --hl-smi "$fake_hl_smi" --heartbeat-interval 1 2>"$demo/$node.log" &
+    --hl-smi "$fake_hl_smi" --heartbeat-interval 1 >"$demo/$node.out" 2>"$demo/$node.log" &
   pids+=($!)
 done
 for _ in $(seq 100); do
@@ -61,7 +61,7 @@ tessel inventory
 text=/usr/share/common-licenses/GPL-3
 say "submitting: a 2-node training job (2 cards per node), a 4-card job, then a 1-card inference job"
 train=$(tessel submit --name train-2node --nodes 2 --devices 2 --time-limit 10m -- \
-  "$bin/tessel-train" --data "$text" --out "$demo/ckpt" --steps 60 --checkpoint-every 20 --threads 1)
+  "$bin/tessel-train" --data "$text" --out "$demo/ckpt" --steps 80 --checkpoint-every 40 --lr 0.005 --threads 1)
 quad=$(tessel submit --name quad --devices 4 --per-device --time-limit 5m -- \
   sh -c 'echo "rank $RANK/$WORLD_SIZE local $LOCAL_RANK module $HLS_MODULE_ID visible modules $HABANA_VISIBLE_MODULES devices $HABANA_VISIBLE_DEVICES"; sleep 2')
 echo "train: $train   quad: $quad"
@@ -75,7 +75,7 @@ tessel wait "$train"
 
 printf '{"prompt": "GNU GENERAL PUBLIC "}\n{"prompt": "This program is free software"}\n' >"$demo/prompts.jsonl"
 infer=$(tessel submit --name infer --devices 1 -- \
-  "$bin/tessel-infer" --checkpoint "$demo/ckpt" --input "$demo/prompts.jsonl" --max-new-tokens 48)
+  "$bin/tessel-infer" --checkpoint "$demo/ckpt" --input "$demo/prompts.jsonl" --max-new-tokens 48 --temperature 0.8 --top-k 20 --seed 7)
 tessel wait "$infer" || true
 tessel wait "$quad" || true
 
