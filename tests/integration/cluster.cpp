@@ -1,10 +1,14 @@
 #include "cluster.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -133,12 +137,33 @@ Cluster::~Cluster() {
   }
 }
 
+namespace {
+// A port the kernel considers free right now. Each test cluster draws its
+// MASTER_PORT range (that port and the 19 above it) from one, so clusters of tests running in parallel on this
+// host (ctest -j) do not hand the same rendezvous port to two jobs.
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+}  // namespace
+
 void Cluster::start_scheduler() {
+  if (master_port_ == 0) master_port_ = free_port();
   std::string prefix = root_ + "/scheduler" + std::to_string(sched_starts_++);
   std::string listen = port_ ? "127.0.0.1:" + std::to_string(port_) : "127.0.0.1:0";
   scheduler_ = std::make_unique<Proc>(
       std::vector<std::string>{TESSEL_SCHEDULER_BIN, "--listen", listen, "--db", root_ + "/sched.db",
-                               "--heartbeat-timeout", "2"},
+                               "--heartbeat-timeout", "2", "--master-port-range",
+                               std::to_string(master_port_) + "-" + std::to_string(std::min(master_port_ + 19, 65535))},
       std::map<std::string, std::string>{}, prefix);
   auto line = scheduler_->wait_line_with("listening on", 20s);
   ASSERT_TRUE(line) << scheduler_->err();

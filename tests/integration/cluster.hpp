@@ -66,6 +66,7 @@ class Cluster {
  private:
   std::string root_;
   int port_ = 0;
+  int master_port_ = 0;  // Start of this cluster's MASTER_PORT range (kept across scheduler restarts).
   std::unique_ptr<Proc> scheduler_;
   std::map<std::string, std::unique_ptr<Proc>> agents_;
   int sched_starts_ = 0;
