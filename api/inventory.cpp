@@ -97,8 +97,7 @@ Result<NodeInventory> inventory_from_json(const json& j) {
     if (!seen_index.insert(d->index).second)
       return Error{"inventory.devices[" + std::to_string(i) + "].index: duplicate " + std::to_string(d->index)};
     if (!seen_module.insert(d->module_id).second)
-      return Error{"inventory.devices[" + std::to_string(i) + "].module_id: duplicate " +
-                   std::to_string(d->module_id)};
+      return Error{"inventory.devices[" + std::to_string(i) + "].module_id: duplicate " + std::to_string(d->module_id)};
     inv.devices.push_back(std::move(*d));
   }
   return inv;

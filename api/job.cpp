@@ -27,10 +27,18 @@ bool valid_env_name(const std::string& k) {
 }  // namespace
 
 bool is_reserved_env(const std::string& name) {
-  static const std::array<const char*, 12> reserved = {
-      "HABANA_VISIBLE_MODULES", "HABANA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "HLS_MODULE_ID",
-      "RANK",                   "WORLD_SIZE",             "LOCAL_RANK",           "LOCAL_WORLD_SIZE",
-      "NODE_RANK",              "MASTER_ADDR",            "MASTER_PORT",          "GROUP_RANK"};
+  static const std::array<const char*, 12> reserved = {"HABANA_VISIBLE_MODULES",
+                                                       "HABANA_VISIBLE_DEVICES",
+                                                       "CUDA_VISIBLE_DEVICES",
+                                                       "HLS_MODULE_ID",
+                                                       "RANK",
+                                                       "WORLD_SIZE",
+                                                       "LOCAL_RANK",
+                                                       "LOCAL_WORLD_SIZE",
+                                                       "NODE_RANK",
+                                                       "MASTER_ADDR",
+                                                       "MASTER_PORT",
+                                                       "GROUP_RANK"};
   for (const char* r : reserved)
     if (name == r) return true;
   return name.rfind("TESSEL_", 0) == 0;
@@ -174,9 +182,7 @@ std::optional<JobState> parse_job_state(const std::string& s) {
   return std::nullopt;
 }
 
-bool is_terminal(JobState s) {
-  return s == JobState::succeeded || s == JobState::failed || s == JobState::cancelled;
-}
+bool is_terminal(JobState s) { return s == JobState::succeeded || s == JobState::failed || s == JobState::cancelled; }
 
 json to_json(const Allocation& a) {
   return {{"node", a.node}, {"rank", a.rank}, {"module_ids", a.module_ids}, {"indices", a.indices}};
@@ -200,8 +206,8 @@ std::string format_rfc3339(int64_t unix_ms) {
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
   return buf;
 }
 

@@ -47,11 +47,9 @@ void FieldReader::optional_int(const std::string& key, std::optional<int64_t>& o
   if (!has(key)) return;
   const auto& v = j_[key];
   if (!v.is_number_integer()) return fail(key, "must be an integer");
-  int64_t n = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
-                  ? INT64_MAX
-                  : v.get<int64_t>();
-  if (n < min || n > max)
-    return fail(key, "must be between " + std::to_string(min) + " and " + std::to_string(max));
+  int64_t n =
+      v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : v.get<int64_t>();
+  if (n < min || n > max) return fail(key, "must be between " + std::to_string(min) + " and " + std::to_string(max));
   out = n;
 }
 

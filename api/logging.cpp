@@ -50,7 +50,8 @@ Status init_logging(const std::string& program, const std::string& level) {
   static const char* const kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
   bool known = false;
   for (const char* l : kLevels) known = known || level == l;
-  if (!known) return Error{"--log-level: unknown level '" + level + "' (trace, debug, info, warn, error, critical, off)"};
+  if (!known)
+    return Error{"--log-level: unknown level '" + level + "' (trace, debug, info, warn, error, critical, off)"};
 
   auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   auto logger = std::make_shared<spdlog::logger>(program, sink);

@@ -141,7 +141,8 @@ Result<json> ApiClient::finish(int status, const std::string& body) {
   if (status < 200 || status >= 300) return Error{describe_error_body(status, body)};
   if (body.empty()) return json();
   auto j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return Error{"server answered HTTP " + std::to_string(status) + " with a body that is not JSON"};
+  if (j.is_discarded())
+    return Error{"server answered HTTP " + std::to_string(status) + " with a body that is not JSON"};
   return j;
 }
 

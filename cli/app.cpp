@@ -21,7 +21,8 @@ Exit codes: 0 ok; 1 the server said no or could not be reached; 2 usage error;
 // Adds an optional<T> flag that stays unset unless given.
 template <class T>
 CLI::Option* add_opt(CLI::App* app, const std::string& name, std::optional<T>& target, const std::string& help) {
-  return app->add_option_function<T>(name, [&target](const T& v) { target = v; }, help);
+  return app->add_option_function<T>(
+      name, [&target](const T& v) { target = v; }, help);
 }
 
 }  // namespace

@@ -31,8 +31,7 @@ Result<int64_t> checked(std::string_view text, int64_t total) {
 
 // "1d2h3m4s" and "90".
 Result<int64_t> parse_units(std::string_view s) {
-  static constexpr std::array<std::pair<char, int64_t>, 4> kUnits = {
-      {{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}};
+  static constexpr std::array<std::pair<char, int64_t>, 4> kUnits = {{{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}};
   size_t pos = 0;
   size_t next_unit = 0;  // Index into kUnits of the smallest unit still allowed.
   int64_t total = 0;
@@ -108,8 +107,7 @@ Result<int64_t> parse_colons(std::string_view s) {
   } else {
     return bad(s, "expected MM:SS, HH:MM:SS or D-HH[:MM[:SS]]");
   }
-  if (days > kMaxDurationS / 86400 || h > kMaxDurationS / 3600 || m > kMaxDurationS / 60)
-    return bad(s, "too large");
+  if (days > kMaxDurationS / 86400 || h > kMaxDurationS / 3600 || m > kMaxDurationS / 60) return bad(s, "too large");
   return checked(s, days * 86400 + h * 3600 + m * 60 + sec);
 }
 
@@ -135,8 +133,7 @@ std::string format_age(int64_t s) {
 std::string format_duration(int64_t s) {
   if (s <= 0) return "0s";
   std::string out;
-  static constexpr std::array<std::pair<char, int64_t>, 4> kUnits = {
-      {{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}};
+  static constexpr std::array<std::pair<char, int64_t>, 4> kUnits = {{{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}};
   for (const auto& [u, n] : kUnits) {
     if (s >= n) {
       out += std::to_string(s / n) + u;

@@ -123,8 +123,7 @@ int cmd_logs(Session& s, const LogsOptions& o) {
     uint64_t before = offset;
     auto st = c->stream(q, sink, o.follow ? kFollowIdleTimeout : kReadIdleTimeout, offset);
     if (st) return kExitOk;  // The server ends a followed stream when the job is over.
-    if (!o.follow || !c->last_failure_was_transport())
-      return s.fail("logs", st.error().wrap(o.id));
+    if (!o.follow || !c->last_failure_was_transport()) return s.fail("logs", st.error().wrap(o.id));
     // Following and the connection dropped or went quiet: resume where we were,
     // unless the job has ended meanwhile and everything was read.
     if (offset == before && ++transport_errors >= kMaxConsecutiveTransportErrors)
@@ -182,8 +181,7 @@ int cmd_wait(Session& s, const WaitOptions& o) {
         }
         return rc;
       }
-    } else if (!c->last_failure_was_transport() ||
-               ++transport_errors >= kMaxConsecutiveTransportErrors) {
+    } else if (!c->last_failure_was_transport() || ++transport_errors >= kMaxConsecutiveTransportErrors) {
       return s.fail("wait", job.error().wrap(o.id));
     }
     auto now = s.env().monotonic();

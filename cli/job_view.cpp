@@ -71,7 +71,8 @@ std::string quote_command(const json& argv) {
     std::string s = a.is_string() ? a.get<std::string>() : a.dump();
     bool plain = !s.empty();
     for (char c : s) {
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos))
+      if (!(std::isalnum(static_cast<unsigned char>(c)) ||
+            std::string_view("-_./=:,+@%").find(c) != std::string_view::npos))
         plain = false;
     }
     if (!out.empty()) out += ' ';
@@ -144,7 +145,8 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   const auto& env = get_field(spec, "env");
   if (env.is_object() && !env.empty()) {
     o << "Env:\n";
-    for (const auto& [k, v] : env.items()) o << "  " << printable(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump())) << '\n';
+    for (const auto& [k, v] : env.items())
+      o << "  " << printable(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump())) << '\n';
   }
   const auto& allocs = get_field(job, "allocations");
   if (allocs.is_array() && !allocs.empty()) {

@@ -58,8 +58,8 @@ std::string render_nodes_table(const json& nodes, int64_t now_ms) {
   Table t({"NAME", "STATE", "MODEL", "FREE", "CARDS", "FREE-GROUPS", "HEARTBEAT"});
   for (const auto& n : nodes) {
     const auto& devs = devices_of(n);
-    t.add_row({get_string(n, "name"), get_string(n, "state"), models(devs), free_of_total(devs),
-               render_card_map(devs), render_free_groups(get_field(n, "free_groups")), heartbeat_age(n, now_ms)});
+    t.add_row({get_string(n, "name"), get_string(n, "state"), models(devs), free_of_total(devs), render_card_map(devs),
+               render_free_groups(get_field(n, "free_groups")), heartbeat_age(n, now_ms)});
   }
   return t.render() + kCardMapLegend + "\n";
 }

@@ -33,8 +33,7 @@ Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
     json env = json::object();
     for (const auto& kv : o.env) {
       auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        return Error{"--env: expected KEY=VALUE, got '" + kv.substr(0, 64) + "'"};
+      if (eq == std::string::npos || eq == 0) return Error{"--env: expected KEY=VALUE, got '" + kv.substr(0, 64) + "'"};
       env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     j["env"] = std::move(env);

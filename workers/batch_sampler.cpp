@@ -12,9 +12,7 @@ uint64_t splitmix64(uint64_t x) {
 
 }  // namespace
 
-ShardRange shard_range(int64_t n, int64_t shard, int64_t count) {
-  return {n * shard / count, n * (shard + 1) / count};
-}
+ShardRange shard_range(int64_t n, int64_t shard, int64_t count) { return {n * shard / count, n * (shard + 1) / count}; }
 
 Status check_shards(int64_t n, int64_t count, int64_t context) {
   for (int64_t s = 0; s < count; ++s) {
@@ -26,11 +24,12 @@ Status check_shards(int64_t n, int64_t count, int64_t context) {
   return {};
 }
 
-std::vector<int64_t> sample_offsets(int64_t n, int64_t shard, int64_t shard_count, int64_t context,
-                                    int64_t count, uint64_t seed, int64_t step) {
+std::vector<int64_t> sample_offsets(int64_t n, int64_t shard, int64_t shard_count, int64_t context, int64_t count,
+                                    uint64_t seed, int64_t step) {
   const auto r = shard_range(n, shard, shard_count);
   const uint64_t choices = static_cast<uint64_t>(r.end - r.begin - context);  // >= 1
-  uint64_t state = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(step) ^ splitmix64(static_cast<uint64_t>(shard))));
+  uint64_t state =
+      splitmix64(seed ^ splitmix64(static_cast<uint64_t>(step) ^ splitmix64(static_cast<uint64_t>(shard))));
   std::vector<int64_t> out(static_cast<size_t>(count));
   for (auto& o : out) {
     state = splitmix64(state);

@@ -52,7 +52,6 @@ Result<LoadedModel> load_model(const std::filesystem::path& path, torch::Device 
 
 // Restores optimizer state saved by save_checkpoint into `optimizer`, which
 // must have been built over the same parameters in the same order.
-Status load_optimizer(const std::filesystem::path& file, torch::optim::Optimizer& optimizer,
-                      torch::Device device);
+Status load_optimizer(const std::filesystem::path& file, torch::optim::Optimizer& optimizer, torch::Device device);
 
 }  // namespace tessel::workers

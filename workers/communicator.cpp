@@ -37,9 +37,7 @@ std::vector<std::vector<at::Tensor>> make_buckets(const std::vector<at::Tensor>&
   return buckets;
 }
 
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
-}
+bool is_loopback(const std::string& host) { return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1"; }
 
 class GlooCommunicator final : public Communicator {
  public:
@@ -50,23 +48,27 @@ class GlooCommunicator final : public Communicator {
   int rank() const override { return env_.rank; }
   int world_size() const override { return env_.world_size; }
   std::string backend_note() const override {
-    return "gloo (c10d::ProcessGroupGloo, TCPStore at " + env_.master_addr + ":" +
-           std::to_string(env_.master_port) + "); NCCL is not compiled into this LibTorch, "
+    return "gloo (c10d::ProcessGroupGloo, TCPStore at " + env_.master_addr + ":" + std::to_string(env_.master_port) +
+           "); NCCL is not compiled into this LibTorch, "
            "so accelerator tensors are staged through host memory";
   }
 
   Status broadcast_from_rank0(const std::vector<at::Tensor>& tensors) override {
-    return run_bucketed(tensors, "broadcast", [this](std::vector<at::Tensor>& flat) {
-      c10d::BroadcastOptions opts;
-      opts.rootRank = 0;
-      return pg_->broadcast(flat, opts);
-    }, /*divide=*/false);
+    return run_bucketed(
+        tensors, "broadcast",
+        [this](std::vector<at::Tensor>& flat) {
+          c10d::BroadcastOptions opts;
+          opts.rootRank = 0;
+          return pg_->broadcast(flat, opts);
+        },
+        /*divide=*/false);
   }
 
   Status allreduce_mean(const std::vector<at::Tensor>& tensors) override {
-    return run_bucketed(tensors, "allreduce", [this](std::vector<at::Tensor>& flat) {
-      return pg_->allreduce(flat, c10d::AllreduceOptions{});
-    }, /*divide=*/true);
+    return run_bucketed(
+        tensors, "allreduce",
+        [this](std::vector<at::Tensor>& flat) { return pg_->allreduce(flat, c10d::AllreduceOptions{}); },
+        /*divide=*/true);
   }
 
  private:

@@ -19,8 +19,8 @@ Result<c10::Device> select_device(const DeviceRequest& r) {
       return Error{"--device cuda: torch sees no CUDA device (no GPU, or LibTorch built without CUDA)"};
     const auto count = static_cast<int>(torch::cuda::device_count());
     if (r.local_rank >= count)
-      return Error{"--device cuda: LOCAL_RANK " + std::to_string(r.local_rank) + " but only " +
-                   std::to_string(count) + " CUDA device(s)"};
+      return Error{"--device cuda: LOCAL_RANK " + std::to_string(r.local_rank) + " but only " + std::to_string(count) +
+                   " CUDA device(s)"};
     return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(r.local_rank));
   }
   if (r.kind == "hpu") {

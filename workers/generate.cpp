@@ -18,8 +18,8 @@ std::vector<float> last_logits(const torch::Tensor& logits) {
 
 }  // namespace
 
-std::vector<uint8_t> generate_tokens(Gpt& model, const std::vector<uint8_t>& prompt,
-                                     const SamplingParams& params, DecodeMode mode) {
+std::vector<uint8_t> generate_tokens(Gpt& model, const std::vector<uint8_t>& prompt, const SamplingParams& params,
+                                     DecodeMode mode) {
   TORCH_CHECK(!prompt.empty(), "generate_tokens: empty prompt");
   c10::InferenceMode guard;
   model->eval();
@@ -30,9 +30,9 @@ std::vector<uint8_t> generate_tokens(Gpt& model, const std::vector<uint8_t>& pro
   std::vector<uint8_t> tokens = prompt;
   size_t start = tokens.size() > context ? tokens.size() - context : 0;
   KvCache cache = model->empty_cache();
-  std::vector<float> logits = last_logits(mode == DecodeMode::kKvCache
-                                              ? model->forward_cached(window_tensor(tokens, start, device), cache)
-                                              : model->forward(window_tensor(tokens, start, device)));
+  std::vector<float> logits =
+      last_logits(mode == DecodeMode::kKvCache ? model->forward_cached(window_tensor(tokens, start, device), cache)
+                                               : model->forward(window_tensor(tokens, start, device)));
   for (int64_t i = 0; i < params.max_new_tokens; ++i) {
     tokens.push_back(static_cast<uint8_t>(choose_token(logits, params, rng)));
     if (i + 1 == params.max_new_tokens) break;

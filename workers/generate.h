@@ -19,7 +19,7 @@ enum class DecodeMode { kKvCache, kFullRecompute };
 
 // Returns only the new tokens (at most params.max_new_tokens). `prompt` must
 // be non-empty. Runs under inference mode on the model's device.
-std::vector<uint8_t> generate_tokens(Gpt& model, const std::vector<uint8_t>& prompt,
-                                     const SamplingParams& params, DecodeMode mode);
+std::vector<uint8_t> generate_tokens(Gpt& model, const std::vector<uint8_t>& prompt, const SamplingParams& params,
+                                     DecodeMode mode);
 
 }  // namespace tessel::workers

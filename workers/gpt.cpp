@@ -12,12 +12,10 @@ int64_t cached_length(const KvCache& cache) {
   return cache.front().k.size(2);
 }
 
-CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& c)
-    : heads_(c.heads), head_dim_(c.dim / c.heads) {
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& c) : heads_(c.heads), head_dim_(c.dim / c.heads) {
   qkv = register_module("qkv", torch::nn::Linear(c.dim, 3 * c.dim));
   proj = register_module("proj", torch::nn::Linear(c.dim, c.dim));
-  future_mask_ = register_buffer(
-      "future_mask", torch::ones({c.context, c.context}, torch::kBool).triu(1));
+  future_mask_ = register_buffer("future_mask", torch::ones({c.context, c.context}, torch::kBool).triu(1));
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, LayerCache* cache) {
@@ -37,8 +35,8 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, LayerCach
   const int64_t total = past + T;
   auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(head_dim_)));
   if (T > 1) {
-    att = att.masked_fill(future_mask_.slice(0, past, total).slice(1, 0, total),
-                          -std::numeric_limits<float>::infinity());
+    att =
+        att.masked_fill(future_mask_.slice(0, past, total).slice(1, 0, total), -std::numeric_limits<float>::infinity());
   }
   auto y = torch::matmul(torch::softmax(att, -1), v);  // [B, H, T, hd]
   return proj(y.transpose(1, 2).reshape({B, T, C}));
@@ -63,7 +61,8 @@ GptImpl::GptImpl(const ModelConfig& c, uint64_t seed) : config_(c) {
   blocks = register_module("blocks", torch::nn::ModuleList());
   for (int64_t i = 0; i < c.layers; ++i) blocks->push_back(Block(c));
   ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})));
-  if (!c.tied_head) head = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(c.dim, c.vocab).bias(false)));
+  if (!c.tied_head)
+    head = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(c.dim, c.vocab).bias(false)));
 
   // GPT-2 initialisation from a private generator.
   torch::NoGradGuard no_grad;
@@ -96,8 +95,7 @@ torch::Tensor GptImpl::forward_cached(const torch::Tensor& tokens, KvCache& cach
 torch::Tensor GptImpl::run(const torch::Tensor& tokens, KvCache* cache) {
   const int64_t past = cache ? cached_length(*cache) : 0;
   const int64_t T = tokens.size(1);
-  TORCH_CHECK(past + T <= config_.context, "sequence of ", past + T, " tokens exceeds context ",
-              config_.context);
+  TORCH_CHECK(past + T <= config_.context, "sequence of ", past + T, " tokens exceeds context ", config_.context);
   auto pos = torch::arange(past, past + T, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
   auto x = tok_emb(tokens) + pos_emb(pos);
   for (size_t i = 0; i < blocks->size(); ++i) {

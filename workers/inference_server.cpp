@@ -24,8 +24,11 @@ void reply_error(httplib::Response& res, int status, const std::string& code, co
 InferenceServer::InferenceServer(InferenceSession& session, SamplingParams defaults)
     : session_(session), defaults_(defaults), http_(std::make_unique<httplib::Server>()) {
   http_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
-    reply(res, 200, {{"status", "ok"}, {"step", session_.step()}, {"device", session_.device()},
-                     {"model", to_json(session_.config())}});
+    reply(res, 200,
+          {{"status", "ok"},
+           {"step", session_.step()},
+           {"device", session_.device()},
+           {"model", to_json(session_.config())}});
   });
   http_->Post("/v1/generate", [this](const httplib::Request& req, httplib::Response& res) {
     try {
@@ -47,8 +50,8 @@ InferenceServer::InferenceServer(InferenceSession& session, SamplingParams defau
     }
   });
   http_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty()) reply_error(res, res.status, res.status == 404 ? "not_found" : "error",
-                                      "HTTP " + std::to_string(res.status), "");
+    if (res.body.empty())
+      reply_error(res, res.status, res.status == 404 ? "not_found" : "error", "HTTP " + std::to_string(res.status), "");
   });
 }
 

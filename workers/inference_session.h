@@ -25,8 +25,7 @@ struct Completion {
 class InferenceSession {
  public:
   // `path`: a checkpoint file, or a folder meaning its newest checkpoint.
-  static Result<std::unique_ptr<InferenceSession>> open(const std::filesystem::path& path,
-                                                        const DeviceRequest& device);
+  static Result<std::unique_ptr<InferenceSession>> open(const std::filesystem::path& path, const DeviceRequest& device);
   ~InferenceSession();
   InferenceSession(const InferenceSession&) = delete;
   InferenceSession& operator=(const InferenceSession&) = delete;

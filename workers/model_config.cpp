@@ -4,10 +4,8 @@ namespace tessel::workers {
 
 Status validate(const ModelConfig& c) {
   if (c.vocab != 256) return Error{"vocab must be 256 (byte-level), got " + std::to_string(c.vocab)};
-  if (c.layers < 1 || c.layers > 256)
-    return Error{"--layers must be in [1, 256], got " + std::to_string(c.layers)};
-  if (c.heads < 1 || c.heads > 1024)
-    return Error{"--heads must be in [1, 1024], got " + std::to_string(c.heads)};
+  if (c.layers < 1 || c.layers > 256) return Error{"--layers must be in [1, 256], got " + std::to_string(c.layers)};
+  if (c.heads < 1 || c.heads > 1024) return Error{"--heads must be in [1, 1024], got " + std::to_string(c.heads)};
   if (c.dim < 1 || c.dim > 65536) return Error{"--dim must be in [1, 65536], got " + std::to_string(c.dim)};
   if (c.dim % c.heads != 0)
     return Error{"--dim " + std::to_string(c.dim) + " is not divisible by --heads " + std::to_string(c.heads)};
@@ -17,8 +15,8 @@ Status validate(const ModelConfig& c) {
 }
 
 nlohmann::json to_json(const ModelConfig& c) {
-  return {{"vocab", c.vocab},   {"layers", c.layers},   {"heads", c.heads},
-          {"dim", c.dim},       {"context", c.context}, {"tied_head", c.tied_head}};
+  return {{"vocab", c.vocab}, {"layers", c.layers},   {"heads", c.heads},
+          {"dim", c.dim},     {"context", c.context}, {"tied_head", c.tied_head}};
 }
 
 Result<ModelConfig> model_config_from_json(const nlohmann::json& j) {

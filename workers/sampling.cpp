@@ -8,8 +8,7 @@
 namespace tessel::workers {
 
 std::optional<FieldError> validate(const SamplingParams& p) {
-  if (p.max_new_tokens < 0 || p.max_new_tokens > 100000)
-    return FieldError{"max_new_tokens", "must be in [0, 100000]"};
+  if (p.max_new_tokens < 0 || p.max_new_tokens > 100000) return FieldError{"max_new_tokens", "must be in [0, 100000]"};
   if (!std::isfinite(p.temperature) || p.temperature < 0 || p.temperature > 100)
     return FieldError{"temperature", "must be a number in [0, 100]"};
   if (p.top_k < 0 || p.top_k > 256) return FieldError{"top_k", "must be in [0, 256]"};

@@ -28,9 +28,15 @@ int64_t effective_warmup(const TrainOptions& o) {
 }
 
 nlohmann::json to_json(const TrainOptions& o) {
-  return {{"data", o.data.string()}, {"steps", o.steps},       {"batch_size", o.batch_size},
-          {"lr", o.lr},              {"warmup", effective_warmup(o)}, {"min_lr_ratio", o.min_lr_ratio},
-          {"weight_decay", o.weight_decay}, {"grad_clip", o.grad_clip}, {"seed", o.seed},
+  return {{"data", o.data.string()},
+          {"steps", o.steps},
+          {"batch_size", o.batch_size},
+          {"lr", o.lr},
+          {"warmup", effective_warmup(o)},
+          {"min_lr_ratio", o.min_lr_ratio},
+          {"weight_decay", o.weight_decay},
+          {"grad_clip", o.grad_clip},
+          {"seed", o.seed},
           {"data_shards", o.data_shards}};
 }
 

@@ -78,8 +78,11 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
   auto comm_r = Communicator::connect(env.dist, copts);
   if (!comm_r) return comm_r.error();
   Communicator& comm = **comm_r;
-  emit(progress, {{"event", "start"}, {"device", device->str()}, {"world_size", world},
-                  {"backend", comm.backend_note()}, {"model", to_json(o.model)}});
+  emit(progress, {{"event", "start"},
+                  {"device", device->str()},
+                  {"world_size", world},
+                  {"backend", comm.backend_note()},
+                  {"model", to_json(o.model)}});
 
   try {
     Gpt model(o.model, o.seed);
@@ -155,8 +158,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
       if (auto s = comm.allreduce_mean(reduce); !s) return s.error().context("step " + std::to_string(step + 1));
       if (o.grad_clip > 0) torch::nn::utils::clip_grad_norm_(params, o.grad_clip);
       const double lr = schedule.at(step);
-      for (auto& group : optimizer.param_groups())
-        static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+      for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
       optimizer.step();
 
       const int64_t done = step + 1;

@@ -29,7 +29,7 @@ struct TrainEnv {
 struct TrainSummary {
   int64_t start_step = 0;  // > 0 when resumed
   int64_t final_step = 0;
-  double final_loss = 0;   // mean over ranks, last step run
+  double final_loss = 0;                  // mean over ranks, last step run
   std::filesystem::path last_checkpoint;  // rank 0 only
   // All parameters flattened in registration order, as float; filled only
   // with TrainOptions::export_parameters.

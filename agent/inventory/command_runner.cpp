@@ -53,7 +53,7 @@ Result<CommandResult> ProcessRunner::run(const std::vector<std::string>& argv, s
     bp::async_pipe err_pipe(ios);
     std::error_code ec;
     std::vector<std::string> args(argv.begin() + 1, argv.end());
-    bp::child child(bp::exe = argv[0], bp::args = args, bp::std_in < bp::null, bp::std_out > out_pipe,
+    bp::child child(bp::exe = argv[0], bp::args = args, bp::std_in<bp::null, bp::std_out> out_pipe,
                     bp::std_err > err_pipe, NewProcessGroup{}, ec);
     if (ec) return Error{"starting " + argv[0] + ": " + ec.message()};
 

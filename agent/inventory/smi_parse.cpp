@@ -90,13 +90,13 @@ Result<api::Device> read_device(const Dialect& d, const Table& t, const Row& row
 
 }  // namespace
 
-Result<ParsedDevices> parse_devices(const Dialect& d, std::string_view text, const std::vector<std::string>& requested) {
+Result<ParsedDevices> parse_devices(const Dialect& d, std::string_view text,
+                                    const std::vector<std::string>& requested) {
   auto table = read_table(d, text, requested);
   if (!table) return table.error();
   for (Role needed : {Role::index, Role::module_id}) {
     const Field* f = d.field_for(needed);
-    if (f && table->column_of(f->name) < 0)
-      return Error{d.tool + ": output has no \"" + f->name + "\" column"};
+    if (f && table->column_of(f->name) < 0) return Error{d.tool + ": output has no \"" + f->name + "\" column"};
   }
   ParsedDevices out;
   std::map<int, int> index_line, module_line;
@@ -104,11 +104,13 @@ Result<ParsedDevices> parse_devices(const Dialect& d, std::string_view text, con
     auto dev = read_device(d, *table, row, out.driver_version);
     if (!dev) return dev.error();
     if (auto [it, fresh] = index_line.emplace(dev->index, row.line); !fresh)
-      return Error{row_error(d, row, "duplicate index " + std::to_string(dev->index) + " (also on line " +
-                                         std::to_string(it->second) + ")")};
+      return Error{row_error(
+          d, row,
+          "duplicate index " + std::to_string(dev->index) + " (also on line " + std::to_string(it->second) + ")")};
     if (auto [it, fresh] = module_line.emplace(dev->module_id, row.line); !fresh)
-      return Error{row_error(d, row, "duplicate module_id " + std::to_string(dev->module_id) + " (also on line " +
-                                         std::to_string(it->second) + ")")};
+      return Error{row_error(d, row,
+                             "duplicate module_id " + std::to_string(dev->module_id) + " (also on line " +
+                                 std::to_string(it->second) + ")")};
     out.devices.push_back(std::move(*dev));
   }
   std::sort(out.devices.begin(), out.devices.end(),

@@ -51,8 +51,8 @@ Result<Table> read_table(const Dialect& dialect, std::string_view text, const st
           return Error{at_line(dialect, line_no) + ": header names a field twice: " + quote_line(line)};
         for (const std::string& f : requested)
           if (!unique.count(f))
-            return Error{at_line(dialect, line_no) + ": header lacks requested field \"" + f + "\": " +
-                         quote_line(line)};
+            return Error{at_line(dialect, line_no) + ": header lacks requested field \"" + f +
+                         "\": " + quote_line(line)};
         table.had_header = true;
         table.columns = std::move(*names);
         continue;

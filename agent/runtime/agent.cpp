@@ -130,8 +130,8 @@ void Agent::run() {
       } catch (const std::exception& e) {
         wait = backoff.next();
         spdlog::warn("heartbeat to {}: {} (retry in {} ms)", cfg_.scheduler_url, e.what(), wait.count());
-        notifier_.status("scheduler " + cfg_.scheduler_url + " unreachable, " +
-                         std::to_string(tasks_.running_count()) + " tasks running");
+        notifier_.status("scheduler " + cfg_.scheduler_url + " unreachable, " + std::to_string(tasks_.running_count()) +
+                         " tasks running");
       }
     }
     if (wait.count() > 0 && !wait_for(wait)) break;

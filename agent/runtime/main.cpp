@@ -113,9 +113,9 @@ int agent_main(const Options& o) {
   DetachedLauncher launcher(::access(sup.c_str(), X_OK) == 0 ? sup : exe);
   TaskManagerConfig tcfg;
   tcfg.node = node;
-  tcfg.base_env = minimal_base_env(get_env, run_as ? std::optional(run_as->user) : std::nullopt,
-                                   run_as ? std::optional(std::string(::getpwnam(o.run_as.c_str())->pw_dir))
-                                          : std::nullopt);
+  tcfg.base_env =
+      minimal_base_env(get_env, run_as ? std::optional(run_as->user) : std::nullopt,
+                       run_as ? std::optional(std::string(::getpwnam(o.run_as.c_str())->pw_dir)) : std::nullopt);
   tcfg.run_as = run_as;
   tcfg.now_unix_ms = unix_ms;
   TaskManager tasks(dir, launcher, tcfg);
@@ -167,14 +167,17 @@ int main(int argc, char** argv) {
   app.add_option("--listen", o.listen, "HOST:PORT of the agent's HTTP server (logs)")->capture_default_str();
   app.add_option("--token-file", o.token_file, "File whose first non-empty line is the bearer token");
   app.add_option("--state-dir", o.state_dir, "Durable task state")->capture_default_str();
-  app.add_option("--vendor", o.vendor, "habana|nvidia|auto")->capture_default_str()->check(CLI::IsMember({"habana", "nvidia", "auto"}));
+  app.add_option("--vendor", o.vendor, "habana|nvidia|auto")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"habana", "nvidia", "auto"}));
   app.add_option("--hl-smi", o.hl_smi, "hl-smi path or name")->capture_default_str();
   app.add_option("--nvidia-smi", o.nvidia_smi, "nvidia-smi path or name")->capture_default_str();
   app.add_option("--sysfs-root", o.sysfs_root, "Root of sysfs (device health)")->capture_default_str();
   app.add_option("--run-as", o.run_as, "Run tasks as this user (agent must be root)");
   app.add_option("--heartbeat-interval", o.heartbeat_interval, "Seconds between heartbeats (default: scheduler's)")
       ->check(CLI::Range(0.0, 3600.0));
-  app.add_option("--log-level", o.log_level, "trace|debug|info|warn|error")->capture_default_str()
+  app.add_option("--log-level", o.log_level, "trace|debug|info|warn|error")
+      ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   try {
     app.parse(argc, argv);

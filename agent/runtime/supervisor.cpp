@@ -164,8 +164,9 @@ int run_supervisor(const std::string& dir) {
 
   auto text = read_small_file(dir + "/launch.json", 16 << 20);
   auto plan = text ? parse_launch_plan(*text) : Result<LaunchPlan>(text.error());
-  if (!plan) return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt,
-                                           "reading launch plan: " + plan.error().message});
+  if (!plan)
+    return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt,
+                                  "reading launch plan: " + plan.error().message});
 
   int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   std::vector<Rank> ranks(plan->ranks.size());
@@ -176,8 +177,7 @@ int run_supervisor(const std::string& dir) {
       signal_groups(ranks, SIGKILL);
       for (auto& r : ranks)
         if (r.pid > 0) ::waitpid(r.pid, nullptr, 0);
-      return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt,
-                                    pid.error().message});
+      return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt, pid.error().message});
     }
     ranks[i].pid = *pid;
   }

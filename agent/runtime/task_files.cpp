@@ -21,7 +21,7 @@ std::string serialize(const LaunchPlan& p) {
   json ranks = json::array();
   for (const auto& r : p.ranks)
     ranks.push_back({{"argv", r.argv}, {"env", r.env}, {"log_path", r.log_path}, {"port", r.port}});
-  json j = {{"assignment_id", p.assignment_id}, {"workdir", p.workdir},       {"ranks", ranks},
+  json j = {{"assignment_id", p.assignment_id}, {"workdir", p.workdir},           {"ranks", ranks},
             {"time_limit_s", p.time_limit_s},   {"kill_grace_s", p.kill_grace_s}, {"user", p.user}};
   if (p.uid) j["uid"] = *p.uid;
   if (p.gid) j["gid"] = *p.gid;
@@ -53,9 +53,7 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
   });
 }
 
-std::string serialize(const SupervisorRecord& r) {
-  return json{{"pid", r.pid}, {"start_time", r.start_time}}.dump();
-}
+std::string serialize(const SupervisorRecord& r) { return json{{"pid", r.pid}, {"start_time", r.start_time}}.dump(); }
 
 Result<SupervisorRecord> parse_supervisor_record(const std::string& text) {
   return guarded("supervisor.json", text, [](const json& j) -> Result<SupervisorRecord> {

@@ -49,7 +49,8 @@ Result<LaunchPlan> make_launch_plan(const api::Assignment& a, const api::NodeInv
   for (int i = 0; i < n; ++i) {
     auto env = task_environment({a, inv, cfg.base_env, cfg.node, i, ports[static_cast<size_t>(i)]});
     if (!env) return env.error().wrap("environment of local rank " + std::to_string(i));
-    p.ranks.push_back(RankLaunch{a.spec.command, std::move(*env), dir.log_path(a.id, i), ports[static_cast<size_t>(i)]});
+    p.ranks.push_back(
+        RankLaunch{a.spec.command, std::move(*env), dir.log_path(a.id, i), ports[static_cast<size_t>(i)]});
   }
   return p;
 }
@@ -155,9 +156,9 @@ std::vector<api::TaskReport> TaskManager::reports() {
     refresh_locked(e);
     bool alive = alive_locked(e);
     if (!alive && !e.snap.result) refresh_locked(e);  // It may have just written its result.
-    out.push_back(make_report(e.snap, alive || (e.launched_pid && !e.snap.supervisor &&
-                                                process_start_time(*e.launched_pid).has_value()),
-                              cfg_.now_unix_ms(), cfg_.launch_grace_ms));
+    out.push_back(make_report(
+        e.snap, alive || (e.launched_pid && !e.snap.supervisor && process_start_time(*e.launched_pid).has_value()),
+        cfg_.now_unix_ms(), cfg_.launch_grace_ms));
   }
   return out;
 }

@@ -72,9 +72,14 @@ int main(int argc, char** argv) {
   std::string hb = "0.05";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--jobs") jobs = std::stoi(argv[i + 1]);
-    else if (a == "--heartbeat-interval") hb = argv[i + 1];
-    else { std::fprintf(stderr, "bench_launch: unknown option %s\n", a.c_str()); return 2; }
+    if (a == "--jobs")
+      jobs = std::stoi(argv[i + 1]);
+    else if (a == "--heartbeat-interval")
+      hb = argv[i + 1];
+    else {
+      std::fprintf(stderr, "bench_launch: unknown option %s\n", a.c_str());
+      return 2;
+    }
   }
   char tmpl[] = "/tmp/tessel-bench-launch-XXXXXX";
   std::string root = mkdtemp(tmpl);
@@ -84,14 +89,19 @@ int main(int argc, char** argv) {
   pid_t sched = spawn({TESSEL_SCHEDULER_BIN, "--listen", "127.0.0.1:0", "--db", root + "/s.db", "--log-level", "warn"},
                       root + "/sched.out");
   int port = wait_port(root + "/sched.out");
-  if (port < 0) { std::fprintf(stderr, "bench_launch: scheduler did not start\n"); return 1; }
+  if (port < 0) {
+    std::fprintf(stderr, "bench_launch: scheduler did not start\n");
+    return 1;
+  }
   std::string fixture = "FAKE_HL_SMI_FIXTURE=" + std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv";
   pid_t agent = spawn({TESSEL_AGENT_BIN, "--scheduler", "http://127.0.0.1:" + std::to_string(port), "--node", "n1",
-                       "--address", "127.0.0.1", "--listen", "127.0.0.1:0", "--state-dir", root + "/agent",
-                       "--vendor", "habana", "--hl-smi", FAKE_HL_SMI_BIN, "--heartbeat-interval", hb,
-                       "--log-level", "warn"},
+                       "--address", "127.0.0.1", "--listen", "127.0.0.1:0", "--state-dir", root + "/agent", "--vendor",
+                       "habana", "--hl-smi", FAKE_HL_SMI_BIN, "--heartbeat-interval", hb, "--log-level", "warn"},
                       root + "/agent.out", fixture);
-  if (wait_port(root + "/agent.out") < 0) { std::fprintf(stderr, "bench_launch: agent did not start\n"); return 1; }
+  if (wait_port(root + "/agent.out") < 0) {
+    std::fprintf(stderr, "bench_launch: agent did not start\n");
+    return 1;
+  }
 
   httplib::Client c("127.0.0.1", port);
   c.set_keep_alive(true);
@@ -107,7 +117,10 @@ int main(int argc, char** argv) {
   for (int i = 0; i < jobs; ++i) {
     int64_t t0 = now_ns();
     auto r = c.Post("/v1/jobs", spec.dump(), "application/json");
-    if (!r || r->status / 100 != 2) { ++failures; continue; }
+    if (!r || r->status / 100 != 2) {
+      ++failures;
+      continue;
+    }
     std::string id = json::parse(r->body)["id"];
     std::string log = root + "/agent/tasks/" + id + ".0.0/rank0.log";
     auto deadline = steady_clock::now() + seconds(30);
@@ -117,7 +130,10 @@ int main(int argc, char** argv) {
       if (!text.empty() && text.back() == '\n') break;
       std::this_thread::sleep_for(microseconds(200));
     }
-    if (text.empty()) { ++failures; continue; }
+    if (text.empty()) {
+      ++failures;
+      continue;
+    }
     lat_ms.push_back((std::stoll(text) - t0) / 1e6);
     while (steady_clock::now() < deadline) {  // Cards free again before the next job.
       auto g = c.Get(("/v1/jobs/" + id).c_str());
@@ -131,7 +147,9 @@ int main(int argc, char** argv) {
   waitpid(sched, nullptr, 0);
   std::filesystem::remove_all(root);
   std::sort(lat_ms.begin(), lat_ms.end());
-  auto pct = [&](double p) { return lat_ms.empty() ? 0.0 : lat_ms[std::min(lat_ms.size() - 1, size_t(p * lat_ms.size()))]; };
+  auto pct = [&](double p) {
+    return lat_ms.empty() ? 0.0 : lat_ms[std::min(lat_ms.size() - 1, size_t(p * lat_ms.size()))];
+  };
   std::printf("jobs %zu (failures %d)  submit->worker start ms: p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n",
               lat_ms.size(), failures, pct(0.50), pct(0.90), pct(0.99), lat_ms.empty() ? 0.0 : lat_ms.back());
   return failures == 0 ? 0 : 1;

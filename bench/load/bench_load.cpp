@@ -70,8 +70,8 @@ struct Scheduler {
       prctl(PR_SET_PDEATHSIG, SIGTERM);  // Dies with the benchmark.
       dup2(fds[1], 1);
       close(fds[0]);
-      std::vector<std::string> args = {o.scheduler, "--listen", "127.0.0.1:0", "--db", db, "--log-level", "error",
-                                        "--heartbeat-timeout", "15"};
+      std::vector<std::string> args = {o.scheduler,   "--listen", "127.0.0.1:0",         "--db", db,
+                                       "--log-level", "error",    "--heartbeat-timeout", "15"};
       args.insert(args.end(), o.scheduler_args.begin(), o.scheduler_args.end());
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
@@ -186,7 +186,10 @@ Row run(const Options& o, int n, bool long_poll) {
         c.set_connection_timeout(5, 0);
         c.set_read_timeout(10, 0);
         for (int i; (i = next++) < n;) {
-          json body = {{"node", node_name(i)}, {"address", "10.1.0.1"}, {"agent_port", 7451}, {"inventory", inv},
+          json body = {{"node", node_name(i)},
+                       {"address", "10.1.0.1"},
+                       {"agent_port", 7451},
+                       {"inventory", inv},
                        {"tasks", json::array()}};
           auto r = c.Post("/v1/agent/register", body.dump(), "application/json");
           if (!r || r->status != 200) ++reg_errors;
@@ -331,17 +334,26 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--nodes") o.nodes = parse_list(val());
-    else if (a == "--seconds") o.seconds = std::atof(val().c_str());
-    else if (a == "--interval") o.interval = std::atof(val().c_str());
-    else if (a == "--hb-threads") o.hb_threads = std::max(1, std::atoi(val().c_str()));
-    else if (a == "--no-long-poll") o.long_poll = false;
-    else if (a == "--nodelay") o.nodelay = true;
-    else if (a == "--scheduler") o.scheduler = val();
-    else if (a == "--scheduler-arg") o.scheduler_args.push_back(val());
+    if (a == "--nodes")
+      o.nodes = parse_list(val());
+    else if (a == "--seconds")
+      o.seconds = std::atof(val().c_str());
+    else if (a == "--interval")
+      o.interval = std::atof(val().c_str());
+    else if (a == "--hb-threads")
+      o.hb_threads = std::max(1, std::atoi(val().c_str()));
+    else if (a == "--no-long-poll")
+      o.long_poll = false;
+    else if (a == "--nodelay")
+      o.nodelay = true;
+    else if (a == "--scheduler")
+      o.scheduler = val();
+    else if (a == "--scheduler-arg")
+      o.scheduler_args.push_back(val());
     else {
-      std::fprintf(stderr, "usage: bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--hb-threads 64] "
-                           "[--no-long-poll] [--nodelay] [--scheduler PATH] [--scheduler-arg ARG]...\n");
+      std::fprintf(stderr,
+                   "usage: bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--hb-threads 64] "
+                   "[--no-long-poll] [--nodelay] [--scheduler PATH] [--scheduler-arg ARG]...\n");
       return 2;
     }
   }

@@ -22,8 +22,9 @@ std::optional<BaselineChoice> BaselinePlacer::find(int size) {
   }
   std::vector<BaselineChoice> options;
   for (size_t n = 0; n < free_.size(); ++n)
-    scheduler::masks::for_each_gaudi_group(free_[n], size,
-                                           [&](uint32_t g) { options.push_back({static_cast<int>(n), g}); });
+    scheduler::masks::for_each_gaudi_group(free_[n], size, [&](uint32_t g) {
+      options.push_back({static_cast<int>(n), g});
+    });
   if (options.empty()) return std::nullopt;
   return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng_)];
 }

@@ -297,10 +297,9 @@ int main(int argc, char** argv) {
     double fill;
     int batch;
   };
-  for (const Scenario& s : {Scenario{"1 job per schedule(), 85% full", 0.85, 1},
-                            Scenario{"1 job per schedule(), 97% full", 0.97, 1},
-                            Scenario{"1000 jobs per schedule(), 85%", 0.85, 1000},
-                            Scenario{"1000 jobs per schedule(), 97%", 0.97, 1000}}) {
+  for (const Scenario& s :
+       {Scenario{"1 job per schedule(), 85% full", 0.85, 1}, Scenario{"1 job per schedule(), 97% full", 0.97, 1},
+        Scenario{"1000 jobs per schedule(), 85%", 0.85, 1000}, Scenario{"1000 jobs per schedule(), 97%", 0.97, 1000}}) {
     Throughput t = measure(10'000, s.fill, s.batch, decisions, 7);
     std::printf("%-32s %16.0f %16.0f %9.1f%%\n", s.name, t.decisions_per_cpu_s, t.decisions_per_s,
                 100 * t.placed_fraction);
@@ -310,11 +309,12 @@ int main(int argc, char** argv) {
   const int jobs = quick ? 8'000 : 40'000;
   for (double load : {0.95, 1.0}) {
     auto trace = make_trace(jobs, nodes, load, 2024);
-    std::printf("\n== fragmentation: %d jobs on %d nodes x 8 cards, offered load %.0f%%, durations 5-120 min, "
-                "time limit = duration x U(1,2) ==\n",
-                jobs, nodes, load * 100);
-    std::printf("%-36s %14s %8s %10s %12s %10s %10s\n", "policy", "idle card-h*", "idle %", "mean wait",
-                "8-card wait", "p95 wait", "makespan");
+    std::printf(
+        "\n== fragmentation: %d jobs on %d nodes x 8 cards, offered load %.0f%%, durations 5-120 min, "
+        "time limit = duration x U(1,2) ==\n",
+        jobs, nodes, load * 100);
+    std::printf("%-36s %14s %8s %10s %12s %10s %10s\n", "policy", "idle card-h*", "idle %", "mean wait", "8-card wait",
+                "p95 wait", "makespan");
     struct Row {
       const char* name;
       std::function<std::unique_ptr<SimPolicy>()> make;

@@ -58,9 +58,8 @@ std::optional<int64_t> int_param(const httplib::Request& req, httplib::Response&
     if (ok) out = out * 10 + (c - '0');
   }
   if (!ok || out < min || out > max) {
-    reply_error(res, ApiError::invalid(name + ": must be an integer in " + std::to_string(min) + ".." +
-                                           std::to_string(max),
-                                       name));
+    reply_error(res, ApiError::invalid(
+                         name + ": must be an integer in " + std::to_string(min) + ".." + std::to_string(max), name));
     return std::nullopt;
   }
   return out;

@@ -17,9 +17,7 @@ using namespace tessel::scheduler;
 
 namespace {
 
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
+bool is_loopback(const std::string& host) { return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0; }
 
 // Splits "HOST:PORT" (IPv6 as "[::1]:PORT").
 bool split_listen(const std::string& s, std::string& host, int& port) {

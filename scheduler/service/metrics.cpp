@@ -73,7 +73,8 @@ void card_gauge(std::ostringstream& o, const char* name, const char* help, const
 std::string render_metrics(const StatsSnapshot& s) {
   std::ostringstream o;
   header(o, "tessel_jobs", "gauge", "Jobs by state.");
-  for (const auto& [state, n] : s.jobs_by_state) o << "tessel_jobs{state=\"" << escape_label(state) << "\"} " << n << '\n';
+  for (const auto& [state, n] : s.jobs_by_state)
+    o << "tessel_jobs{state=\"" << escape_label(state) << "\"} " << n << '\n';
   header(o, "tessel_job_submissions_total", "counter", "Jobs accepted by POST /v1/jobs.");
   o << "tessel_job_submissions_total " << s.submissions_total << '\n';
   header(o, "tessel_job_placements_total", "counter", "Job attempts placed on cards.");
@@ -81,7 +82,8 @@ std::string render_metrics(const StatsSnapshot& s) {
   histogram(o, "tessel_queue_wait_seconds", "Time from submission (or requeue) to placement.", s.queue_wait);
   histogram(o, "tessel_scheduling_latency_seconds", "Duration of one scheduling pass.", s.scheduling_latency);
   header(o, "tessel_nodes", "gauge", "Nodes by state.");
-  for (const auto& [state, n] : s.nodes_by_state) o << "tessel_nodes{state=\"" << escape_label(state) << "\"} " << n << '\n';
+  for (const auto& [state, n] : s.nodes_by_state)
+    o << "tessel_nodes{state=\"" << escape_label(state) << "\"} " << n << '\n';
   header(o, "tessel_cards", "gauge", "Accelerator cards by model and state (total, free, unhealthy).");
   for (const auto& [model, c] : s.cards_by_model) {
     auto m = escape_label(model);

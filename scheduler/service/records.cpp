@@ -26,9 +26,12 @@ std::string make_job_id(int64_t seq) {
 }
 
 std::string node_record_to_json(const NodeRecord& n) {
-  json j = {{"name", n.name},           {"address", n.address},
-            {"agent_port", n.agent_port}, {"drained", n.drained},
-            {"inventory", api::to_json(n.inventory)}, {"last_heartbeat_ms", n.last_heartbeat_ms}};
+  json j = {{"name", n.name},
+            {"address", n.address},
+            {"agent_port", n.agent_port},
+            {"drained", n.drained},
+            {"inventory", api::to_json(n.inventory)},
+            {"last_heartbeat_ms", n.last_heartbeat_ms}};
   return j.dump();
 }
 

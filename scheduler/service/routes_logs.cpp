@@ -32,12 +32,12 @@ void add_log_routes(httplib::Server& srv, RouteContext& ctx) {
       cli.set_read_timeout(30);
       auto r = cli.Get(path.c_str(), headers);
       if (!r)
-        return reply_error(res, ApiError::unavailable("agent " + target.address + ":" +
-                                                      std::to_string(target.agent_port) + " unreachable: " +
-                                                      httplib::to_string(r.error())));
+        return reply_error(res,
+                           ApiError::unavailable("agent " + target.address + ":" + std::to_string(target.agent_port) +
+                                                 " unreachable: " + httplib::to_string(r.error())));
       res.status = r->status;
-      res.set_content(r->body, r->get_header_value("Content-Type").empty() ? "text/plain"
-                                                                            : r->get_header_value("Content-Type"));
+      res.set_content(r->body,
+                      r->get_header_value("Content-Type").empty() ? "text/plain" : r->get_header_value("Content-Type"));
       return;
     }
     res.set_chunked_content_provider("text/plain", [target, path, headers](size_t, httplib::DataSink& sink) {

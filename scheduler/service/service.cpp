@@ -42,7 +42,8 @@ void install_error_handling(httplib::Server& srv) {
       e.message = "bad request: a POST needs a Content-Length header (send an empty body with Content-Length: 0)";
     if (res.status == 404) e = ApiError::not_found("no such endpoint: " + req.method + " " + req.path);
     if (res.status == 405) e = {405, "invalid_argument", "method not allowed", ""};
-    if (res.status == 413) e = ApiError::too_large("request body exceeds " + std::to_string(api::kMaxRequestBytes) + " bytes");
+    if (res.status == 413)
+      e = ApiError::too_large("request body exceeds " + std::to_string(api::kMaxRequestBytes) + " bytes");
     if (res.status >= 500) e = ApiError::internal("internal error");
     int status = res.status;
     reply_error(res, e);
@@ -64,7 +65,7 @@ Status Service::start() {
   server_ = std::make_unique<httplib::Server>();
   const size_t threads = opts_.http_threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server_->set_tcp_nodelay(true);  // Headers and body go out as separate writes: no Nagle delay.
+  server_->set_tcp_nodelay(true);            // Headers and body go out as separate writes: no Nagle delay.
   server_->set_keep_alive_max_count(10000);  // httplib closes after 5 requests by default.
   // An idle keep-alive connection holds a worker thread: release it well before the
   // next heartbeat (every 5 s) so a node costs one thread (its long poll), not two.

@@ -154,8 +154,8 @@ ApiResult<LogTarget> ClusterState::log_target(const std::string& job_id, int ran
   auto n = nodes_.find(a->node);
   if (n == nodes_.end()) return ApiError::unavailable("node " + a->node + " unknown");
   if (n->second.rec.agent_port == 0) return ApiError::unavailable("node " + a->node + " serves no logs");
-  return LogTarget{n->second.rec.address, n->second.rec.agent_port,
-                   api::assignment_id(j.id, j.attempt, node_rank), rank % per_node, n->second.token};
+  return LogTarget{n->second.rec.address, n->second.rec.agent_port, api::assignment_id(j.id, j.attempt, node_rank),
+                   rank % per_node, n->second.token};
 }
 
 bool ClusterState::commit_locked(Txn& txn, const char* what) {
@@ -229,8 +229,8 @@ void ClusterState::log_change(const api::Job& job, const std::string& what) cons
     for (size_t i = 0; i < a.module_ids.size(); ++i) where += (i ? "," : "") + std::to_string(a.module_ids[i]);
     where += "]";
   }
-  spdlog::info("job {} {} ({}) attempt={} cards={} reason=\"{}\"", job.id, api::to_string(job.state), what,
-               job.attempt, where.empty() ? "-" : where, job.reason);
+  spdlog::info("job {} {} ({}) attempt={} cards={} reason=\"{}\"", job.id, api::to_string(job.state), what, job.attempt,
+               where.empty() ? "-" : where, job.reason);
 }
 
 }  // namespace tessel::scheduler

@@ -57,7 +57,10 @@ ApiResult<api::RegisterResponse> ClusterState::register_node(const api::Register
     e = n;
     e.version = version;
     alloc_.upsert_node(node_spec_locked(e));
-    spdlog::info("node {} registered ({}{} cards, {}:{})", n.rec.name, is_new ? "new, " : was_down ? "back up, " : "",
+    spdlog::info("node {} registered ({}{} cards, {}:{})", n.rec.name,
+                 is_new     ? "new, "
+                 : was_down ? "back up, "
+                            : "",
                  n.rec.inventory.devices.size(), n.rec.address, n.rec.agent_port);
     mark_dirty_locked();
   });
@@ -65,8 +68,7 @@ ApiResult<api::RegisterResponse> ClusterState::register_node(const api::Register
   process_reports_locked(txn, req.node, req.tasks, acks);
   if (!commit_locked(txn, "register")) return ApiError::unavailable("storing node registration failed");
   api::RegisterResponse resp;
-  resp.heartbeat_interval_s =
-      static_cast<int>(std::clamp<int64_t>(opts_.heartbeat_timeout_ms / 3000, 1, 5));
+  resp.heartbeat_interval_s = static_cast<int>(std::clamp<int64_t>(opts_.heartbeat_timeout_ms / 3000, 1, 5));
   return resp;
 }
 
@@ -100,8 +102,7 @@ ApiResult<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatRe
   return resp;
 }
 
-void ClusterState::process_reports_locked(Txn& txn, const std::string& node,
-                                          const std::vector<api::TaskReport>& tasks,
+void ClusterState::process_reports_locked(Txn& txn, const std::string& node, const std::vector<api::TaskReport>& tasks,
                                           std::vector<std::string>& acknowledged) {
   std::map<std::string, const api::TaskReport*> rep;
   for (const auto& t : tasks) rep[t.assignment_id] = &t;

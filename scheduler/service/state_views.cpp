@@ -18,7 +18,8 @@ NodeSpec ClusterState::node_spec_locked(const NodeEntry& n) const {
   NodeSpec s;
   s.name = n.rec.name;
   s.vendor = n.rec.inventory.vendor;
-  for (const auto& d : n.rec.inventory.devices) s.cards.push_back(NodeSpec::Card{d.module_id, d.index, d.model, d.healthy});
+  for (const auto& d : n.rec.inventory.devices)
+    s.cards.push_back(NodeSpec::Card{d.module_id, d.index, d.model, d.healthy});
   s.schedulable = !n.rec.drained && !n.down;
   return s;
 }

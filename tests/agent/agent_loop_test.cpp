@@ -140,10 +140,12 @@ class AgentLoopTest : public ::testing::Test {
   }
   template <class F>
   bool until(F f) {
-    return agent_test::poll_until([&] {
-      std::lock_guard l(sched.mu);
-      return f();
-    }, 10s);
+    return agent_test::poll_until(
+        [&] {
+          std::lock_guard l(sched.mu);
+          return f();
+        },
+        10s);
   }
 
   std::string root = agent_test::make_temp_dir();
@@ -164,7 +166,12 @@ TEST_F(AgentLoopTest, RegistersSignalsReadyAndLaunchesAssignments) {
   EXPECT_EQ(notifier.readies, 1);
   auto a = agent_test::gaudi_assignment({0}, {3});
   sched.set_desired({a});
-  ASSERT_TRUE(agent_test::poll_until([&] { std::lock_guard l(launcher.mu); return launcher.launched.size() == 1; }, 10s));
+  ASSERT_TRUE(agent_test::poll_until(
+      [&] {
+        std::lock_guard l(launcher.mu);
+        return launcher.launched.size() == 1;
+      },
+      10s));
   EXPECT_TRUE(std::filesystem::exists(dir.task_dir(a.id) + "/launch.json"));
   ASSERT_TRUE(until([&] {
     return sched.last_reports.size() == 1 && sched.last_reports[0].state == api::TaskState::running &&
@@ -210,7 +217,8 @@ TEST_F(AgentLoopTest, BacksOffWhileUnreachableAndKeepsResultsUntilAcknowledged) 
   ASSERT_TRUE(until([&] { return sched.registers == 1; }));
   EXPECT_EQ(sched.last_reports.size(), 1u);
   ASSERT_TRUE(until([&] { return sched.heartbeats > 2 && sched.last_reports.empty(); }))
-      << sched.heartbeats << " heartbeats, " << sched.last_reports.size() << " reports " << api::to_json(sched.last_reports[0]).dump();
+      << sched.heartbeats << " heartbeats, " << sched.last_reports.size() << " reports "
+      << api::to_json(sched.last_reports[0]).dump();
   EXPECT_TRUE(std::filesystem::exists(dir.task_dir(a.id) + "/acknowledged"));
 }
 

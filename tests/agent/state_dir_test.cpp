@@ -25,8 +25,8 @@ class StateDirTest : public ::testing::Test {
 TEST_F(StateDirTest, RoundTripsAllFiles) {
   auto a = agent_test::gaudi_assignment({0, 1}, {4, 0});
   ASSERT_TRUE(dir.record_started(a).ok());
-  LaunchPlan p{a.id, "/tmp", {RankLaunch{{"/bin/true"}, {{"A", "1"}}, dir.log_path(a.id, 0), 1234}}, 5, 3, 1000, 1000,
-               "u"};
+  LaunchPlan p{a.id, "/tmp", {RankLaunch{{"/bin/true"}, {{"A", "1"}}, dir.log_path(a.id, 0), 1234}}, 5, 3, 1000,
+               1000, "u"};
   ASSERT_TRUE(dir.write_launch(p).ok());
   ASSERT_TRUE(write_file_durable(dir.task_dir(a.id) + "/supervisor.json", serialize(SupervisorRecord{77, 99})).ok());
   TaskResult r{api::TaskState::exited, 3, std::nullopt, "boom"};
@@ -74,8 +74,8 @@ TEST_F(StateDirTest, CorruptFilesAreSkippedWithClearProblem) {
   EXPECT_EQ(scan.tasks[0].id, good.id);
   EXPECT_EQ(scan.started_ids, (std::set<std::string>{good.id, "j2.0.0", "j3.0.0"}));
   ASSERT_EQ(scan.problems.size(), 2u);
-  for (const auto& p : scan.problems) EXPECT_TRUE(p.find("result.json") != std::string::npos ||
-                                                  p.find("assignment.json") != std::string::npos) << p;
+  for (const auto& p : scan.problems)
+    EXPECT_TRUE(p.find("result.json") != std::string::npos || p.find("assignment.json") != std::string::npos) << p;
 }
 
 TEST_F(StateDirTest, ResultParserRejectsBadStates) {
@@ -83,7 +83,8 @@ TEST_F(StateDirTest, ResultParserRejectsBadStates) {
   EXPECT_FALSE(parse_task_result("[]").ok());
   EXPECT_FALSE(parse_supervisor_record("{\"pid\":1,\"start_time\":2}").ok());
   EXPECT_FALSE(parse_launch_plan("{\"assignment_id\":\"a\",\"workdir\":\"/\",\"time_limit_s\":0,"
-                                 "\"kill_grace_s\":1,\"ranks\":[]}").ok());
+                                 "\"kill_grace_s\":1,\"ranks\":[]}")
+                   .ok());
 }
 
 TEST_F(StateDirTest, AcknowledgedTasksAreCollectedWhenOld) {

@@ -31,8 +31,8 @@ class SupervisorTest : public ::testing::Test {
     EXPECT_TRUE(dir.record_started(a).ok());
     LaunchPlan p{id, dir.task_dir(id), {}, limit, grace, std::nullopt, std::nullopt, ""};
     for (int i = 0; i < ranks; ++i)
-      p.ranks.push_back(RankLaunch{argv, {{"PATH", "/usr/bin:/bin"}, {"R", std::to_string(i)}},
-                                   dir.log_path(id, i), 0});
+      p.ranks.push_back(
+          RankLaunch{argv, {{"PATH", "/usr/bin:/bin"}, {"R", std::to_string(i)}}, dir.log_path(id, i), 0});
     EXPECT_TRUE(dir.write_launch(p).ok());
     auto pid = launcher.launch(dir.task_dir(id));
     EXPECT_TRUE(pid.ok());
@@ -40,11 +40,13 @@ class SupervisorTest : public ::testing::Test {
   }
   std::optional<TaskResult> wait_result(const std::string& id, std::chrono::milliseconds t = 10s) {
     std::optional<TaskResult> res;
-    agent_test::poll_until([&] {
-      auto s = dir.load(id);
-      if (s.ok() && s->result) res = s->result;
-      return res.has_value();
-    }, t);
+    agent_test::poll_until(
+        [&] {
+          auto s = dir.load(id);
+          if (s.ok() && s->result) res = s->result;
+          return res.has_value();
+        },
+        t);
     return res;
   }
   std::string log(const std::string& id, int rank = 0) {
@@ -75,11 +77,13 @@ TEST_F(SupervisorTest, RecordsExitCodeAppendsLogsAndUsesWorkdirAndEnv) {
 TEST_F(SupervisorTest, SupervisorIsDetachedFromUs) {
   start("d.0.0", {"sleep", "1000"});
   std::optional<SupervisorRecord> sup;
-  ASSERT_TRUE(agent_test::poll_until([&] {
-    auto s = dir.load("d.0.0");
-    if (s.ok()) sup = s->supervisor;
-    return sup.has_value();
-  }, 10s));
+  ASSERT_TRUE(agent_test::poll_until(
+      [&] {
+        auto s = dir.load("d.0.0");
+        if (s.ok()) sup = s->supervisor;
+        return sup.has_value();
+      },
+      10s));
   EXPECT_NE(::getsid(sup->pid), ::getsid(0));
   ASSERT_TRUE(launcher.stop(*sup).ok());
   ASSERT_TRUE(wait_result("d.0.0"));
@@ -88,10 +92,12 @@ TEST_F(SupervisorTest, SupervisorIsDetachedFromUs) {
 TEST_F(SupervisorTest, StopKillsTheWholeTree) {
   start("k.0.0", {"sh", "-c", "sleep 1000 & echo $! > child.pid; wait"}, 0, 1);
   const std::string pidfile = dir.task_dir("k.0.0") + "/child.pid";
-  ASSERT_TRUE(agent_test::poll_until([&] {
-    auto t = read_small_file(pidfile);
-    return t.ok() && !t->empty() && t->back() == '\n';
-  }, 10s));
+  ASSERT_TRUE(agent_test::poll_until(
+      [&] {
+        auto t = read_small_file(pidfile);
+        return t.ok() && !t->empty() && t->back() == '\n';
+      },
+      10s));
   int child = std::stoi(*read_small_file(pidfile));
   ASSERT_TRUE(process_start_time(child).has_value());
   auto sup = dir.load("k.0.0")->supervisor;

@@ -43,7 +43,10 @@ TEST(TaskEnv, GaudiPairUsesModulesAndMatchingIndices) {
 
 TEST(TaskEnv, JobEnvCannotOverrideOwnedVariablesButKeepsInt64Choice) {
   auto a = gaudi_assignment({0}, {4});
-  a.spec.env = {{"HABANA_VISIBLE_MODULES", "7"}, {"RANK", "9"}, {"PT_ENABLE_INT64_SUPPORT", "0"}, {"MY", "x"},
+  a.spec.env = {{"HABANA_VISIBLE_MODULES", "7"},
+                {"RANK", "9"},
+                {"PT_ENABLE_INT64_SUPPORT", "0"},
+                {"MY", "x"},
                 {"PATH", "/opt/bin"}};
   auto inv = gaudi_inv();
   Env b = base();

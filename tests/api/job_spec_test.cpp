@@ -29,13 +29,19 @@ TEST(JobSpec, MinimalDefaults) {
 }
 
 TEST(JobSpec, FullRoundTrip) {
-  json in = {{"name", "train"},       {"command", {"python3", "-c", "print(1)"}},
-             {"env", {{"A", "b"}}},   {"workdir", "/tmp"},
-             {"devices", 4},          {"nodes", 2},
+  json in = {{"name", "train"},
+             {"command", {"python3", "-c", "print(1)"}},
+             {"env", {{"A", "b"}}},
+             {"workdir", "/tmp"},
+             {"devices", 4},
+             {"nodes", 2},
              {"tasks_per_node", "device"},
-             {"priority", 10},        {"max_retries", 3},
-             {"time_limit_s", 600},   {"kill_grace_s", 5},
-             {"vendor", "habana"},    {"model", "HL-225"}};
+             {"priority", 10},
+             {"max_retries", 3},
+             {"time_limit_s", 600},
+             {"kill_grace_s", 5},
+             {"vendor", "habana"},
+             {"model", "HL-225"}};
   auto r = parse_job_spec(in);
   ASSERT_TRUE(r.spec) << r.error->message;
   EXPECT_TRUE(r.spec->task_per_device);

@@ -285,12 +285,27 @@ Child start_scheduler(const TempDir& dir, const std::string& tag, const std::str
 Child start_agent(const TempDir& dir, const AgentSpec& s) {
   ChildOptions o;
   o.argv = s.prefix;
-  for (const std::string& a :
-       {agent_bin(), std::string("--scheduler"), s.scheduler_url, std::string("--node"), s.node, std::string("--address"),
-        s.address, std::string("--listen"), s.listen, std::string("--state-dir"), dir.str(s.node), std::string("--vendor"),
-        std::string("habana"), std::string("--hl-smi"), fake_hl_smi_bin(), std::string("--sysfs-root"),
-        dir.str("sysfs"), std::string("--heartbeat-interval"), std::to_string(s.heartbeat_interval_s),
-        std::string("--log-level"), std::string("debug")})
+  for (const std::string& a : {agent_bin(),
+                               std::string("--scheduler"),
+                               s.scheduler_url,
+                               std::string("--node"),
+                               s.node,
+                               std::string("--address"),
+                               s.address,
+                               std::string("--listen"),
+                               s.listen,
+                               std::string("--state-dir"),
+                               dir.str(s.node),
+                               std::string("--vendor"),
+                               std::string("habana"),
+                               std::string("--hl-smi"),
+                               fake_hl_smi_bin(),
+                               std::string("--sysfs-root"),
+                               dir.str("sysfs"),
+                               std::string("--heartbeat-interval"),
+                               std::to_string(s.heartbeat_interval_s),
+                               std::string("--log-level"),
+                               std::string("debug")})
     o.argv.push_back(a);
   o.env["FAKE_HL_SMI_FIXTURE"] = gaudi2_fixture();
   if (!s.mode_file.empty()) o.env["FAKE_HL_SMI_MODE_FILE"] = s.mode_file;

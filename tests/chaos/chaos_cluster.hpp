@@ -44,7 +44,9 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const fs::path& path() const { return path_; }
-  std::string str(const std::string& child = "") const { return child.empty() ? path_.string() : (path_ / child).string(); }
+  std::string str(const std::string& child = "") const {
+    return child.empty() ? path_.string() : (path_ / child).string();
+  }
 
  private:
   fs::path path_;
@@ -54,10 +56,10 @@ class TempDir {
 int kill_processes_mentioning(const std::string& needle);
 
 struct ChildOptions {
-  std::vector<std::string> argv;             // argv[0] is the executable path.
-  std::map<std::string, std::string> env;    // Added to (or replacing in) this process's env.
-  std::string stdout_path, stderr_path;      // Files the child writes to.
-  std::optional<long> rlimit_fsize_bytes;    // RLIMIT_FSIZE in the child (SIGXFSZ ignored).
+  std::vector<std::string> argv;           // argv[0] is the executable path.
+  std::map<std::string, std::string> env;  // Added to (or replacing in) this process's env.
+  std::string stdout_path, stderr_path;    // Files the child writes to.
+  std::optional<long> rlimit_fsize_bytes;  // RLIMIT_FSIZE in the child (SIGXFSZ ignored).
 };
 
 // One child process; SIGKILLed and reaped on destruction.
@@ -72,9 +74,9 @@ class Child {
   Child& operator=(Child&& o) noexcept;
 
   pid_t pid() const { return pid_; }
-  bool running();        // Not yet exited (reaps it if it has).
-  void kill9();          // SIGKILL and reap.
-  int terminate();       // SIGTERM, wait (up to 20 s, then SIGKILL); returns the wait status.
+  bool running();   // Not yet exited (reaps it if it has).
+  void kill9();     // SIGKILL and reap.
+  int terminate();  // SIGTERM, wait (up to 20 s, then SIGKILL); returns the wait status.
   // Polls the stdout file for "listening on HOST:PORT"; returns PORT or 0.
   int wait_listening(std::chrono::milliseconds timeout = 20s);
   std::string stderr_text() const;
@@ -124,11 +126,11 @@ Child start_scheduler(const TempDir& dir, const std::string& tag, const std::str
 struct AgentSpec {
   std::string node;
   std::string scheduler_url;
-  std::string mode_file;             // FAKE_HL_SMI_MODE_FILE.
+  std::string mode_file;  // FAKE_HL_SMI_MODE_FILE.
   std::string listen = "127.0.0.1:0";
   std::string address = "127.0.0.1";
   double heartbeat_interval_s = 0.5;
-  std::vector<std::string> prefix;   // e.g. {"ip","netns","exec",NS}.
+  std::vector<std::string> prefix;  // e.g. {"ip","netns","exec",NS}.
 };
 // An AgentSpec with the defaults above.
 inline AgentSpec agent_spec(std::string node, std::string scheduler_url) {

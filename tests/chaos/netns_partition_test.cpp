@@ -73,8 +73,8 @@ TEST(ChaosNetwork, ROOT_PartitionedNodeGoesDownJobRequeuesStaleTaskKilledBeforeC
   NetnsLink link(dir);
   if (!link.ok) GTEST_SKIP() << "cannot build a network namespace here: " << link.error;
 
-  Child sched = start_scheduler(dir, "1", dir.str("tessel.db"), link.host_ip + ":0",
-                                {"--insecure", "--heartbeat-timeout", "2"});
+  Child sched =
+      start_scheduler(dir, "1", dir.str("tessel.db"), link.host_ip + ":0", {"--insecure", "--heartbeat-timeout", "2"});
   const int port = sched.wait_listening();
   ASSERT_GT(port, 0) << sched.stderr_text();
   Api api(link.host_ip, port);
@@ -111,9 +111,8 @@ TEST(ChaosNetwork, ROOT_PartitionedNodeGoesDownJobRequeuesStaleTaskKilledBeforeC
 
   // The link returns: the stale attempt must die before the cards are reused.
   ASSERT_TRUE(link.set_link(true));
-  ASSERT_TRUE(eventually([&] { return api.job_state(id) == "running"; }, 30s))
-      << api.job(id)->dump() << "\n"
-      << sched.stderr_text();
+  ASSERT_TRUE(eventually([&] { return api.job_state(id) == "running"; }, 30s)) << api.job(id)->dump() << "\n"
+                                                                               << sched.stderr_text();
   ASSERT_TRUE(eventually([&] { return read_lines(log).size() == 2; }));
   EXPECT_EQ(read_lines(log), (std::vector<std::string>{"start " + id + ".0.0", "start " + id + ".1.0"}))
       << "attempt 1 must start once, after attempt 0 is gone (no 'overlap' line)";

@@ -185,8 +185,7 @@ TEST(ChaosScheduler, Kill9DuringSubmissionsAndCompletionsLosesNothingRunsNothing
       EXPECT_TRUE(jobs_that_ran.count(id)) << id << " succeeded but never ran";
     }
   }
-  std::printf("acknowledged %zu jobs (%zu before kill -9), %zu runs recorded\n", ids.size(), acked_before,
-              seen.size());
+  std::printf("acknowledged %zu jobs (%zu before kill -9), %zu runs recorded\n", ids.size(), acked_before, seen.size());
 
   EXPECT_EQ(monitor.first(), "") << "double booking observed";
   // After it all, no card has a holder any more.

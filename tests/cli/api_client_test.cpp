@@ -36,9 +36,11 @@ TEST(UrlEncode, KeepsUnreserved) {
 }
 
 TEST(ErrorBody, ApiShapeAndFallback) {
-  EXPECT_EQ(describe_error_body(
-                400, R"({"error":{"code":"invalid_argument","message":"devices: must be one of 0, 1, 2, 4, 8","field":"devices"}})"),
-            "devices: must be one of 0, 1, 2, 4, 8 (invalid_argument)");
+  EXPECT_EQ(
+      describe_error_body(
+          400,
+          R"({"error":{"code":"invalid_argument","message":"devices: must be one of 0, 1, 2, 4, 8","field":"devices"}})"),
+      "devices: must be one of 0, 1, 2, 4, 8 (invalid_argument)");
   EXPECT_EQ(describe_error_body(404, R"({"error":{"message":"no such job"}})"), "no such job");
   EXPECT_EQ(describe_error_body(502, "Bad Gateway\nmore"), "HTTP 502: Bad Gateway");
   EXPECT_EQ(describe_error_body(500, ""), "HTTP 500");

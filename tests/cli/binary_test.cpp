@@ -72,10 +72,35 @@ TEST_F(CliBinary, HelpExits0) {
 
 TEST_F(CliBinary, SubmitSendsSpecAndTokenPrintsId) {
   api.on("POST", "/v1/jobs", 201, sample_job("j-42", "pending").dump());
-  auto r = run_tessel(with_server({"--token", "s3cret", "submit", "--devices", "2", "--nodes", "1", "--per-device",
-                                   "--priority", "7", "--time-limit", "1h30m", "--env", "A=1", "--env", "B=2",
-                                   "--name", "n", "--model", "HL-225", "--retries", "2", "--", "python", "train.py",
-                                   "--lr", "3", "-o", "x"}));
+  auto r = run_tessel(with_server({"--token",
+                                   "s3cret",
+                                   "submit",
+                                   "--devices",
+                                   "2",
+                                   "--nodes",
+                                   "1",
+                                   "--per-device",
+                                   "--priority",
+                                   "7",
+                                   "--time-limit",
+                                   "1h30m",
+                                   "--env",
+                                   "A=1",
+                                   "--env",
+                                   "B=2",
+                                   "--name",
+                                   "n",
+                                   "--model",
+                                   "HL-225",
+                                   "--retries",
+                                   "2",
+                                   "--",
+                                   "python",
+                                   "train.py",
+                                   "--lr",
+                                   "3",
+                                   "-o",
+                                   "x"}));
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "j-42\n");
   EXPECT_EQ(r.err, "");
@@ -115,8 +140,9 @@ TEST_F(CliBinary, SubmitJsonOutputIsTheApiJob) {
 }
 
 TEST_F(CliBinary, ServerRejectionIsOneLineExit1) {
-  api.on("POST", "/v1/jobs", 400,
-         R"({"error":{"code":"invalid_argument","message":"devices: must be one of 0, 1, 2, 4, 8","field":"devices"}})");
+  api.on(
+      "POST", "/v1/jobs", 400,
+      R"({"error":{"code":"invalid_argument","message":"devices: must be one of 0, 1, 2, 4, 8","field":"devices"}})");
   auto r = run_tessel(with_server({"submit", "--devices", "3", "--", "true"}));
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.out, "");
@@ -132,7 +158,8 @@ TEST_F(CliBinary, ServerAndTokenFromEnvironment) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(api.requests().at(0).authorization, "Bearer from-file");
   // TESSEL_TOKEN beats TESSEL_TOKEN_FILE; --token beats both.
-  r = run_tessel({"inventory"}, {{"TESSEL_SERVER", api.url()}, {"TESSEL_TOKEN", "env"}, {"TESSEL_TOKEN_FILE", token_file}});
+  r = run_tessel({"inventory"},
+                 {{"TESSEL_SERVER", api.url()}, {"TESSEL_TOKEN", "env"}, {"TESSEL_TOKEN_FILE", token_file}});
   EXPECT_EQ(api.requests().at(1).authorization, "Bearer env");
   r = run_tessel({"--token", "flag", "inventory"}, {{"TESSEL_SERVER", api.url()}, {"TESSEL_TOKEN", "env"}});
   EXPECT_EQ(api.requests().at(2).authorization, "Bearer flag");
@@ -243,7 +270,10 @@ TEST_F(CliBinary, LogsStreamsBodyToStdout) {
 json node_json() {
   json devs = json::array();
   for (int m = 0; m < 8; ++m)
-    devs.push_back({{"index", m}, {"module_id", m}, {"model", "HL-225"}, {"healthy", true},
+    devs.push_back({{"index", m},
+                    {"module_id", m},
+                    {"model", "HL-225"},
+                    {"healthy", true},
                     {"job", m < 4 ? json("j-1") : json(nullptr)}});
   return {{"name", "gaudi-a"},
           {"address", "10.0.0.1:7451"},

@@ -19,7 +19,7 @@ class Scheduler {
  public:
   explicit Scheduler(const std::string& dir)
       : child_(TESSEL_SCHEDULER_BINARY, bp::args({"--listen", "127.0.0.1:0", "--db", dir + "/state.db"}),
-               bp::std_in < bp::null, bp::std_out > out_, bp::std_err > dir + "/scheduler.log") {
+               bp::std_in<bp::null, bp::std_out> out_, bp::std_err > dir + "/scheduler.log") {
     std::string line;
     // Blocks until the line or EOF (the scheduler exited): no sleeping, no polling.
     while (std::getline(out_, line)) {
@@ -62,8 +62,8 @@ TEST(CliEndToEnd, AgainstRealScheduler) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["nodes"], json::array());
 
-  r = run_tessel({"submit", "--devices", "2", "--name", "e2e", "--time-limit", "10m", "--env", "A=1", "--",
-                  "/bin/echo", "hello world"},
+  r = run_tessel({"submit", "--devices", "2", "--name", "e2e", "--time-limit", "10m", "--env", "A=1", "--", "/bin/echo",
+                  "hello world"},
                  env);
   ASSERT_EQ(r.rc, 0) << r.err;
   std::string id = r.out.substr(0, r.out.find('\n'));

@@ -44,7 +44,7 @@ Outcome run_binary(const std::string& exe, const std::vector<std::string>& args,
   }
   for (const auto& k : drop) e.erase(k);
   for (const auto& [k, v] : env) e[k] = v;
-  bp::child c(exe, bp::args(args), e, bp::std_in < bp::null, bp::std_out > out_path, bp::std_err > err_path);
+  bp::child c(exe, bp::args(args), e, bp::std_in<bp::null, bp::std_out> out_path, bp::std_err > err_path);
   c.wait();  // The binary bounds its own HTTP calls; ctest's TIMEOUT bounds a hang.
   return Outcome{c.exit_code(), slurp(out_path), slurp(err_path)};
 }

@@ -82,9 +82,15 @@ TEST(JobTerminal, States) {
 json gaudi_node() {
   json devs = json::array();
   for (int m = 0; m < 8; ++m) {
-    json d = {{"index", 7 - m},         {"module_id", m},          {"model", "HL-225"},
-              {"healthy", m != 6},      {"utilization_pct", 10},   {"memory_used_mib", 512},
-              {"memory_total_mib", 98304}, {"temperature_c", 30}, {"power_w", 100},
+    json d = {{"index", 7 - m},
+              {"module_id", m},
+              {"model", "HL-225"},
+              {"healthy", m != 6},
+              {"utilization_pct", 10},
+              {"memory_used_mib", 512},
+              {"memory_total_mib", 98304},
+              {"temperature_c", 30},
+              {"power_w", 100},
               {"job", m < 2 ? json("j-2") : json(nullptr)}};
     if (m == 6) d["health_reason"] = "needs reset";
     devs.push_back(d);

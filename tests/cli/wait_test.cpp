@@ -52,8 +52,8 @@ TEST(Wait, PollsWithBackoffUntilTerminal) {
   FakeWorld w;
   w.vars["TESSEL_SERVER"] = api.url();
   EXPECT_EQ(w.run({"wait", "j-1"}), 300 & 0xff);
-  EXPECT_EQ(w.naps, (std::vector<milliseconds>{milliseconds(250), milliseconds(500), milliseconds(1000),
-                                               milliseconds(2000)}));
+  EXPECT_EQ(w.naps,
+            (std::vector<milliseconds>{milliseconds(250), milliseconds(500), milliseconds(1000), milliseconds(2000)}));
   EXPECT_EQ(w.err.str(), "j-1: failed (exit 300)\n");
 }
 

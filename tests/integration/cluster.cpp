@@ -104,13 +104,15 @@ std::string Proc::err() const { return slurp(err_); }
 
 std::optional<std::string> Proc::wait_line_with(const std::string& needle, std::chrono::milliseconds t) const {
   std::optional<std::string> found;
-  poll_until([&] {
-    std::istringstream in(out());
-    std::string line;
-    while (std::getline(in, line))
-      if (line.find(needle) != std::string::npos) found = line;
-    return found.has_value();
-  }, t);
+  poll_until(
+      [&] {
+        std::istringstream in(out());
+        std::string line;
+        while (std::getline(in, line))
+          if (line.find(needle) != std::string::npos) found = line;
+        return found.has_value();
+      },
+      t);
   return found;
 }
 
@@ -228,22 +230,26 @@ std::optional<json> Cluster::wait_job(const std::string& id, const std::vector<s
                                       std::chrono::milliseconds t) {
   std::optional<json> job;
   json last;
-  bool ok = poll_until([&] {
-    last = get("/v1/jobs/" + id);
-    if (!last.is_object()) return false;
-    for (const auto& s : states)
-      if (last.value("state", "") == s) job = last;
-    return job.has_value();
-  }, t);
+  bool ok = poll_until(
+      [&] {
+        last = get("/v1/jobs/" + id);
+        if (!last.is_object()) return false;
+        for (const auto& s : states)
+          if (last.value("state", "") == s) job = last;
+        return job.has_value();
+      },
+      t);
   if (!ok) ADD_FAILURE() << "job " << id << " never reached the wanted state; last: " << last.dump();
   return job;
 }
 
 bool Cluster::wait_node_state(const std::string& node, const std::string& state, std::chrono::milliseconds t) {
-  return poll_until([&] {
-    auto n = get("/v1/nodes/" + node);
-    return n.is_object() && n.value("state", "") == state;
-  }, t);
+  return poll_until(
+      [&] {
+        auto n = get("/v1/nodes/" + node);
+        return n.is_object() && n.value("state", "") == state;
+      },
+      t);
 }
 
 }  // namespace tessel::itest

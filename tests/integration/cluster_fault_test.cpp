@@ -30,12 +30,14 @@ json tree_job(int devices = 1) {
 pid_t wait_grandchild(Cluster& c, const std::string& node, const std::string& job) {
   std::string f = c.task_dir(node, job) + "/grandchild.pid";
   pid_t pid = 0;
-  poll_until([&] {
-    auto t = read(f);
-    if (t.empty() || t.back() != '\n') return false;
-    pid = std::stoi(t);
-    return true;
-  }, 20s);
+  poll_until(
+      [&] {
+        auto t = read(f);
+        if (t.empty() || t.back() != '\n') return false;
+        pid = std::stoi(t);
+        return true;
+      },
+      20s);
   return pid;
 }
 
@@ -74,8 +76,10 @@ TEST_F(ClusterFault, TimeLimitAndNonZeroExitFail) {
 }
 
 TEST_F(ClusterFault, AgentKill9TasksSurviveAndResultsArrive) {
-  auto job = c.submit({{"command", {"sh", "-c", "sleep 1000 & echo $! > grandchild.pid; while [ ! -e go ]; do sleep 0.05; done; exit 5"}},
-                       {"devices", 2}});
+  auto job =
+      c.submit({{"command",
+                 {"sh", "-c", "sleep 1000 & echo $! > grandchild.pid; while [ ! -e go ]; do sleep 0.05; done; exit 5"}},
+                {"devices", 2}});
   std::string id = job["id"];
   pid_t gc = wait_grandchild(c, "n1", id);
   ASSERT_GT(gc, 0);
@@ -152,13 +156,15 @@ TEST(ClusterNotify, SdNotifyReadyAndStatus) {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   c.start_agent("n1", "gaudi2-hl225-8.csv", {{"NOTIFY_SOCKET", path}, {"WATCHDOG_USEC", "400000"}});
   std::string all;
-  bool ok = poll_until([&] {
-    char buf[4096];
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n > 0) all += std::string(buf, static_cast<size_t>(n)) + "\n";
-    return all.find("READY=1") != std::string::npos && all.find("WATCHDOG=1") != std::string::npos &&
-           all.find("STATUS=registered with http://127.0.0.1:") != std::string::npos;
-  }, 20s);
+  bool ok = poll_until(
+      [&] {
+        char buf[4096];
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n > 0) all += std::string(buf, static_cast<size_t>(n)) + "\n";
+        return all.find("READY=1") != std::string::npos && all.find("WATCHDOG=1") != std::string::npos &&
+               all.find("STATUS=registered with http://127.0.0.1:") != std::string::npos;
+      },
+      20s);
   ::close(fd);
   EXPECT_TRUE(ok) << all;
 }

@@ -96,8 +96,9 @@ TEST(HlSmiParse, NotAvailableTelemetryIsNullNotAnError) {
 
 TEST(HlSmiParse, RealRowFromTheFactsSheet) {
   // Gaudi 1 with header and nounits, as captured in public code.
-  const std::vector<std::string> fields = {"name", "uuid", "power.draw", "temperature.aip", "utilization.aip",
-                                           "memory.used", "memory.total", "index", "module_id"};
+  const std::vector<std::string> fields = {
+      "name",        "uuid",         "power.draw", "temperature.aip", "utilization.aip",
+      "memory.used", "memory.total", "index",      "module_id"};
   auto r = parse_hl_smi(
       "name, uuid, power.draw [W], temperature.aip [C], utilization.aip [%], memory.used [MiB], memory.total "
       "[MiB], index, module_id\n"
@@ -132,7 +133,8 @@ TEST(HlSmiParse, BadValueNamesFieldAndLine) {
 }
 
 TEST(HlSmiParse, DuplicateIndexOrModuleIdIsAnError) {
-  auto dup_index = parse_hl_smi("0, 0, a, HL-225, s, u, d, 1, 1, 0, 30, 200\n0, 1, b, HL-225, s, u, d, 1, 1, 0, 30, 200\n");
+  auto dup_index =
+      parse_hl_smi("0, 0, a, HL-225, s, u, d, 1, 1, 0, 30, 200\n0, 1, b, HL-225, s, u, d, 1, 1, 0, 30, 200\n");
   ASSERT_FALSE(dup_index.ok());
   EXPECT_NE(dup_index.error().message.find("hl-smi line 2: duplicate index 0 (also on line 1)"), std::string::npos)
       << dup_index.error().message;

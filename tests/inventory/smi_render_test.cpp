@@ -19,8 +19,8 @@ struct Case {
 };
 
 std::vector<Case> cases() {
-  return {{&hl_smi_dialect(), "hl-smi/gaudi1-hl205-8.csv"},    {&hl_smi_dialect(), "hl-smi/gaudi2-hl225-8.csv"},
-          {&hl_smi_dialect(), "hl-smi/gaudi3-hl325l-8.csv"},   {&hl_smi_dialect(), "hl-smi/gaudi2-4card.csv"},
+  return {{&hl_smi_dialect(), "hl-smi/gaudi1-hl205-8.csv"},      {&hl_smi_dialect(), "hl-smi/gaudi2-hl225-8.csv"},
+          {&hl_smi_dialect(), "hl-smi/gaudi3-hl325l-8.csv"},     {&hl_smi_dialect(), "hl-smi/gaudi2-4card.csv"},
           {&hl_smi_dialect(), "hl-smi/gaudi2-na-telemetry.csv"}, {&nvidia_smi_dialect(), "nvidia-smi/h100-8.csv"},
           {&nvidia_smi_dialect(), "nvidia-smi/h200-8.csv"}};
 }
@@ -69,7 +69,7 @@ TEST(SmiRender, Errors) {
   ASSERT_TRUE(table.ok());
   EXPECT_FALSE(render_csv(hl_smi_dialect(), *table, {"bogus"}, Format{}).ok());
   EXPECT_FALSE(render_csv(hl_smi_dialect(), *table, {"serial"}, Format{}).ok());  // Not in the fixture.
-  EXPECT_FALSE(read_fixture(hl_smi_dialect(), "0, 3\n").ok());                   // No header.
+  EXPECT_FALSE(read_fixture(hl_smi_dialect(), "0, 3\n").ok());                    // No header.
   EXPECT_FALSE(read_fixture(hl_smi_dialect(), "").ok());
 }
 

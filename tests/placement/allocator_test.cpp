@@ -231,8 +231,8 @@ TEST(Allocator, InvalidRequestsAndDuplicates) {
   ModuleGroupAllocator a;
   a.upsert_node(gaudi_node("n1"));
   a.hold("held", {{"n1", 0, {0}, {7}}}, std::nullopt);
-  auto r = a.schedule({job("three", 3), job("none", 1, 0), job("held", 1), job("d", 1, 1, 0, 1), job("d", 1, 1, 0, 2)},
-                      0);
+  auto r =
+      a.schedule({job("three", 3), job("none", 1, 0), job("held", 1), job("d", 1, 1, 0, 1), job("d", 1, 1, 0, 2)}, 0);
   EXPECT_NE(reason(r, "three").find("must be 0, 1, 2, 4 or 8"), std::string::npos);
   EXPECT_NE(reason(r, "none").find("nodes"), std::string::npos);
   EXPECT_NE(reason(r, "held").find("already holds"), std::string::npos);

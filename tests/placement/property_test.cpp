@@ -129,8 +129,8 @@ class World {
       check_placement(j, p);
       if (resv && runs_after(j, pending_.at(resv->job_id))) check_backfill(j, p, *resv);
       if (j.devices > 0) {
-        live_[j.id] = Live{p.allocations, j.time_limit_s ? std::optional<int64_t>(now_ + *j.time_limit_s * 1000)
-                                                         : std::nullopt};
+        live_[j.id] =
+            Live{p.allocations, j.time_limit_s ? std::optional<int64_t>(now_ + *j.time_limit_s * 1000) : std::nullopt};
       }
       pending_.erase(p.job_id);
       ++placed_total;
@@ -143,8 +143,8 @@ class World {
         const PendingJob& j = pending_.at(p.job_id);
         check_placement(j, p);
         if (j.devices > 0) {
-          live_[j.id] = Live{p.allocations, j.time_limit_s ? std::optional<int64_t>(now_ + *j.time_limit_s * 1000)
-                                                           : std::nullopt};
+          live_[j.id] = Live{p.allocations,
+                             j.time_limit_s ? std::optional<int64_t>(now_ + *j.time_limit_s * 1000) : std::nullopt};
         }
         if (p.job_id == resv->job_id) {
           ASSERT_LE(now_, *resv->start_ms);

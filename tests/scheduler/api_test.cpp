@@ -5,7 +5,8 @@ namespace tessel::scheduler::testing {
 namespace {
 
 TokenTable tokens() {
-  auto t = parse_tokens("# test tokens\nadmintok admin root\nalicetok user alice\nbobtok user bob\n\nagenttok agent n1\n");
+  auto t =
+      parse_tokens("# test tokens\nadmintok admin root\nalicetok user alice\nbobtok user bob\n\nagenttok agent n1\n");
   EXPECT_TRUE(t.ok());
   return *t;
 }
@@ -39,7 +40,8 @@ TEST(SchedulerApi, SubmitReturnsJobAndItIsListedNewestFirst) {
   EXPECT_FALSE(page2.contains("next"));
   EXPECT_EQ(Harness::body(h.get("/v1/jobs/" + a["id"].get<std::string>()))["name"], "a");
   // Pending jobs carry the allocator's reason once a pass ran.
-  EXPECT_TRUE(eventually([&] { return Harness::body(h.get("/v1/jobs/" + a["id"].get<std::string>())).contains("reason"); }));
+  EXPECT_TRUE(
+      eventually([&] { return Harness::body(h.get("/v1/jobs/" + a["id"].get<std::string>())).contains("reason"); }));
 }
 
 TEST(SchedulerApi, BadSubmissionsAre4xxAndStoreNothing) {
@@ -74,12 +76,13 @@ TEST(SchedulerApi, QueryAndPathErrors) {
   expect_error(h.post("/v1/nodes/nope/drain", json::object()), 404, "not_found");
   expect_error(h.get("/v1/no/such/thing"), 404, "not_found");
   expect_error(h.get("/v1/jobs/j-00000099/logs?rank=0"), 404, "not_found");
-  expect_error(h.post("/v1/agent/heartbeat", {{"node", "ghost"}, {"inventory", gaudi_inventory()}, {"tasks", json::array()}}),
-               404, "not_found");
+  expect_error(
+      h.post("/v1/agent/heartbeat", {{"node", "ghost"}, {"inventory", gaudi_inventory()}, {"tasks", json::array()}}),
+      404, "not_found");
   expect_error(h.get("/v1/agent/nodes/ghost/assignments?version=0&wait_s=0"), 404, "not_found");
   expect_error(h.post("/v1/agent/register", {{"node", "x"}}), 400, "invalid_argument");
-  expect_error(h.post("/v1/agent/register", {{"node", "../x"}, {"address", "a"}, {"inventory", gaudi_inventory()}}), 400,
-               "invalid_argument", "node");
+  expect_error(h.post("/v1/agent/register", {{"node", "../x"}, {"address", "a"}, {"inventory", gaudi_inventory()}}),
+               400, "invalid_argument", "node");
 }
 
 TEST(SchedulerApi, RolesAndTokens) {

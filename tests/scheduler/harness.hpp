@@ -21,7 +21,8 @@ namespace tessel::scheduler::testing {
 using nlohmann::json;
 
 // Polls `pred` until it holds or `timeout` passes (no fixed sleeps).
-inline bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+inline bool eventually(const std::function<bool()>& pred,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (pred()) return true;
@@ -84,8 +85,11 @@ struct Harness {
 
   void register_node(const std::string& name, const json& tasks = json::array(), const std::string& token = "") {
     auto r = post("/v1/agent/register",
-                  {{"node", name}, {"address", "10.0.0." + std::to_string(name.size())}, {"agent_port", 0},
-                   {"inventory", gaudi_inventory()}, {"tasks", tasks}},
+                  {{"node", name},
+                   {"address", "10.0.0." + std::to_string(name.size())},
+                   {"agent_port", 0},
+                   {"inventory", gaudi_inventory()},
+                   {"tasks", tasks}},
                   token);
     ASSERT_TRUE(r);
     ASSERT_EQ(r->status, 200) << r->body;

@@ -16,7 +16,8 @@ TEST(Metrics, ExpositionIsWellFormed) {
   ASSERT_TRUE(h.wait_state(job["id"], "assigned"));
   auto r = h.get("/metrics");
   ASSERT_EQ(r->status, 200);
-  const std::regex sample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? (-?[0-9.eE+-]+|\+Inf|-Inf|NaN)$)");
+  const std::regex sample(
+      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? (-?[0-9.eE+-]+|\+Inf|-Inf|NaN)$)");
   const std::regex type_line(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
   std::map<std::string, std::string> types;
   std::istringstream in(r->body);
@@ -51,10 +52,10 @@ TEST(Metrics, ExpositionIsWellFormed) {
     EXPECT_NE(r->body.find(name + "_bucket{le=\"+Inf\"}"), std::string::npos);
     EXPECT_TRUE(names.count(name + "_sum") && names.count(name + "_count")) << name;
   }
-  for (const char* want : {"tessel_jobs", "tessel_queue_wait_seconds", "tessel_scheduling_latency_seconds",
-                           "tessel_job_submissions_total", "tessel_job_placements_total", "tessel_nodes", "tessel_cards",
-                           "tessel_card_utilization_ratio", "tessel_card_memory_used_bytes",
-                           "tessel_card_temperature_celsius", "tessel_card_power_watts"})
+  for (const char* want :
+       {"tessel_jobs", "tessel_queue_wait_seconds", "tessel_scheduling_latency_seconds", "tessel_job_submissions_total",
+        "tessel_job_placements_total", "tessel_nodes", "tessel_cards", "tessel_card_utilization_ratio",
+        "tessel_card_memory_used_bytes", "tessel_card_temperature_celsius", "tessel_card_power_watts"})
     EXPECT_TRUE(types.count(want)) << want;
   EXPECT_NE(r->body.find("tessel_jobs{state=\"assigned\"} 1"), std::string::npos);
   EXPECT_NE(r->body.find("tessel_cards{model=\"HL-225\",state=\"free\"} 6"), std::string::npos);
@@ -63,9 +64,7 @@ TEST(Metrics, ExpositionIsWellFormed) {
   EXPECT_NE(r->body.find("tessel_job_placements_total 1"), std::string::npos);
 }
 
-TEST(Metrics, LabelValuesAreEscaped) {
-  EXPECT_EQ(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
-}
+TEST(Metrics, LabelValuesAreEscaped) { EXPECT_EQ(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd"); }
 
 TEST(Metrics, HistogramBuckets) {
   Histogram hist({1, 2});

@@ -21,15 +21,17 @@ TEST(Restart, StateAndHoldsAreRestored) {
     Service svc(**store, clock, std::nullopt, opts);
     ASSERT_TRUE(svc.start().ok());
     httplib::Client c("127.0.0.1", svc.port());
-    ASSERT_EQ(c.Post("/v1/agent/register",
-                     json{{"node", "n1"}, {"address", "h1"}, {"agent_port", 7451}, {"inventory", gaudi_inventory()}}.dump(),
-                     "application/json")
-                  ->status,
-              200);
+    ASSERT_EQ(
+        c.Post("/v1/agent/register",
+               json{{"node", "n1"}, {"address", "h1"}, {"agent_port", 7451}, {"inventory", gaudi_inventory()}}.dump(),
+               "application/json")
+            ->status,
+        200);
     auto r = c.Post("/v1/jobs", json{{"command", {"x"}}, {"devices", 4}}.dump(), "application/json");
     ASSERT_EQ(r->status, 201);
     id = json::parse(r->body)["id"];
-    ASSERT_TRUE(eventually([&] { return json::parse(c.Get(("/v1/jobs/" + id).c_str())->body)["state"] == "assigned"; }));
+    ASSERT_TRUE(
+        eventually([&] { return json::parse(c.Get(("/v1/jobs/" + id).c_str())->body)["state"] == "assigned"; }));
     ASSERT_EQ(c.Post("/v1/nodes/n1/drain", "{}", "application/json")->status, 200);
   }
   auto store = open_sqlite_store(db);

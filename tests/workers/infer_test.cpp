@@ -83,9 +83,9 @@ TEST_F(InferTest, KvCacheLogitsEqualFullRecompute) {
   auto& model = loaded->model;
   torch::NoGradGuard no_grad;
   model->eval();
-  auto tokens = torch::tensor(std::vector<int64_t>{84, 104, 101, 32, 71, 78, 85, 32, 71, 101, 110, 101, 114, 97},
-                              torch::kLong)
-                    .view({1, -1});
+  auto tokens =
+      torch::tensor(std::vector<int64_t>{84, 104, 101, 32, 71, 78, 85, 32, 71, 101, 110, 101, 114, 97}, torch::kLong)
+          .view({1, -1});
   auto full = model->forward(tokens);
   KvCache cache = model->empty_cache();
   auto prefix = model->forward_cached(tokens.slice(1, 0, 5), cache);
@@ -93,8 +93,7 @@ TEST_F(InferTest, KvCacheLogitsEqualFullRecompute) {
   for (int64_t t = 5; t < tokens.size(1); ++t) parts.push_back(model->forward_cached(tokens.slice(1, t, t + 1), cache));
   auto incremental = torch::cat(parts, 1);
   EXPECT_EQ(cached_length(cache), tokens.size(1));
-  EXPECT_TRUE(torch::allclose(full, incremental, 1e-5, 1e-5))
-      << (full - incremental).abs().max().item<float>();
+  EXPECT_TRUE(torch::allclose(full, incremental, 1e-5, 1e-5)) << (full - incremental).abs().max().item<float>();
 }
 
 TEST_F(InferTest, KvCacheDecodingEqualsFullRecompute) {
@@ -119,9 +118,8 @@ TEST_F(InferTest, BatchModeWritesJsonLinesAndNamesBadLine) {
   const auto input = dir.path() / "in.jsonl";
   const auto output = dir.path() / "out.jsonl";
   std::ofstream(input) << "{\"prompt\": \"GNU\"}\n\n{\"prompt\": \"free software\", \"max_new_tokens\": 5}\n";
-  auto r = testing::run_process({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--input",
-                                 input.string(), "--output", output.string(), "--max-new-tokens", "12",
-                                 "--threads", "1"},
+  auto r = testing::run_process({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--input", input.string(),
+                                 "--output", output.string(), "--max-new-tokens", "12", "--threads", "1"},
                                 std::chrono::seconds(60));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(output);
@@ -134,16 +132,16 @@ TEST_F(InferTest, BatchModeWritesJsonLinesAndNamesBadLine) {
   EXPECT_TRUE(lines[1]["completion"].is_string());
 
   std::ofstream(input) << "{\"prompt\": \"ok\"}\n{\"prompt\": 5}\n";
-  auto bad = testing::run_process({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--input",
-                                   input.string(), "--threads", "1"},
-                                  std::chrono::seconds(60));
+  auto bad = testing::run_process(
+      {TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--input", input.string(), "--threads", "1"},
+      std::chrono::seconds(60));
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("line 2: prompt must be a string"), std::string::npos) << bad.err;
 }
 
 TEST_F(InferTest, ServeAnswersOverHttp) {
-  testing::Child server({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--serve", "--port", "0",
-                         "--threads", "1"});
+  testing::Child server(
+      {TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--serve", "--port", "0", "--threads", "1"});
   auto line = server.read_line(std::chrono::seconds(60));
   ASSERT_TRUE(line.has_value()) << "no listening line";
   auto event = nlohmann::json::parse(*line);

@@ -65,8 +65,11 @@ TEST(DistEnv, DefaultsToSingleProcess) {
 }
 
 TEST(DistEnv, ParsesTorchrunVariables) {
-  auto d = dist_env_from(fake_env({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"},
-                                   {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29555"}}));
+  auto d = dist_env_from(fake_env({{"RANK", "3"},
+                                   {"WORLD_SIZE", "4"},
+                                   {"LOCAL_RANK", "1"},
+                                   {"MASTER_ADDR", "10.0.0.1"},
+                                   {"MASTER_PORT", "29555"}}));
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->rank, 3);
   EXPECT_EQ(d->local_rank, 1);
@@ -77,8 +80,7 @@ TEST(DistEnv, ParsesTorchrunVariables) {
 TEST(DistEnv, RejectsBadValues) {
   EXPECT_EQ(dist_env_from(fake_env({{"RANK", "2"}, {"WORLD_SIZE", "2"}})).error().message,
             "RANK=2 is not below WORLD_SIZE=2");
-  EXPECT_NE(dist_env_from(fake_env({{"WORLD_SIZE", "two"}})).error().message.find("WORLD_SIZE=two"),
-            std::string::npos);
+  EXPECT_NE(dist_env_from(fake_env({{"WORLD_SIZE", "two"}})).error().message.find("WORLD_SIZE=two"), std::string::npos);
   EXPECT_FALSE(dist_env_from(fake_env({{"MASTER_PORT", "70000"}})).ok());
 }
 
@@ -129,8 +131,7 @@ TEST(GenerateRequest, AppliesDefaultsAndNamesBadField) {
   EXPECT_EQ(parse_generate_request({{"prompt", ""}}, defaults, r)->field, "prompt");
   EXPECT_EQ(parse_generate_request({{"prompt", "a"}, {"top_k", "5"}}, defaults, r)->field, "top_k");
   EXPECT_EQ(parse_generate_request({{"prompt", "a"}, {"temperature", -1}}, defaults, r)->field, "temperature");
-  EXPECT_EQ(parse_generate_request({{"prompt", "a"}, {"max_new_tokens", -3}}, defaults, r)->field,
-            "max_new_tokens");
+  EXPECT_EQ(parse_generate_request({{"prompt", "a"}, {"max_new_tokens", -3}}, defaults, r)->field, "max_new_tokens");
   EXPECT_EQ(parse_generate_request(nlohmann::json::array(), defaults, r)->field, "");
 }
 

@@ -20,8 +20,8 @@ Result<Vendor> parse_vendor(const std::string& s);
 
 // One accelerator card. Telemetry values the vendor tool printed as N/A are nullopt.
 struct Device {
-  int index = 0;       // N in /dev/accel/accelN (Gaudi) or the nvidia-smi index.
-  int module_id = 0;   // Gaudi OAM slot (stable); NVIDIA: equals index.
+  int index = 0;      // N in /dev/accel/accelN (Gaudi) or the nvidia-smi index.
+  int module_id = 0;  // Gaudi OAM slot (stable); NVIDIA: equals index.
   std::string bus_id;
   std::string model;
   std::string serial;

@@ -32,7 +32,7 @@ struct Environment {
   std::ostream& out;
   std::ostream& err;
   std::function<std::optional<std::string>(const std::string&)> getenv;
-  std::function<int64_t()> now_unix_ms;                 // Wall clock, for ages.
+  std::function<int64_t()> now_unix_ms;                  // Wall clock, for ages.
   std::function<std::chrono::milliseconds()> monotonic;  // For deadlines.
   std::function<void(std::chrono::milliseconds)> sleep;  // Backoff in `wait` and `logs -f`.
   std::string cwd;                                       // For relative --workdir.

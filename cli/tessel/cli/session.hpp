@@ -14,9 +14,9 @@
 namespace tessel::cli {
 
 struct GlobalOptions {
-  std::string server;      // --server; empty: TESSEL_SERVER, then kDefaultServer.
-  std::string token;       // --token; empty: --token-file, TESSEL_TOKEN, TESSEL_TOKEN_FILE.
-  std::string token_file;  // --token-file.
+  std::string server;            // --server; empty: TESSEL_SERVER, then kDefaultServer.
+  std::string token;             // --token; empty: --token-file, TESSEL_TOKEN, TESSEL_TOKEN_FILE.
+  std::string token_file;        // --token-file.
   std::string output = "table";  // -o: "table" or "json".
 };
 

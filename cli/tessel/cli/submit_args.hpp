@@ -20,11 +20,11 @@ struct SubmitOptions {
   std::optional<int> nodes;
   bool per_device = false;  // tasks_per_node "device".
   std::optional<int> priority;
-  std::optional<int> retries;              // max_retries.
-  std::optional<std::string> time_limit;   // A duration (see duration.hpp).
-  std::optional<std::string> kill_grace;   // A duration.
-  std::vector<std::string> env;            // "KEY=VALUE"; a later KEY wins.
-  std::optional<std::string> workdir;      // Relative paths are resolved against cwd.
+  std::optional<int> retries;             // max_retries.
+  std::optional<std::string> time_limit;  // A duration (see duration.hpp).
+  std::optional<std::string> kill_grace;  // A duration.
+  std::vector<std::string> env;           // "KEY=VALUE"; a later KEY wins.
+  std::optional<std::string> workdir;     // Relative paths are resolved against cwd.
   std::optional<std::string> vendor;
   std::optional<std::string> model;
 };

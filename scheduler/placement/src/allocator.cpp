@@ -72,7 +72,7 @@ void ModuleGroupAllocator::hold(const std::string& job_id, const std::vector<api
 }
 
 Status ModuleGroupAllocator::try_hold(const std::string& job_id, const std::vector<api::Allocation>& allocations,
-                                     std::optional<int64_t> end_ms) {
+                                      std::optional<int64_t> end_ms) {
   ClusterState& st = impl_->state;
   auto existing = st.find_job(job_id);
   // Validate everything before changing anything.

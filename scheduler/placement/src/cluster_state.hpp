@@ -39,10 +39,10 @@ struct Node {
   std::string name;
   api::Vendor vendor = api::Vendor::habana;
   bool schedulable = false;
-  Mask present = 0;  // Slots with a card.
-  Mask healthy = 0;  // Slots with a healthy card.
-  Mask held = 0;     // Slots held by some job (maybe no longer present or healthy).
-  Mask blocked = 0;  // Slots reserved in the current schedule() pass.
+  Mask present = 0;                             // Slots with a card.
+  Mask healthy = 0;                             // Slots with a healthy card.
+  Mask held = 0;                                // Slots held by some job (maybe no longer present or healthy).
+  Mask blocked = 0;                             // Slots reserved in the current schedule() pass.
   std::array<int32_t, masks::kMaxSlots> owner;  // Job handle per slot, or kNoJob.
   std::array<int, masks::kMaxSlots> index;      // Device index per slot.
   std::vector<NodeKey> keys;                    // (vendor, "") first.

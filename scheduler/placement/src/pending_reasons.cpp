@@ -39,14 +39,13 @@ std::string never_fits(int devices, int nodes_needed, int nodes_capable, const s
   }
   std::string what = std::to_string(devices) + " healthy " + cards_phrase(vendor, model);
   if (nodes_capable == 0) return "no node has " + what;
-  return "only " + std::to_string(nodes_capable) + (nodes_capable == 1 ? " node has " : " nodes have ") + what +
-         needs;
+  return "only " + std::to_string(nodes_capable) + (nodes_capable == 1 ? " node has " : " nodes have ") + what + needs;
 }
 
 std::string waiting_for_cards(int devices, int nodes_needed, const std::optional<api::Vendor>& vendor,
                               const std::string& model) {
-  std::string out = "waiting for " + std::to_string(devices) + " free " + cards_phrase(vendor, model) +
-                    " in one valid group";
+  std::string out =
+      "waiting for " + std::to_string(devices) + " free " + cards_phrase(vendor, model) + " in one valid group";
   if (nodes_needed > 1) out += " on each of " + std::to_string(nodes_needed) + " nodes";
   return out;
 }

@@ -18,8 +18,8 @@ std::string already_holds_cards();
 std::string no_ready_nodes();
 std::string cluster_too_small(int nodes_in_cluster);
 // No (or too few) schedulable nodes have `devices` healthy cards of the kind in one valid group.
-std::string never_fits(int devices, int nodes_needed, int nodes_capable,
-                       const std::optional<api::Vendor>& vendor, const std::string& model);
+std::string never_fits(int devices, int nodes_needed, int nodes_capable, const std::optional<api::Vendor>& vendor,
+                       const std::string& model);
 // Capacity exists, but the cards are busy.
 std::string waiting_for_cards(int devices, int nodes_needed, const std::optional<api::Vendor>& vendor,
                               const std::string& model);

@@ -73,8 +73,8 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     }
 
     bool use_reserved = may_use_reserved(job);
-    auto fail_key = std::make_tuple(job.vendor ? static_cast<int>(*job.vendor) : -1, job.model, job.devices,
-                                    use_reserved);
+    auto fail_key =
+        std::make_tuple(job.vendor ? static_cast<int>(*job.vendor) : -1, job.model, job.devices, use_reserved);
     auto known = failed_.find(fail_key);
     if (known == failed_.end() || job.nodes < known->second) {
       if (auto plan = plan_cards(job, keys, use_reserved)) {

@@ -12,11 +12,11 @@
 namespace tessel::agent {
 
 struct CommandResult {
-  bool timed_out = false;         // Killed (with its process group) at the deadline.
-  std::optional<int> exit_code;   // Set when the process exited on its own.
-  std::optional<int> signal;      // Set when a signal ended it (SIGKILL after a timeout included).
-  std::string out;                // Captured stdout (cut at kMaxOutput bytes).
-  std::string err;                // Captured stderr (cut at kMaxOutput bytes).
+  bool timed_out = false;        // Killed (with its process group) at the deadline.
+  std::optional<int> exit_code;  // Set when the process exited on its own.
+  std::optional<int> signal;     // Set when a signal ended it (SIGKILL after a timeout included).
+  std::string out;               // Captured stdout (cut at kMaxOutput bytes).
+  std::string err;               // Captured stderr (cut at kMaxOutput bytes).
 };
 
 class CommandRunner {

@@ -12,9 +12,9 @@
 namespace tessel::agent::smi {
 
 struct Row {
-  int line = 0;                     // 1-based line number in the tool's output.
-  std::string text;                 // The line as printed (for messages).
-  std::vector<std::string> cells;   // Trimmed, one per column.
+  int line = 0;                    // 1-based line number in the tool's output.
+  std::string text;                // The line as printed (for messages).
+  std::vector<std::string> cells;  // Trimmed, one per column.
 };
 
 struct Table {

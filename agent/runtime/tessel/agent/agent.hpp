@@ -48,7 +48,7 @@ class Agent {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  void run();   // Blocks until stop().
+  void run();  // Blocks until stop().
   void stop();
   void kick();  // Send the next heartbeat now.
 

@@ -24,8 +24,8 @@ struct TaskSnapshot {
   std::optional<SupervisorRecord> supervisor;
   std::optional<TaskResult> result;
   bool acknowledged = false;
-  bool launched = false;  // launch.json exists.
-  int port = 0;           // Rank 0's TESSEL_PORT, from launch.json.
+  bool launched = false;        // launch.json exists.
+  int port = 0;                 // Rank 0's TESSEL_PORT, from launch.json.
   int64_t started_unix_ms = 0;  // mtime of assignment.json.
 };
 

@@ -32,17 +32,15 @@ struct TaskManagerConfig {
   std::function<int64_t()> now_unix_ms;  // Injected clock.
   std::function<Result<int>()> reserve_port = reserve_free_port;
   std::function<bool(const SupervisorRecord&)> supervisor_alive;  // Default: /proc check.
-  int64_t launch_grace_ms = 30000;  // How long a supervisor may take to record itself.
+  int64_t launch_grace_ms = 30000;                                // How long a supervisor may take to record itself.
 };
 
 // Pure: the report for a task given what is on disk and whether its supervisor lives.
-api::TaskReport make_report(const TaskSnapshot& t, bool supervisor_alive, int64_t now_unix_ms,
-                            int64_t launch_grace_ms);
+api::TaskReport make_report(const TaskSnapshot& t, bool supervisor_alive, int64_t now_unix_ms, int64_t launch_grace_ms);
 
 // Pure: the launch plan for an assignment (one RankLaunch per local rank).
-Result<LaunchPlan> make_launch_plan(const api::Assignment& a, const api::NodeInventory& inv,
-                                    const StateDir& dir, const TaskManagerConfig& cfg,
-                                    const std::vector<int>& ports);
+Result<LaunchPlan> make_launch_plan(const api::Assignment& a, const api::NodeInventory& inv, const StateDir& dir,
+                                    const TaskManagerConfig& cfg, const std::vector<int>& ports);
 
 class TaskManager {
  public:

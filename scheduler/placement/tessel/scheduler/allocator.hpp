@@ -91,8 +91,7 @@ class ModuleGroupAllocator {
   // Marks cards as held by a job (restoring state from the database, or cards
   // fenced on a down node). `end_ms` is when the job's time limit expires, if any.
   // Equivalent to try_hold() with the error ignored (see there).
-  void hold(const std::string& job_id, const std::vector<api::Allocation>& allocations,
-            std::optional<int64_t> end_ms);
+  void hold(const std::string& job_id, const std::vector<api::Allocation>& allocations, std::optional<int64_t> end_ms);
   // As hold(), but all or nothing: fails (holding nothing new) when a card is held
   // by another job or a module id is outside 0..31. A node not yet known is created
   // unschedulable and without cards, so its holds survive until upsert_node().

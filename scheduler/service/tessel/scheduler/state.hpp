@@ -153,9 +153,9 @@ class ClusterState {
   std::condition_variable dirty_cv_;
   bool dirty_ = false;
   bool stopping_ = false;
-  int64_t next_seq_ = 1;       // Reserved under mu_, persisted with the job.
+  int64_t next_seq_ = 1;  // Reserved under mu_, persisted with the job.
   int64_t version_counter_ = 0;
-  std::map<int64_t, JobEntry> jobs_;  // By sequence number.
+  std::map<int64_t, JobEntry> jobs_;    // By sequence number.
   std::set<int64_t> pending_, active_;  // Sequences of pending / assigned+running jobs.
   std::map<std::string, NodeEntry> nodes_;
   std::map<std::string, Fence> fences_;
