@@ -6,7 +6,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include <boost/process.hpp>
+
+#include "tessel/api/child_env.hpp"
 
 namespace tessel::cli::testing {
 
@@ -37,13 +41,16 @@ Outcome run_binary(const std::string& exe, const std::vector<std::string>& args,
   TempDir dir;
   std::string out_path = dir.path() + "/out";
   std::string err_path = dir.path() + "/err";
-  bp::environment e = boost::this_process::environment();
-  std::vector<std::string> drop;
-  for (const auto& kv : e) {
-    if (kv.get_name().rfind("TESSEL_", 0) == 0) drop.push_back(kv.get_name());
+  // This process's environment without TESSEL_*, then the test's variables.
+  std::map<std::string, std::string> vars;
+  for (char** p = environ; *p != nullptr; ++p) {
+    std::string entry(*p);
+    auto eq = entry.find('=');
+    if (eq == std::string::npos || entry.rfind("TESSEL_", 0) == 0) continue;
+    vars[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
-  for (const auto& k : drop) e.erase(k);
-  for (const auto& [k, v] : env) e[k] = v;
+  for (const auto& [k, v] : env) vars[k] = v;
+  const tessel::api::EnvBlock e(vars);
   bp::child c(exe, bp::args(args), e, bp::std_in<bp::null, bp::std_out> out_path, bp::std_err > err_path);
   c.wait();  // The binary bounds its own HTTP calls; ctest's TIMEOUT bounds a hang.
   return Outcome{c.exit_code(), slurp(out_path), slurp(err_path)};
