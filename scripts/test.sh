@@ -40,7 +40,9 @@ if [[ ${SKIP_FUZZ:-0} != 1 ]]; then
     -DTESSEL_WORKERS=OFF -DTESSEL_FUZZ=ON >/dev/null
   cmake --build build-fuzz -j "$jobs" --target fuzz_all
   shopt -s nullglob
-  for fuzzer in build-fuzz/tests/fuzz/fuzz_*; do
+  fuzzers=(build-fuzz/bin/fuzz_*)
+  ((${#fuzzers[@]})) || { echo "fuzz: no fuzz targets were built"; exit 1; }
+  for fuzzer in "${fuzzers[@]}"; do
     [[ -x $fuzzer && -f $fuzzer ]] || continue
     name=$(basename "$fuzzer")
     corpus=$(mktemp -d)
