@@ -1,4 +1,5 @@
 #include "tessel/api/agent_protocol.hpp"
+#include "tessel/api/json_int.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,7 +13,7 @@ template <class F>
 static auto guarded(const char* what, F&& f) -> decltype(f()) {
   try {
     return f();
-  } catch (const json::exception& e) {
+  } catch (const std::exception& e) {  // json::exception or JsonIntError
     return Error{std::string(what) + ": " + e.what()};
   }
 }
@@ -39,13 +40,13 @@ Result<Assignment> assignment_from_json(const json& j) {
     Assignment a;
     a.id = j.at("id").get<std::string>();
     a.job_id = j.at("job_id").get<std::string>();
-    a.attempt = j.at("attempt").get<int>();
-    a.node_rank = j.at("node_rank").get<int>();
-    a.nnodes = j.at("nnodes").get<int>();
-    a.module_ids = j.at("module_ids").get<std::vector<int>>();
-    a.indices = j.at("indices").get<std::vector<int>>();
+    a.attempt = json_int_at<int>(j, "attempt");
+    a.node_rank = json_int_at<int>(j, "node_rank");
+    a.nnodes = json_int_at<int>(j, "nnodes");
+    a.module_ids = json_ints_at<int>(j, "module_ids");
+    a.indices = json_ints_at<int>(j, "indices");
     a.master_addr = j.at("master_addr").get<std::string>();
-    a.master_port = j.at("master_port").get<int>();
+    a.master_port = json_int_at<int>(j, "master_port");
     auto sp = parse_job_spec(j.at("spec"));
     if (!sp.spec) return Error{"assignment.spec: " + sp.error->message};
     a.spec = *sp.spec;
@@ -85,10 +86,10 @@ Result<TaskReport> task_report_from_json(const json& j) {
       r.state = TaskState::failed_to_start;
     else
       return Error{"task report: unknown state '" + st + "'"};
-    if (j.contains("exit_code") && !j["exit_code"].is_null()) r.exit_code = j["exit_code"].get<int>();
-    if (j.contains("signal") && !j["signal"].is_null()) r.signal = j["signal"].get<int>();
+    if (j.contains("exit_code") && !j["exit_code"].is_null()) r.exit_code = json_int_at<int>(j, "exit_code");
+    if (j.contains("signal") && !j["signal"].is_null()) r.signal = json_int_at<int>(j, "signal");
     r.message = j.value("message", "");
-    r.port = j.value("port", 0);
+    r.port = json_int_or<int>(j, "port", 0);
     return r;
   });
 }
@@ -123,7 +124,7 @@ Result<RegisterRequest> register_request_from_json(const json& j) {
     RegisterRequest r;
     r.node = j.at("node").get<std::string>();
     r.address = j.at("address").get<std::string>();
-    r.agent_port = j.value("agent_port", 0);
+    r.agent_port = json_int_or<int>(j, "agent_port", 0);
     auto inv = inventory_from_json(j.at("inventory"));
     if (!inv) return inv.error();
     r.inventory = std::move(*inv);
@@ -139,7 +140,7 @@ json to_json(const RegisterResponse& r) { return {{"heartbeat_interval_s", r.hea
 Result<RegisterResponse> register_response_from_json(const json& j) {
   return guarded("register response", [&]() -> Result<RegisterResponse> {
     RegisterResponse r;
-    r.heartbeat_interval_s = j.at("heartbeat_interval_s").get<int>();
+    r.heartbeat_interval_s = json_int_at<int>(j, "heartbeat_interval_s");
     return r;
   });
 }
@@ -181,7 +182,7 @@ json to_json(const DesiredState& d) {
 Result<DesiredState> desired_state_from_json(const json& j) {
   return guarded("desired state", [&]() -> Result<DesiredState> {
     DesiredState d;
-    d.version = j.at("version").get<int64_t>();
+    d.version = json_int_at<int64_t>(j, "version");
     for (const auto& x : j.at("assignments")) {
       auto a = assignment_from_json(x);
       if (!a) return a.error();

@@ -1,12 +1,14 @@
 #include "tessel/api/job.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
-#include <ctime>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "tessel/api/topology.hpp"
+#include "tessel/api/json_int.hpp"
 
 namespace tessel::api {
 
@@ -192,34 +194,124 @@ Result<Allocation> allocation_from_json(const json& j) {
   try {
     Allocation a;
     a.node = j.at("node").get<std::string>();
-    a.rank = j.at("rank").get<int>();
-    a.module_ids = j.at("module_ids").get<std::vector<int>>();
-    a.indices = j.at("indices").get<std::vector<int>>();
+    a.rank = json_int_at<int>(j, "rank");
+    a.module_ids = json_ints_at<int>(j, "module_ids");
+    a.indices = json_ints_at<int>(j, "indices");
     return a;
-  } catch (const json::exception& e) {
+  } catch (const std::exception& e) {  // json::exception or JsonIntError
     return Error{std::string("allocation: ") + e.what()};
   }
 }
 
+namespace {
+// Years 0001..9999 are all RFC 3339 can write; the formatter clamps to them.
+constexpr int64_t kMinRfc3339Ms = -62135596800000;  // 0001-01-01T00:00:00.000Z
+constexpr int64_t kMaxRfc3339Ms = 253402300799999;  // 9999-12-31T23:59:59.999Z
+
+// Reads exactly `n` ASCII digits at `pos`; advances `pos`.
+std::optional<int> digits(std::string_view s, size_t& pos, size_t n) {
+  if (pos + n > s.size()) return std::nullopt;
+  int v = 0;
+  for (size_t i = 0; i < n; ++i) {
+    char c = s[pos + i];
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  pos += n;
+  return v;
+}
+
+bool expect(std::string_view s, size_t& pos, char c) {
+  if (pos >= s.size() || (s[pos] != c && s[pos] != (c | 0x20))) return false;  // 'T'/'t', 'Z'/'z'
+  ++pos;
+  return true;
+}
+
+bool leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int days_in_month(int y, int m) {
+  static constexpr std::array<int, 12> days = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && leap_year(y) ? 29 : days[static_cast<size_t>(m - 1)];
+}
+
+// Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant's algorithm).
+int64_t days_from_civil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+}  // namespace
+
 std::string format_rfc3339(int64_t unix_ms) {
-  std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
+  unix_ms = std::clamp(unix_ms, kMinRfc3339Ms, kMaxRfc3339Ms);
+  const int64_t days = floor_div(unix_ms, 86400000);
+  const int64_t ms_of_day = unix_ms - days * 86400000;
+  // civil_from_days (H. Hinnant).
+  const int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  const int month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  const int year = static_cast<int>(yoe + era * 400 + (month <= 2));
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day,
+                static_cast<int>(ms_of_day / 3600000), static_cast<int>(ms_of_day / 60000 % 60),
+                static_cast<int>(ms_of_day / 1000 % 60), static_cast<int>(ms_of_day % 1000));
   return buf;
 }
 
-std::optional<int64_t> parse_rfc3339(const std::string& s) {
-  std::tm tm{};
-  int ms = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &ms) != 7)
+std::optional<int64_t> parse_rfc3339(std::string_view s) {
+  // date-time = full-date "T" partial-time time-offset (RFC 3339 section 5.6); leap seconds
+  // (":60") are refused: nothing here produces them and Unix time cannot hold them.
+  size_t pos = 0;
+  auto year = digits(s, pos, 4);
+  if (!year || !expect(s, pos, '-')) return std::nullopt;
+  auto month = digits(s, pos, 2);
+  if (!month || !expect(s, pos, '-')) return std::nullopt;
+  auto day = digits(s, pos, 2);
+  if (!day || !expect(s, pos, 'T')) return std::nullopt;
+  auto hour = digits(s, pos, 2);
+  if (!hour || !expect(s, pos, ':')) return std::nullopt;
+  auto minute = digits(s, pos, 2);
+  if (!minute || !expect(s, pos, ':')) return std::nullopt;
+  auto second = digits(s, pos, 2);
+  if (!second) return std::nullopt;
+  if (*year < 1 || *month < 1 || *month > 12 || *day < 1 || *day > days_in_month(*year, *month) || *hour > 23 ||
+      *minute > 59 || *second > 59)
     return std::nullopt;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<int64_t>(timegm(&tm)) * 1000 + ms;
+  int ms = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    size_t first = pos;
+    for (int scale = 100; pos < s.size() && s[pos] >= '0' && s[pos] <= '9'; ++pos, scale /= 10)
+      ms += (s[pos] - '0') * scale;  // digits past milliseconds add 0 (scale reaches 0)
+    if (pos == first) return std::nullopt;
+  }
+  int64_t offset_min = 0;
+  if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    const int sign = s[pos] == '-' ? -1 : 1;
+    ++pos;
+    auto oh = digits(s, pos, 2);
+    if (!oh || !expect(s, pos, ':')) return std::nullopt;
+    auto om = digits(s, pos, 2);
+    if (!om || *oh > 23 || *om > 59) return std::nullopt;
+    offset_min = sign * (*oh * 60 + *om);
+  } else if (!expect(s, pos, 'Z')) {
+    return std::nullopt;
+  }
+  if (pos != s.size()) return std::nullopt;
+  const int64_t local_s = days_from_civil(*year, *month, *day) * 86400 + *hour * 3600 + *minute * 60 + *second;
+  const int64_t unix_ms = (local_s - offset_min * 60) * 1000 + ms;
+  if (unix_ms < kMinRfc3339Ms || unix_ms > kMaxRfc3339Ms) return std::nullopt;
+  return unix_ms;
 }
 
 json to_json(const Job& job) {
@@ -258,21 +350,25 @@ Result<Job> job_from_json(const json& j) {
     auto sp = parse_job_spec(j.at("spec"));
     if (!sp.spec) return Error{"job.spec: " + sp.error->message};
     job.spec = *sp.spec;
-    job.attempt = j.value("attempt", 0);
-    job.submitted_at_ms = parse_rfc3339(j.value("submitted_at", "")).value_or(0);
-    job.started_at_ms = parse_rfc3339(j.value("started_at", "")).value_or(0);
-    job.finished_at_ms = parse_rfc3339(j.value("finished_at", "")).value_or(0);
-    if (j.contains("exit_code") && !j["exit_code"].is_null()) job.exit_code = j["exit_code"].get<int>();
+    job.attempt = json_int_or<int>(j, "attempt", 0);
+    for (auto [key, out] : {std::pair{"submitted_at", &job.submitted_at_ms}, std::pair{"started_at", &job.started_at_ms},
+                            std::pair{"finished_at", &job.finished_at_ms}}) {
+      if (!j.contains(key) || j[key].is_null()) continue;
+      auto t = parse_rfc3339(j[key].get<std::string>());
+      if (!t) return Error{std::string("job.") + key + ": not an RFC 3339 time"};
+      *out = *t;
+    }
+    if (j.contains("exit_code") && !j["exit_code"].is_null()) job.exit_code = json_int_at<int>(j, "exit_code");
     for (const auto& a : j.value("allocations", json::array())) {
       auto al = allocation_from_json(a);
       if (!al) return al.error();
       job.allocations.push_back(*al);
     }
     job.master_addr = j.value("master_addr", "");
-    job.master_port = j.value("master_port", 0);
+    job.master_port = json_int_or<int>(j, "master_port", 0);
     job.endpoint = j.value("endpoint", "");
     return job;
-  } catch (const json::exception& e) {
+  } catch (const std::exception& e) {  // json::exception or JsonIntError
     return Error{std::string("job: ") + e.what()};
   }
 }

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessel/api/json_int.hpp"
+
 namespace tessel::agent {
 
 using nlohmann::json;
@@ -12,7 +14,7 @@ static auto guarded(const char* what, const std::string& text, F&& f) -> decltyp
     json j = json::parse(text);
     if (!j.is_object()) return Error{std::string(what) + ": not a JSON object"};
     return f(j);
-  } catch (const json::exception& e) {
+  } catch (const std::exception& e) {  // json::exception or api::JsonIntError
     return Error{std::string(what) + ": " + e.what()};
   }
 }
@@ -33,17 +35,17 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
     LaunchPlan p;
     p.assignment_id = j.at("assignment_id").get<std::string>();
     p.workdir = j.at("workdir").get<std::string>();
-    p.time_limit_s = j.at("time_limit_s").get<int64_t>();
-    p.kill_grace_s = j.at("kill_grace_s").get<int64_t>();
+    p.time_limit_s = api::json_int_at<int64_t>(j, "time_limit_s");
+    p.kill_grace_s = api::json_int_at<int64_t>(j, "kill_grace_s");
     p.user = j.value("user", "");
-    if (j.contains("uid")) p.uid = j["uid"].get<int>();
-    if (j.contains("gid")) p.gid = j["gid"].get<int>();
+    if (j.contains("uid")) p.uid = api::json_int_at<int>(j, "uid");
+    if (j.contains("gid")) p.gid = api::json_int_at<int>(j, "gid");
     for (const auto& r : j.at("ranks")) {
       RankLaunch rl;
       rl.argv = r.at("argv").get<std::vector<std::string>>();
       rl.env = r.at("env").get<std::map<std::string, std::string>>();
       rl.log_path = r.at("log_path").get<std::string>();
-      rl.port = r.value("port", 0);
+      rl.port = api::json_int_or<int>(r, "port", 0);
       if (rl.argv.empty()) return Error{"launch.json: ranks[].argv: must not be empty"};
       p.ranks.push_back(std::move(rl));
     }
@@ -58,8 +60,8 @@ std::string serialize(const SupervisorRecord& r) { return json{{"pid", r.pid}, {
 Result<SupervisorRecord> parse_supervisor_record(const std::string& text) {
   return guarded("supervisor.json", text, [](const json& j) -> Result<SupervisorRecord> {
     SupervisorRecord r;
-    r.pid = j.at("pid").get<int>();
-    r.start_time = j.at("start_time").get<uint64_t>();
+    r.pid = api::json_int_at<int>(j, "pid");
+    r.start_time = api::json_int_at<uint64_t>(j, "start_time");
     if (r.pid <= 1) return Error{"supervisor.json: pid: must be > 1"};
     return r;
   });
@@ -82,8 +84,8 @@ Result<TaskResult> parse_task_result(const std::string& text) {
       r.state = api::TaskState::failed_to_start;
     else
       return Error{"result.json: state: must be exited or failed_to_start, got '" + st + "'"};
-    if (j.contains("exit_code")) r.exit_code = j["exit_code"].get<int>();
-    if (j.contains("signal")) r.signal = j["signal"].get<int>();
+    if (j.contains("exit_code")) r.exit_code = api::json_int_at<int>(j, "exit_code");
+    if (j.contains("signal")) r.signal = api::json_int_at<int>(j, "signal");
     r.message = j.value("message", "");
     return r;
   });

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessel/api/json_int.hpp"
 #include "tessel/scheduler/store.hpp"
 
 namespace tessel::scheduler {
@@ -42,16 +43,16 @@ Result<NodeRecord> node_record_from_json(const std::string& text) {
     NodeRecord n;
     n.name = j.at("name").get<std::string>();
     n.address = j.at("address").get<std::string>();
-    n.agent_port = j.at("agent_port").get<int>();
+    n.agent_port = api::json_int_at<int>(j, "agent_port");
     n.drained = j.at("drained").get<bool>();
-    n.last_heartbeat_ms = j.at("last_heartbeat_ms").get<int64_t>();
+    n.last_heartbeat_ms = api::json_int_at<int64_t>(j, "last_heartbeat_ms");
     json inv = j.at("inventory");
     inv.erase("groups");  // Computed on output; not part of the agent's form.
     auto parsed = api::inventory_from_json(inv);
     if (!parsed) return parsed.error().wrap("node record " + n.name);
     n.inventory = *parsed;
     return n;
-  } catch (const json::exception& e) {
+  } catch (const std::exception& e) {  // json::exception or api::JsonIntError
     return Error{std::string("node record: ") + e.what()};
   }
 }

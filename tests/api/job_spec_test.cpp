@@ -94,3 +94,44 @@ TEST(Rfc3339, RoundTrip) {
   EXPECT_EQ(tessel::api::parse_rfc3339(s), ms);
   EXPECT_FALSE(tessel::api::parse_rfc3339("yesterday"));
 }
+
+TEST(Rfc3339, KnownInstants) {
+  using tessel::api::format_rfc3339;
+  using tessel::api::parse_rfc3339;
+  EXPECT_EQ(format_rfc3339(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(format_rfc3339(1796028752123), "2026-11-30T08:52:32.123Z");
+  EXPECT_EQ(format_rfc3339(-1), "1969-12-31T23:59:59.999Z");
+  EXPECT_EQ(parse_rfc3339("1969-12-31T23:59:59.999Z"), -1);
+  EXPECT_EQ(parse_rfc3339("2024-02-29T00:00:00Z"), 1709164800000);
+  EXPECT_EQ(parse_rfc3339("2026-11-30T09:52:32.123+01:00"), 1796028752123);
+  EXPECT_EQ(parse_rfc3339("2026-11-30t08:52:32.1234567z"), 1796028752123);
+  EXPECT_EQ(parse_rfc3339("0001-01-01T00:00:00.000Z"), -62135596800000);
+  // Out of range values are clamped to what RFC 3339 can write, and read back.
+  EXPECT_EQ(format_rfc3339(INT64_MIN), "0001-01-01T00:00:00.000Z");
+  EXPECT_EQ(format_rfc3339(INT64_MAX), "9999-12-31T23:59:59.999Z");
+  EXPECT_EQ(parse_rfc3339(format_rfc3339(INT64_MAX)), 253402300799999);
+}
+
+TEST(Rfc3339, RejectsWhatIsNotAnRfc3339Time) {
+  for (const char* bad : {"", "-026-11-30T08:52:32.123Z",  // found by fuzz_agent_protocol in CI
+                          "+2026-11-30T08:52:32Z", "2026-11-30", "2026-11-30T08:52Z", "2026-13-01T00:00:00Z",
+                          "2025-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-11-30T24:00:00Z",
+                          "2026-11-30T08:60:00Z", "2026-11-30T08:52:60Z", "2026-11-30T08:52:32.Z",
+                          "2026-11-30T08:52:32", "2026-11-30T08:52:32.123Zjunk", "2026-11-30T08:52:32+1:00",
+                          "2026-11-30 08:52:32Z", " 2026-11-30T08:52:32Z", "0000-01-01T00:00:00Z",
+                          "2026-1-30T08:52:32Z"})
+    EXPECT_FALSE(tessel::api::parse_rfc3339(bad)) << bad;
+}
+
+TEST(JobJson, BadTimestampIsAnErrorNamingTheField) {
+  tessel::api::Job job;
+  job.id = "j-1";
+  job.spec.command = {"true"};
+  job.submitted_at_ms = 1796028752123;
+  auto j = tessel::api::to_json(job);
+  ASSERT_TRUE(tessel::api::job_from_json(j).ok());
+  j["submitted_at"] = "-026-11-30T08:52:32.123Z";
+  auto r = tessel::api::job_from_json(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("job.submitted_at"), std::string::npos) << r.error().message;
+}

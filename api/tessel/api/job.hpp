@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -86,8 +87,11 @@ struct Job {
 nlohmann::json to_json(const Job& j);
 Result<Job> job_from_json(const nlohmann::json& j);
 
-// RFC 3339 UTC with milliseconds ("2026-11-30T08:52:32.123Z").
+// RFC 3339 UTC with milliseconds ("2026-11-30T08:52:32.123Z"); times outside years
+// 0001..9999 are clamped to them.
 std::string format_rfc3339(int64_t unix_ms);
-std::optional<int64_t> parse_rfc3339(const std::string& s);
+// Strict RFC 3339 date-time: "Z" or a "+HH:MM"/"-HH:MM" offset, optional fraction (read to
+// the millisecond). Anything else, including impossible dates, is nullopt.
+std::optional<int64_t> parse_rfc3339(std::string_view s);
 
 }  // namespace tessel::api

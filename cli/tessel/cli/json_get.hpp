@@ -26,7 +26,10 @@ inline std::string get_string(const nlohmann::json& j, const char* key, const st
 inline std::optional<int64_t> get_int(const nlohmann::json& j, const char* key) {
   const auto& v = get_field(j, key);
   if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number_float()) return static_cast<int64_t>(v.get<double>());
+  if (v.is_number_float()) {  // Cast only what fits: a double out of range is undefined behaviour.
+    double d = v.get<double>();
+    if (d >= -9.2e18 && d <= 9.2e18) return static_cast<int64_t>(d);
+  }
   return std::nullopt;
 }
 
