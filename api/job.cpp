@@ -351,8 +351,9 @@ Result<Job> job_from_json(const json& j) {
     if (!sp.spec) return Error{"job.spec: " + sp.error->message};
     job.spec = *sp.spec;
     job.attempt = json_int_or<int>(j, "attempt", 0);
-    for (auto [key, out] : {std::pair{"submitted_at", &job.submitted_at_ms}, std::pair{"started_at", &job.started_at_ms},
-                            std::pair{"finished_at", &job.finished_at_ms}}) {
+    for (auto [key, out] :
+         {std::pair{"submitted_at", &job.submitted_at_ms}, std::pair{"started_at", &job.started_at_ms},
+          std::pair{"finished_at", &job.finished_at_ms}}) {
       if (!j.contains(key) || j[key].is_null()) continue;
       auto t = parse_rfc3339(j[key].get<std::string>());
       if (!t) return Error{std::string("job.") + key + ": not an RFC 3339 time"};

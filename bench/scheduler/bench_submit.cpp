@@ -1,7 +1,9 @@
 // bench_submit [SECONDS]: starts tessel-scheduler on port 0 with a fresh
 // database in a temp dir, then for 1 and 16 concurrent clients (keep-alive
 // connections) submits jobs for SECONDS (default 5) and prints acknowledged
-// (201, on disk) submissions per second.
+// (201) submissions per second, once with --sync full (the default: fsynced,
+// on disk) and once with --sync normal (written to the OS only), so the cost of
+// the fsync shows as a ratio within one run.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,15 +24,15 @@ namespace {
 struct Server {
   pid_t pid = -1;
   int port = 0;
-  Server(const std::string& db) {
+  Server(const std::string& db, const std::string& sync) {
     int fds[2];
     if (pipe(fds) != 0) return;
     pid = fork();
     if (pid == 0) {
       dup2(fds[1], 1);
       close(fds[0]);
-      execl(TESSEL_SCHEDULER_BIN, TESSEL_SCHEDULER_BIN, "--listen", "127.0.0.1:0", "--db", db.c_str(), "--log-level",
-            "warn", nullptr);
+      execl(TESSEL_SCHEDULER_BIN, TESSEL_SCHEDULER_BIN, "--listen", "127.0.0.1:0", "--db", db.c_str(), "--sync",
+            sync.c_str(), "--log-level", "warn", nullptr);
       _exit(127);
     }
     close(fds[1]);
@@ -84,25 +86,27 @@ int main(int argc, char** argv) {
   double seconds = argc > 1 ? std::stod(argv[1]) : 5.0;
   auto dir = std::filesystem::temp_directory_path() / ("tessel-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  for (int clients : {1, 16}) {
-    Server s((dir / ("b" + std::to_string(clients) + ".db")).string());
-    if (s.port <= 0) {
-      std::fprintf(stderr, "could not start %s\n", TESSEL_SCHEDULER_BIN);
-      return 1;
+  for (const std::string sync : {"full", "normal"})
+    for (int clients : {1, 16}) {
+      Server s((dir / ("b" + sync + std::to_string(clients) + ".db")).string(), sync);
+      if (s.port <= 0) {
+        std::fprintf(stderr, "could not start %s\n", TESSEL_SCHEDULER_BIN);
+        return 1;
+      }
+      std::printf("sync=%-6s clients=%2d  acknowledged submissions/s: %.0f\n", sync.c_str(), clients,
+                  run(s.port, clients, seconds));
+      // Scheduling passes that ran meanwhile (every submission triggers one, coalesced).
+      httplib::Client c("127.0.0.1", s.port);
+      if (auto m = c.Get("/metrics")) {
+        std::istringstream in(m->body);
+        std::string line;
+        while (std::getline(in, line))
+          if (line.rfind("tessel_scheduling_latency_seconds_sum", 0) == 0 ||
+              line.rfind("tessel_scheduling_latency_seconds_count", 0) == 0)
+            std::printf("  %s\n", line.c_str());
+      }
+      std::fflush(stdout);
     }
-    std::printf("clients=%2d  acknowledged submissions/s: %.0f\n", clients, run(s.port, clients, seconds));
-    // Scheduling passes that ran meanwhile (every submission triggers one, coalesced).
-    httplib::Client c("127.0.0.1", s.port);
-    if (auto m = c.Get("/metrics")) {
-      std::istringstream in(m->body);
-      std::string line;
-      while (std::getline(in, line))
-        if (line.rfind("tessel_scheduling_latency_seconds_sum", 0) == 0 ||
-            line.rfind("tessel_scheduling_latency_seconds_count", 0) == 0)
-          std::printf("  %s\n", line.c_str());
-    }
-    std::fflush(stdout);
-  }
   std::filesystem::remove_all(dir);
   return 0;
 }

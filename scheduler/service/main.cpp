@@ -60,6 +60,11 @@ int main(int argc, char** argv) {
   app.add_option("--http-threads", http_threads,
                  "HTTP worker threads (each agent's long poll and open keep-alive connection holds one)")
       ->check(CLI::Range(size_t{1}, size_t{100000}));
+  std::string sync = "full";
+  app.add_option("--sync", sync,
+                 "full: a 201 means fsynced to disk (default); normal: survives a process crash, not a "
+                 "power loss")
+      ->check(CLI::IsMember({"full", "normal"}));
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   CLI11_PARSE(app, argc, argv);
@@ -92,7 +97,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  auto store = open_sqlite_store(db_path);
+  auto store = open_sqlite_store(db_path, sync == "full" ? SyncMode::full : SyncMode::normal);
   if (!store) return fail(store.error().message);
   SystemClock clock;
   Service service(**store, clock, std::move(tokens), opts);

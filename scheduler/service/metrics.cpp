@@ -79,6 +79,11 @@ std::string render_metrics(const StatsSnapshot& s) {
   o << "tessel_job_submissions_total " << s.submissions_total << '\n';
   header(o, "tessel_job_placements_total", "counter", "Job attempts placed on cards.");
   o << "tessel_job_placements_total " << s.placements_total << '\n';
+  header(o, "tessel_store_write_failures_total", "counter",
+         "Writes to the scheduler's database that failed (disk full, read-only, I/O error).");
+  o << "tessel_store_write_failures_total " << s.store_write_failures_total << '\n';
+  header(o, "tessel_store_healthy", "gauge", "1 while the last database write succeeded, else 0.");
+  o << "tessel_store_healthy " << (s.storage_ok ? 1 : 0) << '\n';
   histogram(o, "tessel_queue_wait_seconds", "Time from submission (or requeue) to placement.", s.queue_wait);
   histogram(o, "tessel_scheduling_latency_seconds", "Duration of one scheduling pass.", s.scheduling_latency);
   header(o, "tessel_nodes", "gauge", "Nodes by state.");

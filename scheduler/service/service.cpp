@@ -12,7 +12,11 @@ namespace tessel::scheduler {
 namespace {
 
 void add_public_routes(httplib::Server& srv, RouteContext& ctx) {
-  srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { reply_json(res, 200, {{"ok", true}}); });
+  // Liveness: 200 while the process serves requests. "storage" says whether writes
+  // work; a restart does not mend a failing disk, so it does not turn this into a 5xx.
+  srv.Get("/healthz", [&ctx](const httplib::Request&, httplib::Response& res) {
+    reply_json(res, 200, {{"ok", true}, {"storage", ctx.state.storage_ok() ? "ok" : "failing"}});
+  });
   // Metrics need no token (like /healthz): they carry counts, no job details.
   srv.Get("/metrics", [&ctx](const httplib::Request&, httplib::Response& res) {
     res.set_content(render_metrics(ctx.state.stats()), "text/plain; version=0.0.4; charset=utf-8");

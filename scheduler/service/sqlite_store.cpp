@@ -175,8 +175,8 @@ class SqliteStore final : public Store {
 
 }  // namespace
 
-Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path) {
-  auto db = Db::open(path);
+Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path, SyncMode sync) {
+  auto db = Db::open(path, sync);
   if (!db) return db.error();
   return std::unique_ptr<Store>(new SqliteStore(std::move(*db)));
 }

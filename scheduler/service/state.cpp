@@ -73,7 +73,7 @@ ApiResult<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& u
   WriteBatch b;
   b.jobs.push_back(job);
   // Waits for the group commit without holding mu_.
-  if (auto s = store_.write(b); !s) return ApiError::unavailable("storing job: " + s.error().message);
+  if (auto s = write_store(b); !s) return storage_unavailable("the job", s.error().message);
   std::lock_guard lk(mu_);
   jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}};
   pending_.insert(seq);
@@ -134,7 +134,7 @@ ApiResult<api::Job> ClusterState::cancel(const std::string& id, const Principal&
   } else {
     stop_job_locked(txn, e, api::JobState::cancelled, reason, std::nullopt, false);
   }
-  if (!commit_locked(txn, "cancel")) return ApiError::unavailable("storing cancellation failed");
+  if (!commit_locked(txn, "cancel")) return storage_unavailable("the cancellation");
   return it->second.job;
 }
 
@@ -158,8 +158,15 @@ ApiResult<LogTarget> ClusterState::log_target(const std::string& job_id, int ran
                    rank % per_node, n->second.token};
 }
 
+Status ClusterState::write_store(const WriteBatch& batch) {
+  Status s = store_.write(batch);
+  if (!s) ++store_write_failures_total_;
+  storage_ok_ = s.ok();
+  return s;
+}
+
 bool ClusterState::commit_locked(Txn& txn, const char* what) {
-  if (auto s = store_.write(txn.batch); !s) {
+  if (auto s = write_store(txn.batch); !s) {
     spdlog::error("{}: store write failed, nothing changed: {}", what, s.error().message);
     return false;
   }

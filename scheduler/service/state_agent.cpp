@@ -66,7 +66,7 @@ ApiResult<api::RegisterResponse> ClusterState::register_node(const api::Register
   });
   std::vector<std::string> acks;
   process_reports_locked(txn, req.node, req.tasks, acks);
-  if (!commit_locked(txn, "register")) return ApiError::unavailable("storing node registration failed");
+  if (!commit_locked(txn, "register")) return storage_unavailable("the node registration");
   api::RegisterResponse resp;
   resp.heartbeat_interval_s = static_cast<int>(std::clamp<int64_t>(opts_.heartbeat_timeout_ms / 3000, 1, 5));
   return resp;
@@ -98,7 +98,7 @@ ApiResult<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatRe
   });
   api::HeartbeatResponse resp;
   process_reports_locked(txn, req.node, req.tasks, resp.acknowledged);
-  if (!commit_locked(txn, "heartbeat")) return ApiError::unavailable("storing heartbeat failed");
+  if (!commit_locked(txn, "heartbeat")) return storage_unavailable("the heartbeat");
   return resp;
 }
 

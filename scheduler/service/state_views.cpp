@@ -75,7 +75,7 @@ ApiResult<json> ClusterState::set_drained(const std::string& name, bool drained)
     spdlog::info("node {} {}", name, drained ? "drained" : "undrained");
     mark_dirty_locked();
   });
-  if (!commit_locked(txn, "drain")) return ApiError::unavailable("storing node state failed");
+  if (!commit_locked(txn, "drain")) return storage_unavailable("the node's drain state");
   return node_view_locked(it->second);
 }
 
@@ -122,6 +122,8 @@ json ClusterState::inventory_json() const {
 StatsSnapshot ClusterState::stats() const {
   std::lock_guard lk(mu_);
   StatsSnapshot s;
+  s.store_write_failures_total = store_write_failures_total_.load();
+  s.storage_ok = storage_ok_.load();
   for (auto st : {api::JobState::pending, api::JobState::assigned, api::JobState::running, api::JobState::succeeded,
                   api::JobState::failed, api::JobState::cancelled})
     s.jobs_by_state[api::to_string(st)] = 0;

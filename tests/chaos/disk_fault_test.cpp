@@ -6,9 +6,18 @@
 //                                scheduler with prlimit (SIGXFSZ ignored), so
 //                                every write past 1 byte fails with EFBIG.
 //   ROOT_ChaosDisk.TmpfsFull...  root: the DB on a tiny tmpfs of the test's own,
-//                                filled to ENOSPC, then remounted read-only.
+//                                filled to ENOSPC.
+//   ROOT_ChaosDisk.Ext4Error...  root: the DB on an ext4 file system of the test's own
+//                                (a loop device, errors=remount-ro); ext4's own
+//                                trigger_fs_error makes the kernel turn it read-only
+//                                under the running scheduler, as a failing disk does.
+//                                The operator's recovery (stop, fsck, mount, start)
+//                                must find every acknowledged job.
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -116,9 +125,6 @@ class TinyTmpfs {
   }
   bool ok() const { return ok_; }
   const std::string& error() const { return error_; }
-  bool remount(bool read_only) {
-    return ::mount(nullptr, path_.c_str(), nullptr, MS_REMOUNT | (read_only ? MS_RDONLY : 0), "size=1m") == 0;
-  }
 
  private:
   std::string path_, error_;
@@ -135,7 +141,7 @@ void fill(const std::string& path) {
   std::fclose(f);
 }
 
-TEST(ChaosDisk, ROOT_TmpfsFullThenReadOnlyRefusesWritesServesReadsAndRecovers) {
+TEST(ChaosDisk, ROOT_TmpfsFullRefusesWritesServesReadsAndRecovers) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a tmpfs";
   TempDir dir("disk-tmpfs");
   TinyTmpfs fs_(dir.str("db"));
@@ -155,19 +161,114 @@ TEST(ChaosDisk, ROOT_TmpfsFullThenReadOnlyRefusesWritesServesReadsAndRecovers) {
   std::filesystem::remove(dir.str("db/filler"));
   ASSERT_TRUE(accepts_again(api, acked)) << sched.stderr_text();
 
-  // Read-only. The kernel refuses to remount a file system read-only while a
-  // process holds a file open for writing (EBUSY), which the scheduler does: then
-  // this phase cannot be staged, and says so.
-  if (fs_.remount(true)) {
-    expect_refuses_writes_serves_reads(api, acked);
-    ASSERT_TRUE(sched.running()) << sched.stderr_text();
-    ASSERT_TRUE(fs_.remount(false)) << std::strerror(errno);
-    ASSERT_TRUE(accepts_again(api, acked)) << sched.stderr_text();
-  } else {
-    std::printf("note: remount read-only refused (%s); read-only phase not staged\n", std::strerror(errno));
-  }
   submit_some(api, acked, 3);
 
+  expect_all_present_after_restart(dir, sched, db, acked);
+  sched.kill9();
+}
+
+// An ext4 image on a loop device, mounted with errors=remount-ro for this test;
+// unmounted (lazily; the loop device is released with it) in every path.
+class Ext4Mount {
+ public:
+  Ext4Mount(const TempDir& dir, const std::string& image, const std::string& path)
+      : dir_(dir), image_(image), path_(path) {
+    std::filesystem::create_directories(path_);
+    if (int rc = cmd({"truncate", "-s", "64M", image_}); rc != 0) {
+      error_ = "truncate exited " + std::to_string(rc);
+    } else if (rc = cmd({"mkfs.ext4", "-q", "-F", image_}); rc != 0) {
+      error_ = "mkfs.ext4 exited " + std::to_string(rc);
+    } else {
+      mount();
+    }
+  }
+  ~Ext4Mount() {
+    if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
+  }
+  bool ok() const { return mounted_; }
+  const std::string& error() const { return error_; }
+
+  // /sys/fs/ext4/<block device>/trigger_fs_error: ext4_error() on demand.
+  std::string trigger_path() const {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0) return "";
+    std::error_code ec;
+    auto dev = std::filesystem::read_symlink(
+        "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev)), ec);
+    if (ec) return "";
+    return "/sys/fs/ext4/" + dev.filename().string() + "/trigger_fs_error";
+  }
+  bool read_only() const {
+    const std::string probe = path_ + "/probe";
+    int fd = ::open(probe.c_str(), O_CREAT | O_WRONLY, 0600);
+    if (fd >= 0) {
+      ::close(fd);
+      ::unlink(probe.c_str());
+      return false;
+    }
+    return errno == EROFS;
+  }
+  // What an operator does once the disk is back: unmount, e2fsck, mount again.
+  bool repair_and_remount() {
+    if (::umount2(path_.c_str(), 0) != 0) {
+      error_ = std::string("umount: ") + std::strerror(errno);
+      return false;
+    }
+    mounted_ = false;
+    int rc = cmd({"e2fsck", "-f", "-y", image_});
+    if (rc != 0 && rc != 1) {  // 1: errors were corrected.
+      error_ = "e2fsck exited " + std::to_string(rc);
+      return false;
+    }
+    return mount();
+  }
+
+ private:
+  int cmd(std::vector<std::string> argv) { return run_and_wait(std::move(argv), dir_.str("ext4-cmds.log")); }
+  bool mount() {
+    int rc = cmd({"mount", "-t", "ext4", "-o", "loop,errors=remount-ro", image_, path_});
+    mounted_ = rc == 0;
+    if (!mounted_) error_ = "mount -o loop exited " + std::to_string(rc) + " (no loop devices here?)";
+    return mounted_;
+  }
+
+  const TempDir& dir_;
+  std::string image_, path_, error_;
+  bool mounted_ = false;
+};
+
+TEST(ChaosDisk, ROOT_Ext4ErrorTurnsDiskReadOnlyRefusesWritesServesReadsLosesNothing) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a loop device";
+  TempDir dir("disk-ext4");
+  Ext4Mount fs_(dir, dir.str("disk.img"), dir.str("db"));
+  if (!fs_.ok()) GTEST_SKIP() << "cannot mount an ext4 image here: " << fs_.error();
+  const std::string trigger = fs_.trigger_path();
+  if (trigger.empty() || ::access(trigger.c_str(), W_OK) != 0)
+    GTEST_SKIP() << "no ext4 trigger_fs_error in /sys for the loop device";
+
+  const std::string db = dir.str("db/tessel.db");
+  Child sched = start_scheduler(dir, "1", db, "127.0.0.1:0");
+  const int port = sched.wait_listening();
+  ASSERT_GT(port, 0) << sched.stderr_text();
+  Api api("127.0.0.1", port);
+  std::vector<std::string> acked;
+  submit_some(api, acked, 20);
+
+  {
+    std::ofstream t(trigger);
+    t << "1\n";
+  }
+  ASSERT_TRUE(fs_.read_only()) << "ext4 did not turn read-only after trigger_fs_error";
+  expect_refuses_writes_serves_reads(api, acked);
+  ASSERT_TRUE(sched.running()) << sched.stderr_text();
+  auto refused = api.post("/v1/jobs", kJob);
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_NE(refused.body.dump().find("storage"), std::string::npos) << refused.body.dump();
+
+  // Stop, repair, start: every job acknowledged before (and during) the fault is there.
+  int st = sched.terminate();
+  EXPECT_TRUE(WIFEXITED(st)) << "scheduler did not exit on SIGTERM with a read-only disk: " << sched.stderr_text();
+  ASSERT_TRUE(fs_.repair_and_remount()) << fs_.error();
   expect_all_present_after_restart(dir, sched, db, acked);
   sched.kill9();
 }

@@ -117,15 +117,26 @@ TEST(SchedulerApi, RolesAndTokens) {
 TEST(SchedulerApi, FailedWriteIs503AndStoresNothingReadsStillServed) {
   Harness h;
   auto a = h.submit({{"command", {"x"}}});
+  EXPECT_EQ(Harness::body(h.get("/healthz"))["storage"], "ok");
   h.store->fail_writes = true;
-  expect_error(h.post("/v1/jobs", {{"command", {"y"}}}), 503, "unavailable");
+  auto refused = h.post("/v1/jobs", {{"command", {"y"}}});
+  expect_error(refused, 503, "unavailable");
+  EXPECT_NE(refused->body.find("storage unavailable: the job was not saved"), std::string::npos) << refused->body;
   expect_error(h.post("/v1/jobs/" + a["id"].get<std::string>() + "/cancel", json::object()), 503, "unavailable");
   auto list = Harness::body(h.get("/v1/jobs"));
   ASSERT_EQ(list["jobs"].size(), 1u);
   EXPECT_EQ(list["jobs"][0]["state"], "pending");
+  // Liveness stays 200 (a restart would not mend the disk); it says storage is failing.
+  auto health = h.get("/healthz");
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(Harness::body(health)["storage"], "failing");
+  auto metrics = h.get("/metrics")->body;
+  EXPECT_NE(metrics.find("\ntessel_store_write_failures_total 2\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\ntessel_store_healthy 0\n"), std::string::npos);
   h.store->fail_writes = false;
   EXPECT_EQ(Harness::body(h.post("/v1/jobs/" + a["id"].get<std::string>() + "/cancel", json::object()))["state"],
             "cancelled");
+  EXPECT_EQ(Harness::body(h.get("/healthz"))["storage"], "ok");
 }
 
 TEST(SchedulerApi, NodesAndInventoryViews) {

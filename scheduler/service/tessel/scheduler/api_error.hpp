@@ -27,6 +27,12 @@ struct ApiError {
   static ApiError internal(std::string msg) { return {500, "internal", std::move(msg), ""}; }
 };
 
+// 503 for a write the database refused (disk full, read-only, I/O error): nothing changed.
+inline ApiError storage_unavailable(const std::string& what, const std::string& detail = "") {
+  return ApiError::unavailable("storage unavailable: " + what + " was not saved" +
+                               (detail.empty() ? "" : " (" + detail + ")") + "; reads still work, retry later");
+}
+
 template <class T>
 using ApiResult = std::variant<T, ApiError>;
 

@@ -48,6 +48,8 @@ struct StatsSnapshot {
   std::vector<CardTelemetry> cards;
   uint64_t submissions_total = 0;
   uint64_t placements_total = 0;
+  uint64_t store_write_failures_total = 0;
+  bool storage_ok = true;
   Histogram queue_wait{{}};
   Histogram scheduling_latency{{}};
 };

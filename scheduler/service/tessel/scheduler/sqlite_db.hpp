@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tessel/api/result.hpp"
+#include "tessel/scheduler/store.hpp"
 
 namespace tessel::scheduler {
 
@@ -33,7 +34,7 @@ class Stmt {
 
 class Db {
  public:
-  static Result<std::unique_ptr<Db>> open(const std::string& path);
+  static Result<std::unique_ptr<Db>> open(const std::string& path, SyncMode sync = SyncMode::full);
   ~Db();
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;

@@ -12,6 +12,7 @@
 // desired-state change notifies: agents hear of a placement within
 // milliseconds, with no polling interval.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -86,6 +87,8 @@ class ClusterState {
   ApiResult<nlohmann::json> set_drained(const std::string& name, bool drained);
   nlohmann::json inventory_json() const;
   StatsSnapshot stats() const;
+  // False while the last write to the store failed (disk full, read-only, I/O error).
+  bool storage_ok() const { return storage_ok_.load(); }
   std::string status_line() const;  // For systemd STATUS=.
 
   // --- Agent protocol ---
@@ -124,6 +127,8 @@ class ClusterState {
     std::vector<std::function<void()>> apply;
   };
   bool commit_locked(Txn& txn, const char* what);
+  // Every store write goes through here: keeps storage_ok_ and the failure count.
+  Status write_store(const WriteBatch& batch);
 
   std::string node_state_locked(const NodeEntry& n) const;
   NodeSpec node_spec_locked(const NodeEntry& n) const;
@@ -161,6 +166,8 @@ class ClusterState {
   std::map<std::string, Fence> fences_;
   ModuleGroupAllocator alloc_;
   uint64_t submissions_total_ = 0, placements_total_ = 0;
+  std::atomic<bool> storage_ok_{true};
+  std::atomic<uint64_t> store_write_failures_total_{0};
   Histogram queue_wait_;
   Histogram sched_latency_;
 };

@@ -58,9 +58,17 @@ class Store {
   virtual Result<Snapshot> load() = 0;
 };
 
+// When a COMMIT counts as done (SQLite's PRAGMA synchronous in WAL mode).
+enum class SyncMode {
+  full,    // fsync of the WAL before COMMIT returns: on disk, survives power loss and a file
+           // system that aborts its journal (the default).
+  normal,  // WAL written to the OS before COMMIT returns: survives kill -9 of the process,
+           // not a power loss or a file system going read-only under it.
+};
+
 // SQLite in WAL mode at `path` (":memory:" for tests). Opens, applies schema
 // migrations (PRAGMA user_version) and starts the group-commit writer thread.
-Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path);
+Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path, SyncMode sync = SyncMode::full);
 
 // Wraps a store; while fail_writes is set every write fails and stores nothing.
 class FaultyStore final : public Store {
