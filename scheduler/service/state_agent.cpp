@@ -202,7 +202,8 @@ ApiResult<api::DesiredState> ClusterState::wait_desired(const std::string& node,
   if (it == nodes_.end()) return ApiError::not_found("node " + node + " is not registered");
   // A real-time wait: it only bounds how long the HTTP request is held open.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  changed_.wait_until(lk, deadline, [&] { return stopping_ || nodes_[node].version != version; });
+  auto changed = node_changed_locked(node);
+  changed->wait_until(lk, deadline, [&] { return stopping_ || nodes_[node].version != version; });
   return api::DesiredState{nodes_[node].version, assignments_locked(node)};
 }
 

@@ -141,7 +141,7 @@ void ClusterState::check_liveness() {
 void ClusterState::shutdown() {
   std::lock_guard lk(mu_);
   stopping_ = true;
-  changed_.notify_all();
+  for (auto& [_, cv] : node_changed_) cv->notify_all();
   dirty_cv_.notify_all();
 }
 
@@ -154,7 +154,13 @@ void ClusterState::bump_locked(const std::string& node) {
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return;
   it->second.version = ++version_counter_;
-  changed_.notify_all();
+  if (auto cv = node_changed_.find(node); cv != node_changed_.end()) cv->second->notify_all();
+}
+
+std::shared_ptr<std::condition_variable> ClusterState::node_changed_locked(const std::string& node) {
+  auto& cv = node_changed_[node];
+  if (!cv) cv = std::make_shared<std::condition_variable>();
+  return cv;
 }
 
 }  // namespace tessel::scheduler

@@ -8,15 +8,17 @@
 // threads, the scheduler thread (run_scheduler), and the liveness ticker call
 // the public methods; all are thread-safe. Submissions wait for their commit
 // without holding mu_, so concurrent submissions share one group commit.
-// Long polls wait on changed_ (a condition variable on mu_), which every
-// desired-state change notifies: agents hear of a placement within
-// milliseconds, with no polling interval.
+// Each node's long polls wait on that node's condition variable (on mu_), which
+// a change of the node's desired state notifies: agents hear of a placement
+// within milliseconds, with no polling interval, and a change wakes only the
+// node it concerns (one shared variable woke all 1,000+ waiting polls per change).
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -154,7 +156,10 @@ class ClusterState {
   const StateOptions opts_;
 
   mutable std::mutex mu_;
-  std::condition_variable changed_;  // Desired state changed, or shutdown.
+  // Per node, created on first use and never removed (waiters hold a reference):
+  // notified when the node's desired state changes, and all at shutdown.
+  std::map<std::string, std::shared_ptr<std::condition_variable>> node_changed_;
+  std::shared_ptr<std::condition_variable> node_changed_locked(const std::string& node);
   std::condition_variable dirty_cv_;
   bool dirty_ = false;
   bool stopping_ = false;
