@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "tessel/api/http_listener.hpp"
+
 namespace tessel::agent {
 
 static void send_error(httplib::Response& res, int status, const std::string& code, const std::string& msg,
@@ -102,6 +104,7 @@ Result<int> LogServer::start(const std::string& listen) {
   auto hp = parse_host_port(listen);
   if (!hp) return hp.error().wrap("--listen");
   int port = hp->second;
+  api::ListenerOptions listener(*server_);  // No SO_REUSEPORT: a second agent cannot share the port.
   if (port == 0) {
     port = server_->bind_to_any_port(hp->first);
     if (port < 0) return Error{"--listen " + listen + ": cannot bind"};

@@ -4,7 +4,8 @@
 // Each simulated node registers with a fake 8-card Gaudi 2 inventory, then
 // heartbeats every --interval seconds (default 5, the scheduler's default),
 // staggered; with --long-poll (default on) it also keeps one assignments long
-// poll open the way a real agent's poller does (one thread per node, blocked).
+// poll open per node the way a real agent's poller does (all driven by one epoll
+// thread here, so the generator stays cheap at 5,000 nodes).
 // Heartbeats are sent by a pool of --hb-threads workers over one keep-alive
 // connection per node (as real agents hold one each), 10 s read timeout (a
 // timeout counts as an error). For every node count it prints heartbeat latency
@@ -13,13 +14,20 @@
 //
 //   bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--hb-threads 64]
 //              [--no-long-poll] [--nodelay] [--scheduler PATH] [--scheduler-arg ARG]...
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -153,6 +161,110 @@ double pct(std::vector<double>& v, double p) {
   return v[k];
 }
 
+// ---- Long polls on raw sockets (one epoll thread for every node) ------------
+
+struct Poll {
+  int node = 0;
+  int fd = -1;
+  long version = 0;
+  std::string in;  // Bytes of the response read so far.
+  Clock::time_point retry_at{};
+};
+
+bool send_poll(Poll& p, int port, int ep) {
+  if (p.fd < 0) {
+    p.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (p.fd < 0) return false;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(p.fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno != EINPROGRESS) return false;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.u32 = static_cast<uint32_t>(p.node);
+    ::epoll_ctl(ep, EPOLL_CTL_ADD, p.fd, &ev);
+  }
+  // connect() on loopback completes at once; a blocking-style write of a small request is fine.
+  const std::string req = "GET /v1/agent/nodes/" + node_name(p.node) +
+                          "/assignments?wait_s=30&version=" + std::to_string(p.version) +
+                          " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n";
+  p.in.clear();
+  for (size_t off = 0; off < req.size();) {
+    ssize_t w = ::send(p.fd, req.data() + off, req.size() - off, MSG_NOSIGNAL);
+    if (w > 0) {
+      off += static_cast<size_t>(w);
+    } else if (w < 0 && (errno == EAGAIN || errno == EINPROGRESS)) {
+      pollfd pf{p.fd, POLLOUT, 0};
+      ::poll(&pf, 1, 1000);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+void close_poll(Poll& p, int ep, bool error) {
+  if (p.fd >= 0) {
+    ::epoll_ctl(ep, EPOLL_CTL_DEL, p.fd, nullptr);
+    ::close(p.fd);
+  }
+  p.fd = -1;
+  p.in.clear();
+  p.retry_at = Clock::now() + (error ? 1s : 0s);  // Back off like an agent on errors only.
+}
+
+// Reads what is there; on a whole response, takes its version and sends the next poll.
+void on_readable(Poll& p, int port, int ep) {
+  char buf[16384];
+  for (;;) {
+    ssize_t r = ::recv(p.fd, buf, sizeof buf, 0);
+    if (r > 0) {
+      p.in.append(buf, static_cast<size_t>(r));
+      continue;
+    }
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    close_poll(p, ep, !p.in.empty() || r < 0);  // EOF between responses: the server's keep-alive limit.
+    return;
+  }
+  auto head_end = p.in.find("\r\n\r\n");
+  if (head_end == std::string::npos) return;
+  std::string head = p.in.substr(0, head_end);
+  for (auto& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto cl = head.find("content-length:");
+  if (cl == std::string::npos) return close_poll(p, ep, true);
+  size_t len = std::strtoul(head.c_str() + cl + 15, nullptr, 10);
+  if (p.in.size() < head_end + 4 + len) return;
+  const bool ok = head.rfind("http/1.1 200", 0) == 0;
+  if (ok) {
+    auto j = json::parse(p.in.substr(head_end + 4, len), nullptr, false);
+    if (j.is_object()) p.version = j.value("version", p.version);
+  }
+  const bool server_closes = head.find("connection: close") != std::string::npos;
+  if (!ok || server_closes) return close_poll(p, ep, !ok);
+  if (!send_poll(p, port, ep)) close_poll(p, ep, true);
+}
+
+void poll_loop(int port, int n, const std::atomic<bool>& stop) {
+  int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  std::vector<Poll> polls(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) polls[static_cast<size_t>(i)].node = i;
+  std::vector<epoll_event> events(1024);
+  while (!stop) {
+    const auto now = Clock::now();
+    for (auto& p : polls)
+      if (p.fd < 0 && p.retry_at <= now && !send_poll(p, port, ep)) close_poll(p, ep, true);
+    int k = ::epoll_wait(ep, events.data(), static_cast<int>(events.size()), 100);
+    for (int e = 0; e < k; ++e) {
+      Poll& p = polls[events[static_cast<size_t>(e)].data.u32];
+      if (p.fd >= 0) on_readable(p, port, ep);
+    }
+  }
+  for (auto& p : polls)
+    if (p.fd >= 0) ::close(p.fd);
+  ::close(ep);
+}
+
 struct Row {
   int nodes = 0;
   bool long_poll = false;
@@ -200,27 +312,11 @@ Row run(const Options& o, int n, bool long_poll) {
   row.register_s = std::chrono::duration<double>(Clock::now() - t0).count();
   if (reg_errors) std::fprintf(stderr, "bench_load: %d registrations failed\n", reg_errors.load());
 
-  // Long polls: one blocked thread per node, like the agents' pollers.
-  std::vector<std::thread> pollers;
-  if (long_poll) {
-    for (int i = 0; i < n; ++i)
-      pollers.emplace_back([&, i] {
-        httplib::Client c("127.0.0.1", s.port);
-        c.set_read_timeout(70, 0);
-        c.set_keep_alive(true);
-        long version = 0;
-        const std::string base = "/v1/agent/nodes/" + node_name(i) + "/assignments?wait_s=30&version=";
-        while (!stop) {
-          auto r = c.Get((base + std::to_string(version)).c_str());
-          if (r && r->status == 200) {
-            auto j = json::parse(r->body, nullptr, false);
-            if (j.is_object()) version = j.value("version", version);
-          } else if (!stop) {
-            std::this_thread::sleep_for(1s);  // Back off like an agent.
-          }
-        }
-      });
-  }
+  // Long polls: one open assignments request per node, like the agents' pollers, all
+  // driven by one epoll thread here so the generator itself stays cheap at 5,000 nodes
+  // (a thread per poll made the generator, not the scheduler, fall behind).
+  std::thread pollers;
+  if (long_poll) pollers = std::thread([&] { poll_loop(s.port, n, stop); });
 
   // Heartbeats: node i is due at start + (i / n) * interval + k * interval.
   const auto interval = std::chrono::duration<double>(o.interval);
@@ -306,9 +402,8 @@ Row run(const Options& o, int n, bool long_poll) {
   row.p99 = pct(lat, 99);
   row.max = lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end());
   stop = true;
-  // Long polls end within wait_s (30 s) or when the scheduler stops: stop it first.
   kill(s.pid, SIGTERM);
-  for (auto& p : pollers) p.join();
+  if (pollers.joinable()) pollers.join();
   return row;
 }
 

@@ -2,8 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
 
+#include "tessel/api/http_listener.hpp"
 #include "tessel/scheduler/http_util.hpp"
 #include "tessel/scheduler/metrics.hpp"
 
@@ -74,6 +77,7 @@ Status Service::start() {
   // An idle keep-alive connection holds a worker thread: release it well before the
   // next heartbeat (every 5 s) so a node costs one thread (its long poll), not two.
   server_->set_keep_alive_timeout(2);
+  api::ListenerOptions listener(*server_);
   install_error_handling(*server_);
   add_public_routes(*server_, *ctx_);
   add_job_routes(*server_, *ctx_);
@@ -88,6 +92,7 @@ Status Service::start() {
       return Error{"cannot listen on " + opts_.host + ":" + std::to_string(opts_.port)};
     port_ = opts_.port;
   }
+  if (!listener.widen_backlog()) spdlog::warn("could not widen the listen backlog: {}", std::strerror(errno));
   started_ = true;
   http_thread_ = std::thread([this] {
     if (!server_->listen_after_bind()) spdlog::error("HTTP server stopped unexpectedly");

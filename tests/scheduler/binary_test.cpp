@@ -82,6 +82,32 @@ TEST(SchedulerBinary, ServesOnPortZeroAndStopsOnSigterm) {
   std::filesystem::remove_all(dir);
 }
 
+// A second scheduler must not share the first one's port (cpp-httplib's default
+// SO_REUSEPORT allowed it) nor its database (both would place the same cards).
+TEST(SchedulerBinary, SecondInstanceOnTheSamePortOrDatabaseIsRefused) {
+  auto dir = temp_dir("second");
+  Proc first({"--listen", "127.0.0.1:0", "--db", (dir / "a.db").string(), "--log-level", "warn"});
+  ASSERT_GT(first.port, 0);
+  {
+    Proc same_port({"--listen", "127.0.0.1:" + std::to_string(first.port), "--db", (dir / "b.db").string()});
+    int st = same_port.wait_exit();
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0) << "second scheduler bound port " << first.port;
+  }
+  {
+    Proc same_db({"--listen", "127.0.0.1:0", "--db", (dir / "a.db").string()});
+    int st = same_db.wait_exit();
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0) << "second scheduler opened the same database";
+  }
+  httplib::Client c("127.0.0.1", first.port);
+  EXPECT_EQ(c.Get("/healthz")->status, 200);
+  kill(first.pid, SIGTERM);
+  first.wait_exit();
+  // Once the first has stopped, the database is free again.
+  Proc again({"--listen", "127.0.0.1:0", "--db", (dir / "a.db").string(), "--log-level", "warn"});
+  EXPECT_GT(again.port, 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SchedulerBinary, RejectsBadStartup) {
   auto dir = temp_dir("badstart");
   std::ofstream(dir / "tokens") << "good admin root\nbad line\n";

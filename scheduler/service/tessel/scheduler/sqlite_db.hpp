@@ -34,6 +34,8 @@ class Stmt {
 
 class Db {
  public:
+  // Also takes an exclusive lock on PATH.lock (not for ":memory:"): a second scheduler
+  // on the same database would place the same cards twice, so it is refused.
   static Result<std::unique_ptr<Db>> open(const std::string& path, SyncMode sync = SyncMode::full);
   ~Db();
   Db(const Db&) = delete;
@@ -46,6 +48,7 @@ class Db {
  private:
   explicit Db(sqlite3* db) : db_(db) {}
   sqlite3* db_;
+  int lock_fd_ = -1;  // flock()ed PATH.lock: one scheduler per database.
 };
 
 // Brings the schema to the newest version (PRAGMA user_version).
