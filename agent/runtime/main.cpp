@@ -136,7 +136,8 @@ int agent_main(const Options& o) {
   if (o.heartbeat_interval > 0)
     acfg.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(o.heartbeat_interval * 1000));
   acfg.seed = std::random_device{}();
-  SchedulerClient hb_api(o.scheduler, token), poll_api(o.scheduler, token);
+  // Heartbeats open a connection each time (one every few seconds); the long poll keeps its own.
+  SchedulerClient hb_api(o.scheduler, token, /*keep_alive=*/false), poll_api(o.scheduler, token);
   SystemdNotifier notifier;
   Agent agent(acfg, hb_api, poll_api, **source, tasks, notifier);
 

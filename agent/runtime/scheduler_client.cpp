@@ -11,12 +11,12 @@ namespace tessel::agent {
 
 using nlohmann::json;
 
-SchedulerClient::SchedulerClient(const std::string& url, std::string token)
+SchedulerClient::SchedulerClient(const std::string& url, std::string token, bool keep_alive)
     : http_(std::make_unique<httplib::Client>(url)) {
   http_->set_connection_timeout(2, 0);
   http_->set_write_timeout(5, 0);
   http_->set_read_timeout(10, 0);
-  http_->set_keep_alive(true);
+  http_->set_keep_alive(keep_alive);
   // httplib writes headers and body separately: without TCP_NODELAY each keep-alive
   // POST waits ~40 ms for a delayed ACK (bench/RESULTS.md, bench_load --nodelay).
   http_->set_tcp_nodelay(true);

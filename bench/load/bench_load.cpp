@@ -6,14 +6,17 @@
 // staggered; with --long-poll (default on) it also keeps one assignments long
 // poll open per node the way a real agent's poller does (all driven by one epoll
 // thread here, so the generator stays cheap at 5,000 nodes).
-// Heartbeats are sent by a pool of --hb-threads workers over one keep-alive
-// connection per node (as real agents hold one each), 10 s read timeout (a
-// timeout counts as an error). For every node count it prints heartbeat latency
+// Heartbeats are sent by a pool of --hb-threads workers over one client per
+// node, as tessel-agent sends them: TCP_NODELAY on, a new connection for each
+// heartbeat (--hb-keep-alive keeps it open instead, as agents did up
+// to the commit that added this flag; --no-nodelay turns Nagle back on), 10 s read timeout (a timeout counts
+// as an error). For every node count it prints heartbeat latency
 // percentiles, errors, nodes the scheduler saw as down, and the scheduler's CPU
 // (utime+stime from /proc/<pid>/stat over the measured window) and RSS.
 //
 //   bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--hb-threads 64]
-//              [--no-long-poll] [--nodelay] [--scheduler PATH] [--scheduler-arg ARG]...
+//              [--no-long-poll] [--no-nodelay] [--hb-keep-alive] [--scheduler PATH]
+//              [--scheduler-arg ARG]...
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -56,7 +59,8 @@ struct Options {
   double interval = 5;
   int hb_threads = 64;
   bool long_poll = true;
-  bool nodelay = false;  // TCP_NODELAY on heartbeat connections (agents don't set it).
+  bool nodelay = true;         // TCP_NODELAY on heartbeat connections (the agent sets it).
+  bool hb_keep_alive = false;  // Keep heartbeat connections open (the agent does not).
   std::string scheduler = TESSEL_SCHEDULER_BIN;
   std::vector<std::string> scheduler_args;  // --scheduler-arg, repeated.
 };
@@ -336,7 +340,7 @@ Row run(const Options& o, int n, bool long_poll) {
   std::vector<std::unique_ptr<httplib::Client>> conns;
   for (int i = 0; i < n; ++i) {
     conns.push_back(std::make_unique<httplib::Client>("127.0.0.1", s.port));
-    conns.back()->set_keep_alive(true);
+    conns.back()->set_keep_alive(o.hb_keep_alive);
     conns.back()->set_connection_timeout(2, 0);
     conns.back()->set_read_timeout(10, 0);
     conns.back()->set_tcp_nodelay(o.nodelay);
@@ -439,8 +443,12 @@ int main(int argc, char** argv) {
       o.hb_threads = std::max(1, std::atoi(val().c_str()));
     else if (a == "--no-long-poll")
       o.long_poll = false;
-    else if (a == "--nodelay")
+    else if (a == "--nodelay")  // The default; accepted for older command lines.
       o.nodelay = true;
+    else if (a == "--no-nodelay")
+      o.nodelay = false;
+    else if (a == "--hb-keep-alive")
+      o.hb_keep_alive = true;
     else if (a == "--scheduler")
       o.scheduler = val();
     else if (a == "--scheduler-arg")
@@ -448,7 +456,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--hb-threads 64] "
-                   "[--no-long-poll] [--nodelay] [--scheduler PATH] [--scheduler-arg ARG]...\n");
+                   "[--no-long-poll] [--no-nodelay] [--hb-keep-alive] [--scheduler PATH] [--scheduler-arg ARG]...\n");
       return 2;
     }
   }

@@ -39,7 +39,10 @@ class SchedulerApi {
 class SchedulerClient final : public SchedulerApi {
  public:
   // `url` is "http://host:port"; `token` may be empty (no Authorization header).
-  SchedulerClient(const std::string& url, std::string token);
+  // keep_alive: hold the connection open between requests. Right for the long poll (it
+  // asks again at once); wrong for heartbeats, whose idle connection would hold one of
+  // the scheduler's HTTP threads for its keep-alive timeout every interval.
+  SchedulerClient(const std::string& url, std::string token, bool keep_alive = true);
   ~SchedulerClient() override;
   Reply<api::RegisterResponse> register_node(const api::RegisterRequest& req) override;
   Reply<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) override;
