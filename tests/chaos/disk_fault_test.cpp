@@ -14,6 +14,7 @@
 //                                The operator's recovery (stop, fsck, mount, start)
 //                                must find every acknowledged job.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -167,6 +168,12 @@ TEST(ChaosDisk, ROOT_TmpfsFullRefusesWritesServesReadsAndRecovers) {
   sched.kill9();
 }
 
+std::string text_of(const std::string& path) {
+  std::string out;
+  for (const auto& line : read_lines(path)) out += line + "\n";
+  return out;
+}
+
 // An ext4 image on a loop device, mounted with errors=remount-ro for this test;
 // unmounted (lazily; the loop device is released with it) in every path.
 class Ext4Mount {
@@ -239,6 +246,12 @@ class Ext4Mount {
 
 TEST(ChaosDisk, ROOT_Ext4ErrorTurnsDiskReadOnlyRefusesWritesServesReadsLosesNothing) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a loop device";
+  // A mount namespace of this test's own (private propagation): otherwise a mount
+  // namespace another test creates meanwhile (ip netns exec) copies the ext4 mount,
+  // keeps its read-only superblock alive after our umount, and the remount below gets
+  // that superblock back, still read-only (seen in CI with ctest -j2).
+  ASSERT_EQ(::unshare(CLONE_NEWNS), 0) << std::strerror(errno);
+  ASSERT_EQ(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr), 0) << std::strerror(errno);
   TempDir dir("disk-ext4");
   Ext4Mount fs_(dir, dir.str("disk.img"), dir.str("db"));
   if (!fs_.ok()) GTEST_SKIP() << "cannot mount an ext4 image here: " << fs_.error();
@@ -269,6 +282,7 @@ TEST(ChaosDisk, ROOT_Ext4ErrorTurnsDiskReadOnlyRefusesWritesServesReadsLosesNoth
   int st = sched.terminate();
   EXPECT_TRUE(WIFEXITED(st)) << "scheduler did not exit on SIGTERM with a read-only disk: " << sched.stderr_text();
   ASSERT_TRUE(fs_.repair_and_remount()) << fs_.error();
+  ASSERT_FALSE(fs_.read_only()) << "still read-only after fsck and mount:\n" << text_of(dir.str("ext4-cmds.log"));
   expect_all_present_after_restart(dir, sched, db, acked);
   sched.kill9();
 }
