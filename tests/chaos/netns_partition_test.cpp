@@ -98,7 +98,8 @@ TEST(ChaosNetwork, ROOT_PartitionedNodeGoesDownJobRequeuesStaleTaskKilledBeforeC
   ASSERT_EQ(r.status, 201) << r.body.dump();
   const std::string id = r.body["id"];
   ASSERT_TRUE(eventually([&] { return read_lines(log).size() == 1; })) << agent.stderr_text();
-  ASSERT_EQ(api.job_state(id), "running");
+  // The task writes its line before the agent's report of it reaches the scheduler.
+  ASSERT_TRUE(eventually([&] { return api.job_state(id) == "running"; })) << api.job(id)->dump();
 
   // Cut the node off: it goes down and the job goes back to the queue.
   ASSERT_TRUE(link.set_link(false));
