@@ -176,7 +176,9 @@ Result<HeartbeatResponse> heartbeat_response_from_json(const json& j) {
 json to_json(const DesiredState& d) {
   json a = json::array();
   for (const auto& x : d.assignments) a.push_back(to_json(x));
-  return {{"version", d.version}, {"assignments", a}};
+  json out = {{"version", d.version}, {"assignments", a}};
+  if (d.poll_after_ms > 0) out["poll_after_ms"] = d.poll_after_ms;
+  return out;
 }
 
 Result<DesiredState> desired_state_from_json(const json& j) {
@@ -188,6 +190,9 @@ Result<DesiredState> desired_state_from_json(const json& j) {
       if (!a) return a.error();
       d.assignments.push_back(std::move(*a));
     }
+    d.poll_after_ms = json_int_or<int>(j, "poll_after_ms", 0);
+    if (d.poll_after_ms < 0 || d.poll_after_ms > kMaxPollAfterMs)
+      return Error{"desired state: poll_after_ms must be 0.." + std::to_string(kMaxPollAfterMs)};
     return d;
   });
 }

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <random>
 #include <thread>
 
 namespace tessel::agent {
@@ -144,6 +145,8 @@ void Agent::run() {
 
 void Agent::poll_loop() {
   Backoff backoff(cfg_.backoff_base, cfg_.backoff_cap, cfg_.seed + 1);
+  std::mt19937_64 rng(cfg_.seed + 2);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
   int64_t version = 0;
   for (;;) {
     std::optional<api::NodeInventory> inv;
@@ -159,6 +162,15 @@ void Agent::poll_loop() {
       version = r.value->version;
       tasks_.apply(*r.value, *inv);
       kick();  // Report starts and stops promptly.
+      if (r.value->poll_after_ms > 0) {
+        // The scheduler holds as many long polls as it can: come back later, with
+        // jitter (0.75..1.25x) so the nodes told so at once do not return together.
+        const auto wait = milliseconds(r.value->poll_after_ms) * (0.75 + 0.5 * unit(rng));
+        spdlog::debug("scheduler busy with long polls: polling again in {} ms",
+                      duration_cast<milliseconds>(wait).count());
+        std::unique_lock lock(mu_);
+        if (cv_.wait_for(lock, wait, [&] { return stopping_; })) return;
+      }
       continue;
     }
     {

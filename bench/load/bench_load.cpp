@@ -5,7 +5,9 @@
 // heartbeats every --interval seconds (default 5, the scheduler's default),
 // staggered; with --long-poll (default on) it also keeps one assignments long
 // poll open per node the way a real agent's poller does (all driven by one epoll
-// thread here, so the generator stays cheap at 5,000 nodes).
+// thread here, so the generator stays cheap at 5,000 nodes). A poll the scheduler
+// sheds (poll_after_ms: it holds as many as its threads allow) is sent again
+// after that long with the agent's jitter; the `shed` column counts them.
 // Heartbeats are sent by a pool of --hb-threads workers over one client per
 // node, as tessel-agent sends them: TCP_NODELAY on, a new connection for each
 // heartbeat (--hb-keep-alive keeps it open instead, as agents did up
@@ -167,6 +169,8 @@ double pct(std::vector<double>& v, double p) {
 
 // ---- Long polls on raw sockets (one epoll thread for every node) ------------
 
+std::atomic<long> g_polls_shed{0};  // Polls answered with poll_after_ms.
+
 struct Poll {
   int node = 0;
   int fd = -1;
@@ -240,9 +244,19 @@ void on_readable(Poll& p, int port, int ep) {
   size_t len = std::strtoul(head.c_str() + cl + 15, nullptr, 10);
   if (p.in.size() < head_end + 4 + len) return;
   const bool ok = head.rfind("http/1.1 200", 0) == 0;
+  int poll_after_ms = 0;
   if (ok) {
     auto j = json::parse(p.in.substr(head_end + 4, len), nullptr, false);
-    if (j.is_object()) p.version = j.value("version", p.version);
+    if (j.is_object()) {
+      p.version = j.value("version", p.version);
+      poll_after_ms = j.value("poll_after_ms", 0);
+    }
+  }
+  if (poll_after_ms > 0) {  // Shed: come back later, with the agent's 0.75..1.25x jitter.
+    ++g_polls_shed;
+    close_poll(p, ep, false);
+    p.retry_at = Clock::now() + std::chrono::milliseconds(poll_after_ms * (75 + p.node * 7919 % 51) / 100);
+    return;
   }
   const bool server_closes = head.find("connection: close") != std::string::npos;
   if (!ok || server_closes) return close_poll(p, ep, !ok);
@@ -277,6 +291,7 @@ struct Row {
   double p50 = 0, p90 = 0, p99 = 0, max = 0, late = 0;
   int down = 0;
   double cpu_pct = 0, rss = 0, hwm = 0;
+  long shed = 0;  // Long polls told to come back later (poll_after_ms).
 };
 
 Row run(const Options& o, int n, bool long_poll) {
@@ -398,6 +413,7 @@ Row run(const Options& o, int n, bool long_poll) {
       row.down = -1;  // The scheduler did not answer.
     }
   }
+  row.shed = g_polls_shed.exchange(0);
   row.heartbeats = static_cast<long>(lat.size());
   row.errors = errors;
   row.late = static_cast<double>(late);
@@ -467,13 +483,13 @@ int main(int argc, char** argv) {
   getrlimit(RLIMIT_NOFILE, &nofile);
   nofile.rlim_cur = nofile.rlim_max;
   setrlimit(RLIMIT_NOFILE, &nofile);
-  std::printf("%7s %5s %8s %9s %6s %8s %8s %8s %8s %6s %5s %7s %8s %8s\n", "nodes", "poll", "reg_s", "heartbeats",
-              "errors", "p50_ms", "p90_ms", "p99_ms", "max_ms", "late", "down", "cpu_%", "rss_mib", "peak_mib");
+  std::printf("%7s %5s %8s %9s %6s %8s %8s %8s %8s %6s %5s %7s %8s %8s %8s\n", "nodes", "poll", "reg_s", "heartbeats",
+              "errors", "p50_ms", "p90_ms", "p99_ms", "max_ms", "late", "down", "cpu_%", "rss_mib", "peak_mib", "shed");
   for (int n : o.nodes) {
     Row r = run(o, n, o.long_poll);
-    std::printf("%7d %5s %8.2f %9ld %6ld %8.2f %8.2f %8.2f %8.1f %6.0f %5d %7.1f %8.1f %8.1f\n", r.nodes,
+    std::printf("%7d %5s %8.2f %9ld %6ld %8.2f %8.2f %8.2f %8.1f %6.0f %5d %7.1f %8.1f %8.1f %8ld\n", r.nodes,
                 r.long_poll ? "yes" : "no", r.register_s, r.heartbeats, r.errors, r.p50, r.p90, r.p99, r.max, r.late,
-                r.down, r.cpu_pct, r.rss, r.hwm);
+                r.down, r.cpu_pct, r.rss, r.hwm, r.shed);
     std::fflush(stdout);
   }
   return 0;

@@ -84,6 +84,16 @@ std::string render_metrics(const StatsSnapshot& s) {
   o << "tessel_store_write_failures_total " << s.store_write_failures_total << '\n';
   header(o, "tessel_store_healthy", "gauge", "1 while the last database write succeeded, else 0.");
   o << "tessel_store_healthy " << (s.storage_ok ? 1 : 0) << '\n';
+  header(o, "tessel_agent_long_polls", "gauge", "Agent long polls (assignment requests) held open now.");
+  o << "tessel_agent_long_polls " << s.long_polls_waiting << '\n';
+  if (s.long_polls_max > 0) {
+    header(o, "tessel_agent_long_polls_max", "gauge",
+           "Most long polls held at once (from --http-threads); past it agents are told to poll again later.");
+    o << "tessel_agent_long_polls_max " << s.long_polls_max << '\n';
+  }
+  header(o, "tessel_agent_long_polls_shed_total", "counter",
+         "Long polls answered at once with poll_after_ms because the limit was reached.");
+  o << "tessel_agent_long_polls_shed_total " << s.long_polls_shed_total << '\n';
   histogram(o, "tessel_queue_wait_seconds", "Time from submission (or requeue) to placement.", s.queue_wait);
   histogram(o, "tessel_scheduling_latency_seconds", "Duration of one scheduling pass.", s.scheduling_latency);
   header(o, "tessel_nodes", "gauge", "Nodes by state.");

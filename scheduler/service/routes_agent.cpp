@@ -39,7 +39,10 @@ void add_agent_routes(httplib::Server& srv, RouteContext& ctx) {
     if (!wait_s) return;
     auto out = ctx.state.wait_desired(req.matches[1], *version, *wait_s * 1000);
     if (auto* e = api_error(out)) return reply_error(res, *e);
-    reply_json(res, 200, api::to_json(std::get<api::DesiredState>(out)));
+    const auto& desired = std::get<api::DesiredState>(out);
+    // Told to come back later: close, or the idle keep-alive connection would hold a thread.
+    if (desired.poll_after_ms > 0) res.set_header("Connection", "close");
+    reply_json(res, 200, api::to_json(desired));
   });
 }
 

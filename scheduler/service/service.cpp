@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -59,10 +60,20 @@ void install_error_handling(httplib::Server& srv) {
   }));
 }
 
+// Long polls may hold all HTTP threads but a reserve (an eighth, 8..256) kept for
+// heartbeats, users and log streams: past that limit a poll is answered at once.
+ServiceOptions with_long_poll_limit(ServiceOptions o) {
+  if (o.state.max_long_polls > 0) return o;
+  const auto threads = static_cast<int64_t>(o.http_threads);
+  const int64_t reserve = std::clamp<int64_t>(threads / 8, 8, 256);
+  o.state.max_long_polls = std::max<int64_t>(1, threads - reserve);
+  return o;
+}
+
 }  // namespace
 
 Service::Service(Store& store, const Clock& clock, std::optional<TokenTable> tokens, ServiceOptions opts)
-    : opts_(std::move(opts)), auth_(std::move(tokens)), state_(store, clock, opts_.state) {}
+    : opts_(with_long_poll_limit(std::move(opts))), auth_(std::move(tokens)), state_(store, clock, opts_.state) {}
 
 Service::~Service() { stop(); }
 

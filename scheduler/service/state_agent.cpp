@@ -200,11 +200,26 @@ ApiResult<api::DesiredState> ClusterState::wait_desired(const std::string& node,
   std::unique_lock lk(mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return ApiError::not_found("node " + node + " is not registered");
+  const auto now = std::chrono::steady_clock::now();
+  if (wait_ms > 0 && it->second.version == version && opts_.max_long_polls > 0 &&
+      long_polls_waiting_ >= opts_.max_long_polls) {
+    ++long_polls_shed_total_;
+    if (now - shed_warned_at_ >= std::chrono::minutes(1)) {
+      shed_warned_at_ = now;
+      spdlog::warn(
+          "{} agents hold long polls, the most the HTTP threads allow; the others are told to poll every {} ms "
+          "(slower job starts there): raise --http-threads",
+          long_polls_waiting_, opts_.poll_after_ms);
+    }
+    return api::DesiredState{version, assignments_locked(node), opts_.poll_after_ms};
+  }
   // A real-time wait: it only bounds how long the HTTP request is held open.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  auto deadline = now + std::chrono::milliseconds(wait_ms);
   auto changed = node_changed_locked(node);
+  ++long_polls_waiting_;
   changed->wait_until(lk, deadline, [&] { return stopping_ || nodes_[node].version != version; });
-  return api::DesiredState{nodes_[node].version, assignments_locked(node)};
+  --long_polls_waiting_;
+  return api::DesiredState{nodes_[node].version, assignments_locked(node), 0};
 }
 
 std::vector<api::Assignment> ClusterState::assignments_locked(const std::string& node) const {

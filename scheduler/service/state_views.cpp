@@ -147,6 +147,9 @@ StatsSnapshot ClusterState::stats() const {
   }
   s.submissions_total = submissions_total_;
   s.placements_total = placements_total_;
+  s.long_polls_waiting = long_polls_waiting_;
+  s.long_polls_max = opts_.max_long_polls;
+  s.long_polls_shed_total = long_polls_shed_total_;
   s.queue_wait = queue_wait_;
   s.scheduling_latency = sched_latency_;
   return s;

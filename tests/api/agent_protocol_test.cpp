@@ -28,6 +28,23 @@ TEST(AgentProtocol, DesiredStateRoundTrip) {
   EXPECT_EQ(a.id, "j-1.2.1");
 }
 
+TEST(AgentProtocol, PollAfterIsOptionalAndBounded) {
+  EXPECT_FALSE(to_json(DesiredState{3, {}}).contains("poll_after_ms"));
+  auto back = desired_state_from_json(to_json(DesiredState{3, {}, 2000}));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->poll_after_ms, 2000);
+  EXPECT_EQ(
+      desired_state_from_json(nlohmann::json{{"version", 1}, {"assignments", nlohmann::json::array()}})->poll_after_ms,
+      0);
+  for (auto bad :
+       {nlohmann::json(-1), nlohmann::json(kMaxPollAfterMs + 1), nlohmann::json(1.5), nlohmann::json("2000")}) {
+    auto r =
+        desired_state_from_json({{"version", 1}, {"assignments", nlohmann::json::array()}, {"poll_after_ms", bad}});
+    ASSERT_FALSE(r) << bad.dump();
+    EXPECT_NE(r.error().message.find("poll_after_ms"), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(AgentProtocol, TaskReportRoundTripAndErrors) {
   TaskReport r{"j-1.0.0", TaskState::exited, 3, std::nullopt, "", 0};
   auto back = task_report_from_json(to_json(r));

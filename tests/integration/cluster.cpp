@@ -162,11 +162,18 @@ void Cluster::start_scheduler() {
   if (master_port_ == 0) master_port_ = free_port();
   std::string prefix = root_ + "/scheduler" + std::to_string(sched_starts_++);
   std::string listen = port_ ? "127.0.0.1:" + std::to_string(port_) : "127.0.0.1:0";
-  scheduler_ = std::make_unique<Proc>(
-      std::vector<std::string>{TESSEL_SCHEDULER_BIN, "--listen", listen, "--db", root_ + "/sched.db",
-                               "--heartbeat-timeout", "2", "--master-port-range",
-                               std::to_string(master_port_) + "-" + std::to_string(std::min(master_port_ + 19, 65535))},
-      std::map<std::string, std::string>{}, prefix);
+  std::vector<std::string> argv{
+      TESSEL_SCHEDULER_BIN,
+      "--listen",
+      listen,
+      "--db",
+      root_ + "/sched.db",
+      "--heartbeat-timeout",
+      "2",
+      "--master-port-range",
+      std::to_string(master_port_) + "-" + std::to_string(std::min(master_port_ + 19, 65535))};
+  argv.insert(argv.end(), scheduler_args.begin(), scheduler_args.end());
+  scheduler_ = std::make_unique<Proc>(std::move(argv), std::map<std::string, std::string>{}, prefix);
   auto line = scheduler_->wait_line_with("listening on", 20s);
   ASSERT_TRUE(line) << scheduler_->err();
   port_ = std::stoi(line->substr(line->rfind(':') + 1));

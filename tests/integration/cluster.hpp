@@ -52,6 +52,7 @@ class Cluster {
   std::string task_dir(const std::string& node, const std::string& job, int rank = 0) const;
   std::string log(const std::string& node, const std::string& job, int rank = 0, int local = 0) const;
   const std::string& root() const { return root_; }
+  std::vector<std::string> scheduler_args;  // Extra flags for the next start_scheduler().
   int port() const { return port_; }
 
   // REST.

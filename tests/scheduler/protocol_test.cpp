@@ -49,6 +49,61 @@ TEST(AgentProtocol, LongPollGetsAssignmentThenReportsDriveTheJob) {
   EXPECT_EQ(Harness::body(h.get("/v1/inventory"))["models"][0]["free"], 8);
 }
 
+// Past max_long_polls a poll is answered at once, told to come back later, and its
+// connection closed, so the threads it would hold stay free for heartbeats and users.
+TEST(AgentProtocol, LongPollsPastTheLimitAreToldToPollLater) {
+  StateOptions so;
+  so.max_long_polls = 1;
+  Harness h(std::nullopt, so);
+  h.register_node("n1");
+  h.register_node("n2");
+  const int64_t v1 = h.desired("n1", 0, 0)["version"], v2 = h.desired("n2", 0, 0)["version"];
+  auto held = std::async(std::launch::async, [&] {
+    httplib::Client c("127.0.0.1", h.service->port());
+    c.set_read_timeout(60);
+    auto r = c.Get(("/v1/agent/nodes/n1/assignments?version=" + std::to_string(v1) + "&wait_s=30").c_str());
+    return r ? json::parse(r->body) : json();
+  });
+  ASSERT_TRUE(eventually([&] { return h.service->state().stats().long_polls_waiting == 1; }));
+
+  auto shed = h.get("/v1/agent/nodes/n2/assignments?version=" + std::to_string(v2) + "&wait_s=30");
+  ASSERT_TRUE(shed);
+  ASSERT_EQ(shed->status, 200) << shed->body;
+  EXPECT_EQ(shed->get_header_value("Connection"), "close");
+  auto body = Harness::body(shed);
+  EXPECT_EQ(body["version"], v2);
+  EXPECT_EQ(body["poll_after_ms"], so.poll_after_ms);
+  auto metrics = h.get("/metrics")->body;
+  EXPECT_NE(metrics.find("\ntessel_agent_long_polls 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\ntessel_agent_long_polls_max 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\ntessel_agent_long_polls_shed_total 1\n"), std::string::npos) << metrics;
+
+  // Two 8-card jobs: one per node, so the held poll wakes with its assignment.
+  const std::string a = h.submit({{"command", {"x"}}, {"devices", 8}})["id"];
+  const std::string b = h.submit({{"command", {"x"}}, {"devices", 8}})["id"];
+  ASSERT_EQ(held.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto woke = held.get();
+  EXPECT_FALSE(woke.contains("poll_after_ms")) << woke.dump();
+  EXPECT_EQ(woke["assignments"].size(), 1u) << woke.dump();
+
+  // A slot is free again: n2's next poll is held, not shed (once both placements are made).
+  ASSERT_TRUE(h.wait_state(a, "assigned"));
+  ASSERT_TRUE(h.wait_state(b, "assigned"));
+  const int64_t v2b = h.desired("n2", 0, 0)["version"];
+  EXPECT_FALSE(h.desired("n2", 0, 0).contains("poll_after_ms"));
+  auto held2 = std::async(std::launch::async, [&] {
+    httplib::Client c("127.0.0.1", h.service->port());
+    c.set_read_timeout(60);
+    auto r = c.Get(("/v1/agent/nodes/n2/assignments?version=" + std::to_string(v2b) + "&wait_s=30").c_str());
+    return r ? json::parse(r->body) : json();
+  });
+  ASSERT_TRUE(eventually([&] { return h.service->state().stats().long_polls_waiting == 1; }));
+  for (const auto& id : {a, b}) h.post("/v1/jobs/" + id + "/cancel", json::object());
+  ASSERT_EQ(held2.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_FALSE(held2.get().contains("poll_after_ms"));
+  EXPECT_EQ(h.service->state().stats().long_polls_shed_total, 1u);
+}
+
 TEST(AgentProtocol, CancelRemovesAssignmentAndFreesCardsWhenGone) {
   Harness h;
   h.register_node("n1");

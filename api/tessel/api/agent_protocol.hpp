@@ -8,6 +8,8 @@
 //   GET  /v1/agent/nodes/{node}/assignments?version=V&wait_s=S -> DesiredState
 //        Long poll: answers at once when the scheduler's version for the node
 //        differs from V, else when it changes, else after S seconds (max 60).
+//        A scheduler holding as many polls as it allows answers at once with
+//        poll_after_ms (and Connection: close): the agent polls again after that.
 //
 // DesiredState lists every assignment the node should be running now. The
 // agent starts each assignment id it has never started (it records started ids
@@ -88,7 +90,11 @@ struct HeartbeatResponse {
 struct DesiredState {
   int64_t version = 0;
   std::vector<Assignment> assignments;
+  // > 0 when the scheduler answered at once because it holds as many long polls as
+  // it allows: poll again after about this long instead of at once. Absent on the wire when 0.
+  int poll_after_ms = 0;
 };
+inline constexpr int kMaxPollAfterMs = 600'000;
 
 nlohmann::json to_json(const RegisterRequest& r);
 Result<RegisterRequest> register_request_from_json(const nlohmann::json& j);

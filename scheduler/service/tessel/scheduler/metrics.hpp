@@ -50,6 +50,9 @@ struct StatsSnapshot {
   uint64_t placements_total = 0;
   uint64_t store_write_failures_total = 0;
   bool storage_ok = true;
+  int64_t long_polls_waiting = 0;
+  int64_t long_polls_max = 0;  // 0: no limit.
+  uint64_t long_polls_shed_total = 0;
   Histogram queue_wait{{}};
   Histogram scheduling_latency{{}};
 };

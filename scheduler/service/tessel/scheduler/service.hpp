@@ -31,7 +31,9 @@ struct ServiceOptions {
   // Real-time period of the liveness check; 0 disables the ticker (tests call
   // state().check_liveness() after moving their FakeClock).
   int64_t liveness_tick_ms = 1000;
-  size_t http_threads = 64;  // Long polls and log streams each hold one.
+  // Long polls and log streams each hold one. Unless state.max_long_polls is set,
+  // long polls may hold all but a reserve of an eighth (8..256) of them.
+  size_t http_threads = 64;
 };
 
 class Service {

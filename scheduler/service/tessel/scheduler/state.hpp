@@ -14,6 +14,7 @@
 // node it concerns (one shared variable woke all 1,000+ waiting polls per change).
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -42,6 +43,12 @@ struct StateOptions {
   int64_t heartbeat_timeout_ms = 15'000;
   int master_port_lo = 29500;
   int master_port_hi = 29999;
+  // Long polls held open at once (each holds an HTTP worker thread); 0: no limit.
+  // Past it a poll is answered at once with poll_after_ms, so the agents beyond the
+  // limit poll every few seconds instead of holding a thread, and the threads left
+  // keep serving heartbeats and users (Service derives it from its thread count).
+  int64_t max_long_polls = 0;
+  int poll_after_ms = 2000;
 };
 
 struct JobFilter {
@@ -98,6 +105,7 @@ class ClusterState {
   ApiResult<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req, const std::string& token);
   // Long poll: returns at once when the node's version differs from `version`,
   // else when it changes or after wait_ms (real time), or when shutting down.
+  // When max_long_polls are already waiting it returns at once with poll_after_ms set.
   ApiResult<api::DesiredState> wait_desired(const std::string& node, int64_t version, int64_t wait_ms);
 
   // --- Background work ---
@@ -171,6 +179,9 @@ class ClusterState {
   std::map<std::string, Fence> fences_;
   ModuleGroupAllocator alloc_;
   uint64_t submissions_total_ = 0, placements_total_ = 0;
+  int64_t long_polls_waiting_ = 0;
+  uint64_t long_polls_shed_total_ = 0;
+  std::chrono::steady_clock::time_point shed_warned_at_{};
   std::atomic<bool> storage_ok_{true};
   std::atomic<uint64_t> store_write_failures_total_{0};
   Histogram queue_wait_;
