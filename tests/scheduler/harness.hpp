@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +106,17 @@ struct Harness {
     if (!r) return json();
     EXPECT_EQ(r->status, 200) << r->body;
     return body(r);
+  }
+  // A long poll (wait_s 30) on its own connection and thread; the future holds the DesiredState JSON.
+  std::future<json> park_poll(const std::string& node, int64_t version) {
+    const int port = service->port();
+    return std::async(std::launch::async, [port, node, version] {
+      httplib::Client c("127.0.0.1", port);
+      c.set_read_timeout(60);
+      auto r =
+          c.Get(("/v1/agent/nodes/" + node + "/assignments?version=" + std::to_string(version) + "&wait_s=30").c_str());
+      return r ? json::parse(r->body, nullptr, false) : json();
+    });
   }
   // Placements are made by the scheduler thread; wait for the job's state.
   bool wait_state(const std::string& id, const std::string& state) {

@@ -58,12 +58,7 @@ TEST(AgentProtocol, LongPollsPastTheLimitAreToldToPollLater) {
   h.register_node("n1");
   h.register_node("n2");
   const int64_t v1 = h.desired("n1", 0, 0)["version"], v2 = h.desired("n2", 0, 0)["version"];
-  auto held = std::async(std::launch::async, [&] {
-    httplib::Client c("127.0.0.1", h.service->port());
-    c.set_read_timeout(60);
-    auto r = c.Get(("/v1/agent/nodes/n1/assignments?version=" + std::to_string(v1) + "&wait_s=30").c_str());
-    return r ? json::parse(r->body) : json();
-  });
+  auto held = h.park_poll("n1", v1);
   ASSERT_TRUE(eventually([&] { return h.service->state().stats().long_polls_waiting == 1; }));
 
   auto shed = h.get("/v1/agent/nodes/n2/assignments?version=" + std::to_string(v2) + "&wait_s=30");
@@ -91,12 +86,7 @@ TEST(AgentProtocol, LongPollsPastTheLimitAreToldToPollLater) {
   ASSERT_TRUE(h.wait_state(b, "assigned"));
   const int64_t v2b = h.desired("n2", 0, 0)["version"];
   EXPECT_FALSE(h.desired("n2", 0, 0).contains("poll_after_ms"));
-  auto held2 = std::async(std::launch::async, [&] {
-    httplib::Client c("127.0.0.1", h.service->port());
-    c.set_read_timeout(60);
-    auto r = c.Get(("/v1/agent/nodes/n2/assignments?version=" + std::to_string(v2b) + "&wait_s=30").c_str());
-    return r ? json::parse(r->body) : json();
-  });
+  auto held2 = h.park_poll("n2", v2b);
   ASSERT_TRUE(eventually([&] { return h.service->state().stats().long_polls_waiting == 1; }));
   for (const auto& id : {a, b}) h.post("/v1/jobs/" + id + "/cancel", json::object());
   ASSERT_EQ(held2.wait_for(std::chrono::seconds(10)), std::future_status::ready);
