@@ -159,9 +159,12 @@ void Agent::poll_loop() {
     auto r = poll_api_.desired_state(cfg_.node, version, cfg_.long_poll_wait_s);
     if (r.ok()) {
       backoff.reset();
+      const bool changed = r.value->version != version;
       version = r.value->version;
       tasks_.apply(*r.value, *inv);
-      kick();  // Report starts and stops promptly.
+      // Report starts and stops promptly; an unchanged answer (a poll's timeout, or one
+      // shed every few seconds) leaves reporting to the regular heartbeat.
+      if (changed) kick();
       if (r.value->poll_after_ms > 0) {
         // The scheduler holds as many long polls as it can: come back later, with
         // jitter (0.75..1.25x) so the nodes told so at once do not return together.
