@@ -1,4 +1,7 @@
 // tessel-scheduler: the central service. See scheduler/service/tessel/scheduler/service.hpp.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -32,6 +35,26 @@ bool split_listen(const std::string& s, std::string& host, int& port) {
   } catch (...) {
     return false;
   }
+}
+
+// Every agent keeps a connection open (its long poll) and heartbeats open more, so the
+// usual soft limit of 1,024 descriptors (systemd's default for services too) would stop
+// accept() at about a thousand nodes. Raise the soft limit to the hard one, as nginx
+// (worker_rlimit_nofile) and Go's runtime do, and say so when even that is short.
+void raise_fd_limit(size_t http_threads) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  const rlim_t want = std::min<rlim_t>(lim.rlim_max, rlim_t{1} << 20);  // RLIM_INFINITY is not settable.
+  if (lim.rlim_cur < want) {
+    rlimit raised{want, lim.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim.rlim_cur = want;
+  }
+  const rlim_t needed = static_cast<rlim_t>(http_threads) + 256;  // Connections plus the database and logs.
+  if (lim.rlim_cur < needed)
+    spdlog::warn("open file limit {} is below the {} that --http-threads {} can use: raise LimitNOFILE", lim.rlim_cur,
+                 needed, http_threads);
+  else
+    spdlog::debug("open file limit {}", lim.rlim_cur);
 }
 
 int fail(const std::string& msg) {
@@ -97,6 +120,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
+  raise_fd_limit(opts.http_threads);
   auto store = open_sqlite_store(db_path, sync == "full" ? SyncMode::full : SyncMode::normal);
   if (!store) return fail(store.error().message);
   SystemClock clock;

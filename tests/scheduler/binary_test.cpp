@@ -1,13 +1,16 @@
 // The real tessel-scheduler binary: port 0, flags, and durability across kill -9.
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "harness.hpp"
@@ -21,11 +24,17 @@ struct Proc {
   int port = 0;
   FILE* out = nullptr;
 
-  explicit Proc(std::vector<std::string> args) {
+  // nofile_soft > 0: the child starts with that soft RLIMIT_NOFILE (as under systemd's 1,024).
+  explicit Proc(std::vector<std::string> args, rlim_t nofile_soft = 0) {
     int fds[2];
     if (pipe(fds) != 0) return;
     pid = fork();
     if (pid == 0) {
+      rlimit lim{};
+      if (nofile_soft > 0 && getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+        lim.rlim_cur = std::min(nofile_soft, lim.rlim_max);
+        setrlimit(RLIMIT_NOFILE, &lim);
+      }
       dup2(fds[1], 1);
       close(fds[0]);
       close(fds[1]);
@@ -66,6 +75,33 @@ std::filesystem::path temp_dir(const std::string& name) {
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;
+}
+
+// Soft and hard "Max open files" of a running process, from /proc/PID/limits.
+std::pair<std::string, std::string> open_files_limit(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/limits");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Max open files", 0) != 0) continue;
+    std::istringstream cols(line.substr(14));
+    std::string soft, hard;
+    cols >> soft >> hard;
+    return {soft, hard};
+  }
+  return {};
+}
+
+// Each agent holds a connection: started with a soft limit of 256 open files, the
+// scheduler raises it to the hard limit (capped at 2^20) before serving.
+TEST(SchedulerBinary, RaisesItsOpenFileLimitToTheHardLimit) {
+  auto dir = temp_dir("nofile");
+  rlimit lim{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &lim), 0);
+  if (lim.rlim_max <= 256) GTEST_SKIP() << "hard open-file limit " << lim.rlim_max << " leaves nothing to raise";
+  Proc p({"--listen", "127.0.0.1:0", "--db", (dir / "s.db").string(), "--log-level", "warn"}, 256);
+  ASSERT_GT(p.port, 0);
+  auto [soft, hard] = open_files_limit(p.pid);
+  const rlim_t want = std::min<rlim_t>(lim.rlim_max, rlim_t{1} << 20);
+  EXPECT_EQ(soft, std::to_string(want)) << "hard " << hard;
 }
 
 TEST(SchedulerBinary, ServesOnPortZeroAndStopsOnSigterm) {
