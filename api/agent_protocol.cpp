@@ -146,7 +146,9 @@ Result<RegisterResponse> register_response_from_json(const json& j) {
 }
 
 json to_json(const HeartbeatRequest& r) {
-  return {{"node", r.node}, {"inventory", to_json(r.inventory)}, {"tasks", reports_to_json(r.tasks)}};
+  json out = {{"node", r.node}, {"inventory", to_json(r.inventory)}};
+  if (r.tasks) out["tasks"] = reports_to_json(*r.tasks);
+  return out;
 }
 
 Result<HeartbeatRequest> heartbeat_request_from_json(const json& j) {
@@ -156,9 +158,11 @@ Result<HeartbeatRequest> heartbeat_request_from_json(const json& j) {
     auto inv = inventory_from_json(j.at("inventory"));
     if (!inv) return inv.error();
     r.inventory = std::move(*inv);
-    auto tasks = reports_from_json(j.value("tasks", json::array()));
-    if (!tasks) return tasks.error();
-    r.tasks = std::move(*tasks);
+    if (j.contains("tasks")) {
+      auto tasks = reports_from_json(j["tasks"]);
+      if (!tasks) return tasks.error();
+      r.tasks = std::move(*tasks);
+    }
     return r;
   });
 }
@@ -168,6 +172,29 @@ json to_json(const HeartbeatResponse& r) { return {{"acknowledged", r.acknowledg
 Result<HeartbeatResponse> heartbeat_response_from_json(const json& j) {
   return guarded("heartbeat response", [&]() -> Result<HeartbeatResponse> {
     HeartbeatResponse r;
+    r.acknowledged = j.value("acknowledged", std::vector<std::string>{});
+    return r;
+  });
+}
+
+json to_json(const ReportRequest& r) { return {{"node", r.node}, {"tasks", reports_to_json(r.tasks)}}; }
+
+Result<ReportRequest> report_request_from_json(const json& j) {
+  return guarded("report", [&]() -> Result<ReportRequest> {
+    ReportRequest r;
+    r.node = j.at("node").get<std::string>();
+    auto tasks = reports_from_json(j.at("tasks"));
+    if (!tasks) return tasks.error();
+    r.tasks = std::move(*tasks);
+    return r;
+  });
+}
+
+json to_json(const ReportResponse& r) { return {{"acknowledged", r.acknowledged}}; }
+
+Result<ReportResponse> report_response_from_json(const json& j) {
+  return guarded("report response", [&]() -> Result<ReportResponse> {
+    ReportResponse r;
     r.acknowledged = j.value("acknowledged", std::vector<std::string>{});
     return r;
   });

@@ -1,5 +1,5 @@
 // Result<T>: a value or an error message. Errors are values at the workers'
-// module boundaries (style lesson 1); LibTorch and c10d exceptions are caught
+// module boundaries (docs/errors.md); LibTorch and c10d exceptions are caught
 // by the thin adapters that call them and turned into an Error here.
 #pragma once
 

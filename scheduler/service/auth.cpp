@@ -13,14 +13,14 @@ bool allowed(Role role, Action action) {
 }
 }  // namespace
 
-ApiResult<Principal> Authenticator::authorize(const std::string& header, Action action) const {
+Result<Principal> Authenticator::authorize(const std::string& header, Action action) const {
   if (!tokens_) return Principal{"anonymous", Role::admin, ""};
   static const std::string kBearer = "Bearer ";
-  if (header.rfind(kBearer, 0) != 0) return ApiError::unauthenticated("missing Authorization: Bearer token");
+  if (header.rfind(kBearer, 0) != 0) return Error::unauthenticated("missing Authorization: Bearer token");
   auto it = tokens_->by_token.find(header.substr(kBearer.size()));
-  if (it == tokens_->by_token.end()) return ApiError::unauthenticated("unknown token");
+  if (it == tokens_->by_token.end()) return Error::unauthenticated("unknown token");
   if (!allowed(it->second.role, action))
-    return ApiError::forbidden("role " + to_string(it->second.role) + " may not do this");
+    return Error::forbidden("role " + to_string(it->second.role) + " may not do this");
   return it->second;
 }
 

@@ -41,7 +41,7 @@ bool split_listen(const std::string& s, std::string& host, int& port) {
 // usual soft limit of 1,024 descriptors (systemd's default for services too) would stop
 // accept() at about a thousand nodes. Raise the soft limit to the hard one, as nginx
 // (worker_rlimit_nofile) and Go's runtime do, and say so when even that is short.
-void raise_fd_limit(size_t http_threads) {
+void raise_fd_limit(size_t max_connections) {
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
   const rlim_t want = std::min<rlim_t>(lim.rlim_max, rlim_t{1} << 20);  // RLIM_INFINITY is not settable.
@@ -49,10 +49,10 @@ void raise_fd_limit(size_t http_threads) {
     rlimit raised{want, lim.rlim_max};
     if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim.rlim_cur = want;
   }
-  const rlim_t needed = static_cast<rlim_t>(http_threads) + 256;  // Connections plus the database and logs.
+  const rlim_t needed = static_cast<rlim_t>(max_connections) + 256;  // Connections plus the database and logs.
   if (lim.rlim_cur < needed)
-    spdlog::warn("open file limit {} is below the {} that --http-threads {} can use: raise LimitNOFILE", lim.rlim_cur,
-                 needed, http_threads);
+    spdlog::warn("open file limit {} is below the {} that --http-max-connections {} can use: raise LimitNOFILE",
+                 lim.rlim_cur, needed, max_connections);
   else
     spdlog::debug("open file limit {}", lim.rlim_cur);
 }
@@ -77,12 +77,32 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 3600.0));
   app.add_flag("--insecure", insecure, "allow a non-loopback address without tokens");
   app.add_option("--master-port-range", port_range, "LO-HI ports for MASTER_PORT");
-  // Each agent holds one thread with its long poll (plus one briefly per heartbeat):
-  // the default serves about 1,000 nodes. Threads are created up front.
-  size_t http_threads = 1200;
-  app.add_option("--http-threads", http_threads,
-                 "HTTP worker threads (each agent's long poll and open keep-alive connection holds one)")
-      ->check(CLI::Range(size_t{1}, size_t{100000}));
+  // The HTTP server: a few I/O threads serve every connection (a parked long poll
+  // or log stream costs none); the limits keep it serving under abuse.
+  ServiceOptions opts;
+  auto& lim = opts.limits;
+  double head_timeout_s = 10, body_timeout_s = 30, idle_timeout_s = 60;
+  app.add_option("--http-threads", opts.io_threads, "HTTP I/O threads (default 0: one per core)")
+      ->check(CLI::Range(0, 1024));
+  app.add_option("--http-head-timeout", head_timeout_s, "seconds to read a request head once it starts (default 10)")
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--http-body-timeout", body_timeout_s, "seconds to read a request body (default 30)")
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--http-idle-timeout", idle_timeout_s, "seconds a keep-alive connection may idle (default 60)")
+      ->check(CLI::Range(0.1, 86400.0));
+  app.add_option("--http-max-head-bytes", lim.max_head_bytes, "largest request head; past it 431 (default 16384)")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 20));
+  app.add_option("--http-max-body-bytes", lim.max_body_bytes, "largest request body; past it 413 (default 1048576)")
+      ->check(CLI::Range(size_t{1024}, size_t{64} << 20));
+  app.add_option("--http-max-connections", lim.max_connections,
+                 "open connections at most; past it a 503 at once (default 65536)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 22));
+  app.add_option("--http-max-requests-per-connection", lim.max_requests_per_connection,
+                 "then the connection is closed (default 10000)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30));
+  app.add_option("--max-long-polls", opts.state.max_long_polls,
+                 "agent long polls held at once, past it agents poll every 2 s (default 0: no limit)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   std::string sync = "full";
   app.add_option("--sync", sync,
                  "full: a 201 means fsynced to disk (default); normal: survives a process crash, not a "
@@ -94,9 +114,10 @@ int main(int argc, char** argv) {
 
   if (auto s = tessel::api::init_logging("tessel-scheduler", log_level); !s) return fail(s.error().message);
 
-  ServiceOptions opts;
   if (!split_listen(listen, opts.host, opts.port)) return fail("--listen: expected HOST:PORT, got '" + listen + "'");
-  opts.http_threads = http_threads;
+  lim.head_timeout = std::chrono::milliseconds(static_cast<int64_t>(head_timeout_s * 1000));
+  lim.body_timeout = std::chrono::milliseconds(static_cast<int64_t>(body_timeout_s * 1000));
+  lim.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(idle_timeout_s * 1000));
   opts.state.heartbeat_timeout_ms = static_cast<int64_t>(heartbeat_timeout_s * 1000);
   if (std::sscanf(port_range.c_str(), "%d-%d", &opts.state.master_port_lo, &opts.state.master_port_hi) != 2 ||
       opts.state.master_port_lo < 1 || opts.state.master_port_hi > 65535 ||
@@ -120,7 +141,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  raise_fd_limit(opts.http_threads);
+  raise_fd_limit(opts.limits.max_connections);
   auto store = open_sqlite_store(db_path, sync == "full" ? SyncMode::full : SyncMode::normal);
   if (!store) return fail(store.error().message);
   SystemClock clock;

@@ -88,7 +88,7 @@ std::string render_metrics(const StatsSnapshot& s) {
   o << "tessel_agent_long_polls " << s.long_polls_waiting << '\n';
   if (s.long_polls_max > 0) {
     header(o, "tessel_agent_long_polls_max", "gauge",
-           "Most long polls held at once (from --http-threads); past it agents are told to poll again later.");
+           "Most long polls held at once (--max-long-polls); past it agents are told to poll again later.");
     o << "tessel_agent_long_polls_max " << s.long_polls_max << '\n';
   }
   header(o, "tessel_agent_long_polls_shed_total", "counter",
@@ -110,6 +110,21 @@ std::string render_metrics(const StatsSnapshot& s) {
   card_gauge(o, "tessel_card_memory_used_bytes", "Card memory in use.", s.cards, &CardTelemetry::memory_used_bytes);
   card_gauge(o, "tessel_card_temperature_celsius", "Card temperature.", s.cards, &CardTelemetry::temperature_c);
   card_gauge(o, "tessel_card_power_watts", "Card power draw.", s.cards, &CardTelemetry::power_w);
+  return o.str();
+}
+
+std::string render_http_metrics(const http::ServerStats& s) {
+  std::ostringstream o;
+  header(o, "tessel_http_connections", "gauge", "HTTP connections open now.");
+  o << "tessel_http_connections " << s.connections_open << '\n';
+  header(o, "tessel_http_connections_total", "counter", "HTTP connections accepted.");
+  o << "tessel_http_connections_total " << s.connections_total << '\n';
+  header(o, "tessel_http_connections_rejected_total", "counter",
+         "HTTP connections answered 503 at once because --http-max-connections were open.");
+  o << "tessel_http_connections_rejected_total " << s.connections_rejected << '\n';
+  header(o, "tessel_http_timeouts_total", "counter",
+         "HTTP connections closed for a head, body, idle or write timeout.");
+  o << "tessel_http_timeouts_total " << s.timeouts << '\n';
   return o.str();
 }
 

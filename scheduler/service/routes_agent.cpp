@@ -1,4 +1,6 @@
 // REST: the agent protocol (role agent), exactly as api/tessel/api/agent_protocol.hpp documents it.
+#include <chrono>
+
 #include "tessel/api/agent_protocol.hpp"
 #include "tessel/scheduler/http_util.hpp"
 
@@ -6,43 +8,60 @@ namespace tessel::scheduler {
 
 using nlohmann::json;
 
-void add_agent_routes(httplib::Server& srv, RouteContext& ctx) {
-  srv.Post("/v1/agent/register", [&ctx](const httplib::Request& req, httplib::Response& res) {
-    auto who = authorize(ctx, req, res, Action::agent);
-    if (!who) return;
-    auto body = parse_body(req, res);
-    if (!body) return;
-    auto r = api::register_request_from_json(*body);
-    if (!r) return reply_error(res, ApiError::invalid(r.error().message));
-    auto out = ctx.state.register_node(*r, who->token);
-    if (auto* e = api_error(out)) return reply_error(res, *e);
-    reply_json(res, 200, api::to_json(std::get<api::RegisterResponse>(out)));
-  });
+namespace {
 
-  srv.Post("/v1/agent/heartbeat", [&ctx](const httplib::Request& req, httplib::Response& res) {
-    auto who = authorize(ctx, req, res, Action::agent);
-    if (!who) return;
-    auto body = parse_body(req, res);
-    if (!body) return;
-    auto r = api::heartbeat_request_from_json(*body);
-    if (!r) return reply_error(res, ApiError::invalid(r.error().message));
-    auto out = ctx.state.heartbeat(*r, who->token);
-    if (auto* e = api_error(out)) return reply_error(res, *e);
-    reply_json(res, 200, api::to_json(std::get<api::HeartbeatResponse>(out)));
-  });
+// Parses the body with `parse`, then answers with `call(request, token)`'s result.
+template <class Parse, class Call>
+http::Handler agent_post(RouteContext& ctx, Parse parse, Call call) {
+  return [&ctx, parse, call](http::Request& req, http::Reply reply) {
+    auto who = authorize(ctx, req, Action::agent);
+    if (!who) return reply(who.error());
+    auto body = parse_body(req);
+    if (!body) return reply(body.error());
+    auto parsed = parse(*body);
+    if (!parsed) return reply(Error::invalid(parsed.error().message));
+    auto out = call(*parsed, who->token);
+    if (!out) return reply(out.error());
+    reply(json_reply(200, api::to_json(*out)));
+  };
+}
 
-  srv.Get(R"(/v1/agent/nodes/([^/]+)/assignments)", [&ctx](const httplib::Request& req, httplib::Response& res) {
-    if (!authorize(ctx, req, res, Action::agent)) return;
-    auto version = int_param(req, res, "version", 0, 0, INT64_MAX / 2);
-    if (!version) return;
-    auto wait_s = int_param(req, res, "wait_s", 30, 0, 60);
-    if (!wait_s) return;
-    auto out = ctx.state.wait_desired(req.matches[1], *version, *wait_s * 1000);
-    if (auto* e = api_error(out)) return reply_error(res, *e);
-    const auto& desired = std::get<api::DesiredState>(out);
-    // Told to come back later: close, or the idle keep-alive connection would hold a thread.
-    if (desired.poll_after_ms > 0) res.set_header("Connection", "close");
-    reply_json(res, 200, api::to_json(desired));
+}  // namespace
+
+void add_agent_routes(http::Router& r, RouteContext& ctx) {
+  // These commit (a node's first registration, a changed inventory, a finished
+  // task): they run on the blocking pool.
+  r.add(
+      "POST", "/v1/agent/register",
+      agent_post(ctx, api::register_request_from_json,
+                 [&ctx](const api::RegisterRequest& q, const std::string& t) { return ctx.state.register_node(q, t); }),
+      http::Exec::blocking);
+  r.add("POST", "/v1/agent/heartbeat",
+        agent_post(ctx, api::heartbeat_request_from_json,
+                   [&ctx](const api::HeartbeatRequest& q, const std::string& t) { return ctx.state.heartbeat(q, t); }),
+        http::Exec::blocking);
+  r.add("POST", "/v1/agent/report",
+        agent_post(ctx, api::report_request_from_json,
+                   [&ctx](const api::ReportRequest& q, const std::string& t) { return ctx.state.report(q, t); }),
+        http::Exec::blocking);
+
+  // The long poll parks a callback (a Watch) and a timer; no thread waits.
+  r.add("GET", "/v1/agent/nodes/{node}/assignments", [&ctx](http::Request& req, http::Reply reply) {
+    if (auto who = authorize(ctx, req, Action::agent); !who) return reply(who.error());
+    auto version = int_param(req, "version", 0, 0, INT64_MAX / 2);
+    if (!version) return reply(version.error());
+    auto wait_s = int_param(req, "wait_s", 30, 0, 60);
+    if (!wait_s) return reply(wait_s.error());
+    const std::string node = req.captures[0];
+    auto id = ctx.state.watch_desired(node, *wait_s > 0 ? *version : -1, [reply](const api::DesiredState& d) {
+      http::Response res = json_reply(200, api::to_json(d));
+      // Told to come back later: close rather than keep an idle connection.
+      res.close = d.poll_after_ms > 0;
+      reply(std::move(res));
+    });
+    if (!id) return reply(id.error());
+    if (*id == 0) return;  // Answered at once.
+    ctx.server->after(std::chrono::seconds(*wait_s), [&ctx, node, id = *id] { ctx.state.expire_watch(node, id); });
   });
 }
 

@@ -5,29 +5,31 @@ namespace tessel::scheduler {
 
 using nlohmann::json;
 
-void add_node_routes(httplib::Server& srv, RouteContext& ctx) {
-  srv.Get("/v1/nodes", [&ctx](const httplib::Request& req, httplib::Response& res) {
-    if (!authorize(ctx, req, res, Action::read)) return;
-    reply_json(res, 200, ctx.state.nodes_json());
+void add_node_routes(http::Router& r, RouteContext& ctx) {
+  r.add("GET", "/v1/nodes", [&ctx](http::Request& req, http::Reply reply) {
+    if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
+    reply(json_reply(200, ctx.state.nodes_json()));
   });
-  srv.Get(R"(/v1/nodes/([^/]+))", [&ctx](const httplib::Request& req, httplib::Response& res) {
-    if (!authorize(ctx, req, res, Action::read)) return;
-    auto r = ctx.state.node_json(req.matches[1]);
-    if (auto* e = api_error(r)) return reply_error(res, *e);
-    reply_json(res, 200, std::get<json>(r));
+  r.add("GET", "/v1/nodes/{name}", [&ctx](http::Request& req, http::Reply reply) {
+    if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
+    auto node = ctx.state.node_json(req.captures[0]);
+    if (!node) return reply(node.error());
+    reply(json_reply(200, *node));
   });
   for (bool drain : {true, false}) {
-    srv.Post(drain ? R"(/v1/nodes/([^/]+)/drain)" : R"(/v1/nodes/([^/]+)/undrain)",
-             [&ctx, drain](const httplib::Request& req, httplib::Response& res) {
-               if (!authorize(ctx, req, res, Action::admin)) return;
-               auto r = ctx.state.set_drained(req.matches[1], drain);
-               if (auto* e = api_error(r)) return reply_error(res, *e);
-               reply_json(res, 200, std::get<json>(r));
-             });
+    r.add(
+        "POST", drain ? "/v1/nodes/{name}/drain" : "/v1/nodes/{name}/undrain",
+        [&ctx, drain](http::Request& req, http::Reply reply) {
+          if (auto who = authorize(ctx, req, Action::admin); !who) return reply(who.error());
+          auto node = ctx.state.set_drained(req.captures[0], drain);
+          if (!node) return reply(node.error());
+          reply(json_reply(200, *node));
+        },
+        http::Exec::blocking);
   }
-  srv.Get("/v1/inventory", [&ctx](const httplib::Request& req, httplib::Response& res) {
-    if (!authorize(ctx, req, res, Action::read)) return;
-    reply_json(res, 200, ctx.state.inventory_json());
+  r.add("GET", "/v1/inventory", [&ctx](http::Request& req, http::Reply reply) {
+    if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
+    reply(json_reply(200, ctx.state.inventory_json()));
   });
 }
 

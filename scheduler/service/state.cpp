@@ -57,11 +57,11 @@ Status ClusterState::restore() {
   return ok_status();
 }
 
-ApiResult<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user) {
+Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user) {
   int64_t seq;
   {
     std::lock_guard lk(mu_);
-    if (stopping_) return ApiError::unavailable("scheduler is shutting down");
+    if (stopping_) return Error::unavailable("scheduler is shutting down");
     seq = next_seq_++;
   }
   api::Job job;
@@ -109,13 +109,13 @@ JobPage ClusterState::list_jobs(const JobFilter& f) const {
   return page;
 }
 
-ApiResult<api::Job> ClusterState::cancel(const std::string& id, const Principal& who) {
+Result<api::Job> ClusterState::cancel(const std::string& id, const Principal& who) {
   std::lock_guard lk(mu_);
   auto it = jobs_.find(job_seq(id));
-  if (it == jobs_.end() || it->second.job.id != id) return ApiError::not_found("job " + id + " not found");
+  if (it == jobs_.end() || it->second.job.id != id) return Error::not_found("job " + id + " not found");
   const JobEntry& e = it->second;
   if (who.role != Role::admin && e.job.user != who.name)
-    return ApiError::forbidden("job " + id + " belongs to another user");
+    return Error::forbidden("job " + id + " belongs to another user");
   if (api::is_terminal(e.job.state)) return e.job;
   Txn txn;
   const std::string reason = "cancelled by " + who.name;
@@ -138,22 +138,22 @@ ApiResult<api::Job> ClusterState::cancel(const std::string& id, const Principal&
   return it->second.job;
 }
 
-ApiResult<LogTarget> ClusterState::log_target(const std::string& job_id, int rank) const {
+Result<LogTarget> ClusterState::log_target(const std::string& job_id, int rank) const {
   std::lock_guard lk(mu_);
   auto it = jobs_.find(job_seq(job_id));
-  if (it == jobs_.end() || it->second.job.id != job_id) return ApiError::not_found("job " + job_id + " not found");
+  if (it == jobs_.end() || it->second.job.id != job_id) return Error::not_found("job " + job_id + " not found");
   const api::Job& j = it->second.job;
   const int per_node = j.spec.task_per_device ? j.spec.devices : 1;
   if (rank < 0 || rank >= per_node * j.spec.nodes)
-    return ApiError::not_found("rank " + std::to_string(rank) + " out of range");
-  if (j.allocations.empty()) return ApiError::conflict("job " + job_id + " has not been placed yet");
+    return Error::not_found("rank " + std::to_string(rank) + " out of range");
+  if (j.allocations.empty()) return Error::conflict("job " + job_id + " has not been placed yet");
   const int node_rank = rank / per_node;
   auto a = std::find_if(j.allocations.begin(), j.allocations.end(),
                         [&](const api::Allocation& x) { return x.rank == node_rank; });
-  if (a == j.allocations.end()) return ApiError::internal("no allocation for node rank " + std::to_string(node_rank));
+  if (a == j.allocations.end()) return Error::internal("no allocation for node rank " + std::to_string(node_rank));
   auto n = nodes_.find(a->node);
-  if (n == nodes_.end()) return ApiError::unavailable("node " + a->node + " unknown");
-  if (n->second.rec.agent_port == 0) return ApiError::unavailable("node " + a->node + " serves no logs");
+  if (n == nodes_.end()) return Error::unavailable("node " + a->node + " unknown");
+  if (n->second.rec.agent_port == 0) return Error::unavailable("node " + a->node + " serves no logs");
   return LogTarget{n->second.rec.address, n->second.rec.agent_port, api::assignment_id(j.id, j.attempt, node_rank),
                    rank % per_node, n->second.token};
 }
@@ -171,6 +171,9 @@ bool ClusterState::commit_locked(Txn& txn, const char* what) {
     return false;
   }
   for (auto& f : txn.apply) f();
+  // Long polls hear of a change once all of it is applied: one answer per node.
+  for (const auto& node : bumped_) answer_watches_locked(node);
+  bumped_.clear();
   return true;
 }
 

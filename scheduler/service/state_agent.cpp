@@ -29,13 +29,12 @@ bool failed_exit(const api::TaskReport& r) {
 }
 }  // namespace
 
-ApiResult<api::RegisterResponse> ClusterState::register_node(const api::RegisterRequest& req,
-                                                             const std::string& token) {
+Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterRequest& req, const std::string& token) {
   if (req.node.empty() || req.node.size() > 253 ||
       req.node.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
           std::string::npos)
-    return ApiError::invalid("node: 1-253 characters of letters, digits, '.', '-', '_'", "node");
-  if (req.address.empty()) return ApiError::invalid("address: must not be empty", "address");
+    return Error::invalid("node: 1-253 characters of letters, digits, '.', '-', '_'", "node");
+  if (req.address.empty()) return Error::invalid("address: must not be empty", "address");
   std::lock_guard lk(mu_);
   NodeEntry n;
   auto it = nodes_.find(req.node);
@@ -72,10 +71,10 @@ ApiResult<api::RegisterResponse> ClusterState::register_node(const api::Register
   return resp;
 }
 
-ApiResult<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatRequest& req, const std::string& token) {
+Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatRequest& req, const std::string& token) {
   std::lock_guard lk(mu_);
   auto it = nodes_.find(req.node);
-  if (it == nodes_.end()) return ApiError::not_found("node " + req.node + " is not registered");
+  if (it == nodes_.end()) return Error::not_found("node " + req.node + " is not registered");
   NodeEntry n = it->second;
   const bool was_down = n.down;
   const bool persist = !same_shape(n.rec.inventory, req.inventory);
@@ -97,8 +96,22 @@ ApiResult<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatRe
     if (was_down) spdlog::info("node {} is back up", n.rec.name);
   });
   api::HeartbeatResponse resp;
-  process_reports_locked(txn, req.node, req.tasks, resp.acknowledged);
+  // Agents before POST /v1/agent/report sent their reports here.
+  if (req.tasks) process_reports_locked(txn, req.node, *req.tasks, resp.acknowledged);
   if (!commit_locked(txn, "heartbeat")) return storage_unavailable("the heartbeat");
+  return resp;
+}
+
+Result<api::ReportResponse> ClusterState::report(const api::ReportRequest& req, const std::string& token) {
+  std::lock_guard lk(mu_);
+  auto it = nodes_.find(req.node);
+  if (it == nodes_.end()) return Error::not_found("node " + req.node + " is not registered");
+  if (!it->second.token.empty() && it->second.token != token)
+    return Error::forbidden("node " + req.node + " registered with another token");
+  Txn txn;
+  api::ReportResponse resp;
+  process_reports_locked(txn, req.node, req.tasks, resp.acknowledged);
+  if (!commit_locked(txn, "task report")) return storage_unavailable("the task report");
   return resp;
 }
 
@@ -196,30 +209,57 @@ bool ClusterState::evaluate_job_locked(Txn& txn, const JobEntry& e) {
   return false;
 }
 
-ApiResult<api::DesiredState> ClusterState::wait_desired(const std::string& node, int64_t version, int64_t wait_ms) {
-  std::unique_lock lk(mu_);
+Result<uint64_t> ClusterState::watch_desired(const std::string& node, int64_t version, WatchDone done) {
+  std::lock_guard lk(mu_);
   auto it = nodes_.find(node);
-  if (it == nodes_.end()) return ApiError::not_found("node " + node + " is not registered");
-  const auto now = std::chrono::steady_clock::now();
-  if (wait_ms > 0 && it->second.version == version && opts_.max_long_polls > 0 &&
-      long_polls_waiting_ >= opts_.max_long_polls) {
+  if (it == nodes_.end()) return Error::not_found("node " + node + " is not registered");
+  if (stopping_ || it->second.version != version) {
+    done(api::DesiredState{it->second.version, assignments_locked(node), 0});
+    return uint64_t{0};
+  }
+  if (opts_.max_long_polls > 0 && long_polls_waiting_ >= opts_.max_long_polls) {
     ++long_polls_shed_total_;
+    const auto now = std::chrono::steady_clock::now();
     if (now - shed_warned_at_ >= std::chrono::minutes(1)) {
       shed_warned_at_ = now;
       spdlog::warn(
-          "{} agents hold long polls, the most the HTTP threads allow; the others are told to poll every {} ms "
-          "(slower job starts there): raise --http-threads",
+          "{} agents hold long polls, the most allowed; the others are told to poll every {} ms "
+          "(slower job starts there): raise --max-long-polls",
           long_polls_waiting_, opts_.poll_after_ms);
     }
-    return api::DesiredState{version, assignments_locked(node), opts_.poll_after_ms};
+    done(api::DesiredState{version, assignments_locked(node), opts_.poll_after_ms});
+    return uint64_t{0};
   }
-  // A real-time wait: it only bounds how long the HTTP request is held open.
-  auto deadline = now + std::chrono::milliseconds(wait_ms);
-  auto changed = node_changed_locked(node);
+  const uint64_t id = next_watch_id_++;
+  watches_[node].push_back(Watch{id, std::move(done)});
   ++long_polls_waiting_;
-  changed->wait_until(lk, deadline, [&] { return stopping_ || nodes_[node].version != version; });
+  return id;
+}
+
+void ClusterState::expire_watch(const std::string& node, uint64_t id) {
+  std::lock_guard lk(mu_);
+  auto it = watches_.find(node);
+  if (it == watches_.end()) return;
+  auto& list = it->second;
+  auto w = std::find_if(list.begin(), list.end(), [id](const Watch& x) { return x.id == id; });
+  if (w == list.end()) return;  // Already answered.
+  WatchDone done = std::move(w->done);
+  list.erase(w);
+  if (list.empty()) watches_.erase(it);
   --long_polls_waiting_;
-  return api::DesiredState{nodes_[node].version, assignments_locked(node), 0};
+  auto n = nodes_.find(node);
+  done(api::DesiredState{n == nodes_.end() ? 0 : n->second.version, assignments_locked(node), 0});
+}
+
+void ClusterState::answer_watches_locked(const std::string& node) {
+  auto it = watches_.find(node);
+  if (it == watches_.end()) return;
+  std::vector<Watch> list = std::move(it->second);
+  watches_.erase(it);
+  long_polls_waiting_ -= static_cast<int64_t>(list.size());
+  auto n = nodes_.find(node);
+  const api::DesiredState state{n == nodes_.end() ? 0 : n->second.version, assignments_locked(node), 0};
+  for (auto& w : list) w.done(state);
 }
 
 std::vector<api::Assignment> ClusterState::assignments_locked(const std::string& node) const {

@@ -141,7 +141,9 @@ void ClusterState::check_liveness() {
 void ClusterState::shutdown() {
   std::lock_guard lk(mu_);
   stopping_ = true;
-  for (auto& [_, cv] : node_changed_) cv->notify_all();
+  std::vector<std::string> nodes;
+  for (const auto& [node, _] : watches_) nodes.push_back(node);
+  for (const auto& node : nodes) answer_watches_locked(node);
   dirty_cv_.notify_all();
 }
 
@@ -154,13 +156,7 @@ void ClusterState::bump_locked(const std::string& node) {
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return;
   it->second.version = ++version_counter_;
-  if (auto cv = node_changed_.find(node); cv != node_changed_.end()) cv->second->notify_all();
-}
-
-std::shared_ptr<std::condition_variable> ClusterState::node_changed_locked(const std::string& node) {
-  auto& cv = node_changed_[node];
-  if (!cv) cv = std::make_shared<std::condition_variable>();
-  return cv;
+  bumped_.insert(node);  // Answered once the whole change is applied (commit_locked).
 }
 
 }  // namespace tessel::scheduler

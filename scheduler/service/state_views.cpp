@@ -53,17 +53,17 @@ json ClusterState::nodes_json() const {
   return {{"nodes", arr}};
 }
 
-ApiResult<json> ClusterState::node_json(const std::string& name) const {
+Result<json> ClusterState::node_json(const std::string& name) const {
   std::lock_guard lk(mu_);
   auto it = nodes_.find(name);
-  if (it == nodes_.end()) return ApiError::not_found("node " + name + " not found");
+  if (it == nodes_.end()) return Error::not_found("node " + name + " not found");
   return node_view_locked(it->second);
 }
 
-ApiResult<json> ClusterState::set_drained(const std::string& name, bool drained) {
+Result<json> ClusterState::set_drained(const std::string& name, bool drained) {
   std::lock_guard lk(mu_);
   auto it = nodes_.find(name);
-  if (it == nodes_.end()) return ApiError::not_found("node " + name + " not found");
+  if (it == nodes_.end()) return Error::not_found("node " + name + " not found");
   Txn txn;
   NodeRecord rec = it->second.rec;
   rec.drained = drained;

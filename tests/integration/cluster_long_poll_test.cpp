@@ -1,7 +1,6 @@
-// The scheduler's long-poll limit with the real binaries: with --http-threads 9
-// (8 kept back for heartbeats and users) it holds one long poll, so of two agents
-// one is told to poll again later. Both nodes still get and run their jobs, and
-// the scheduler keeps answering.
+// The scheduler's long-poll limit with the real binaries: with --max-long-polls 1
+// it holds one long poll, so of two agents one is told to poll again later. Both nodes still get and run their jobs,
+// and the scheduler keeps answering.
 #include <gtest/gtest.h>
 
 #include <httplib.h>
@@ -23,7 +22,7 @@ long long metric(const std::string& text, const std::string& name) {
 
 TEST(ClusterLongPollLimit, AgentsPastTheLimitPollLaterAndStillRunJobs) {
   Cluster c;
-  c.scheduler_args = {"--http-threads", "9"};
+  c.scheduler_args = {"--max-long-polls", "1"};
   c.start_scheduler();
   c.start_agent("n1");
   c.start_agent("n2");

@@ -3,8 +3,12 @@
 //
 //   POST /v1/agent/register   RegisterRequest  -> RegisterResponse
 //   POST /v1/agent/heartbeat  HeartbeatRequest -> HeartbeatResponse
-//        (404 {"error":{"code":"not_found"}} when the scheduler does not know the
-//         node, e.g. after losing it: the agent registers again)
+//        Liveness and telemetry. (404 {"error":{"code":"not_found"}} when the
+//        scheduler does not know the node, e.g. after losing it: the agent registers again)
+//   POST /v1/agent/report     ReportRequest -> ReportResponse
+//        Task reports, sent the moment a task starts, ends or is killed (the
+//        supervisor tells the agent at once): the scheduler frees the cards and
+//        runs a scheduling pass before it answers. Same 404 as a heartbeat.
 //   GET  /v1/agent/nodes/{node}/assignments?version=V&wait_s=S -> DesiredState
 //        Long poll: answers at once when the scheduler's version for the node
 //        differs from V, else when it changes, else after S seconds (max 60).
@@ -80,9 +84,23 @@ struct RegisterResponse {
 struct HeartbeatRequest {
   std::string node;
   NodeInventory inventory;  // Fresh telemetry and health.
-  std::vector<TaskReport> tasks;
+  // Absent on the wire (nullopt): no reports, which is what current agents send (they
+  // report through POST /v1/agent/report). Present: handled like a ReportRequest's
+  // (agents before the report endpoint sent them here).
+  std::optional<std::vector<TaskReport>> tasks;
 };
 struct HeartbeatResponse {
+  // Assignment ids whose final report the scheduler has stored: the agent may forget them.
+  std::vector<std::string> acknowledged;
+};
+
+// Every assignment the agent still remembers (running ones too: a fence on the
+// node ends only when a report shows its processes gone, or leaves it out).
+struct ReportRequest {
+  std::string node;
+  std::vector<TaskReport> tasks;
+};
+struct ReportResponse {
   // Assignment ids whose final report the scheduler has stored: the agent may forget them.
   std::vector<std::string> acknowledged;
 };
@@ -104,6 +122,10 @@ nlohmann::json to_json(const HeartbeatRequest& r);
 Result<HeartbeatRequest> heartbeat_request_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const HeartbeatResponse& r);
 Result<HeartbeatResponse> heartbeat_response_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const ReportRequest& r);
+Result<ReportRequest> report_request_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const ReportResponse& r);
+Result<ReportResponse> report_response_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const DesiredState& d);
 Result<DesiredState> desired_state_from_json(const nlohmann::json& j);
 

@@ -22,7 +22,7 @@ class Authenticator {
   bool enabled() const { return tokens_.has_value(); }
 
   // 401 when the header is missing or the token unknown, 403 when the role may not do `action`.
-  ApiResult<Principal> authorize(const std::string& authorization_header, Action action) const;
+  Result<Principal> authorize(const std::string& authorization_header, Action action) const;
 
  private:
   std::optional<TokenTable> tokens_;

@@ -1,5 +1,6 @@
 #pragma once
-// Clock: the scheduler's only source of time (style lesson 6). Heartbeat
+// Clock: the scheduler's only source of time, passed in rather than read from
+// the system, so tests control it and never sleep. Heartbeat
 // timeouts, timestamps and queue waits read it; tests drive a FakeClock.
 // Thread-safe: implementations may be read from any thread.
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tessel/http/server.hpp"
+
 namespace tessel::scheduler {
 
 class Histogram {
@@ -58,6 +60,8 @@ struct StatsSnapshot {
 };
 
 std::string render_metrics(const StatsSnapshot& s);
+// The HTTP server's connection counters.
+std::string render_http_metrics(const http::ServerStats& s);
 // Escapes a label value: backslash, double quote and newline.
 std::string escape_label(const std::string& v);
 

@@ -1,6 +1,6 @@
 #pragma once
-// Service: the whole scheduler in one object: cluster state, REST server,
-// scheduler thread and liveness ticker. main.cpp wraps it in a process; tests
+// Service: the whole scheduler in one object: cluster state, REST server
+// (tessel::http on Boost.Asio), scheduler thread and liveness ticker. main.cpp wraps it in a process; tests
 // run it in-process on port 0 with a FakeClock and an in-memory store.
 //
 // Lifetime: the Store and Clock outlive the Service. start() once; stop() is
@@ -13,12 +13,9 @@
 #include <string>
 #include <thread>
 
+#include "tessel/http/server.hpp"
 #include "tessel/scheduler/auth.hpp"
 #include "tessel/scheduler/state.hpp"
-
-namespace httplib {
-class Server;
-}
 
 namespace tessel::scheduler {
 
@@ -31,9 +28,12 @@ struct ServiceOptions {
   // Real-time period of the liveness check; 0 disables the ticker (tests call
   // state().check_liveness() after moving their FakeClock).
   int64_t liveness_tick_ms = 1000;
-  // Long polls and log streams each hold one. Unless state.max_long_polls is set,
-  // long polls may hold all but a reserve of an eighth (8..256) of them.
-  size_t http_threads = 64;
+  // I/O threads of the HTTP server; 0: one per core. Connections, long polls and
+  // log streams cost none of them while they wait.
+  int io_threads = 0;
+  // Threads that run handlers which wait for a database commit (they share group commits).
+  int blocking_threads = 32;
+  http::Limits limits;
 };
 
 class Service {
@@ -47,6 +47,7 @@ class Service {
   // threads. Errors: restore failure, bind failure.
   Status start();
   int port() const { return port_; }
+  http::ServerStats http_stats() const;
   ClusterState& state() { return state_; }
   // Stops serving, wakes long polls, joins all threads.
   void stop();
@@ -62,9 +63,9 @@ class Service {
   Authenticator auth_;
   ClusterState state_;
   std::unique_ptr<RouteContext> ctx_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<http::Server> server_;
   int port_ = 0;
-  std::thread http_thread_, sched_thread_, liveness_thread_;
+  std::thread sched_thread_, liveness_thread_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopped_ = false;

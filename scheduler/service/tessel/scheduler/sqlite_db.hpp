@@ -1,6 +1,7 @@
 #pragma once
-// Thin RAII adapter over sqlite3 that turns its return codes into Status
-// (style lesson 1). Not thread-safe: one owner thread per Db.
+// Thin RAII adapter over sqlite3 that turns its return codes into Status, so
+// no sqlite3 error code leaves this file (docs/errors.md).
+// Not thread-safe: one owner thread per Db.
 
 #include <sqlite3.h>
 

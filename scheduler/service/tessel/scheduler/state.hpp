@@ -4,14 +4,14 @@
 // store, and applied in memory only once the write succeeded, so a failed
 // write changes nothing (API writes answer 503 "unavailable").
 //
-// Threading: one mutex (mu_) guards every member below it. REST handler
-// threads, the scheduler thread (run_scheduler), and the liveness ticker call
-// the public methods; all are thread-safe. Submissions wait for their commit
-// without holding mu_, so concurrent submissions share one group commit.
-// Each node's long polls wait on that node's condition variable (on mu_), which
-// a change of the node's desired state notifies: agents hear of a placement
-// within milliseconds, with no polling interval, and a change wakes only the
-// node it concerns (one shared variable woke all 1,000+ waiting polls per change).
+// Threading: one mutex (mu_) guards every member below it. The HTTP layer, the
+// scheduler thread (run_scheduler) and the liveness ticker call the public
+// methods; all are thread-safe. Submissions wait for their commit without
+// holding mu_, so concurrent submissions share one group commit.
+// A long poll is a Watch: a callback stored per node, answered when a change of
+// the node's desired state bumps its version (so agents hear of a placement
+// within milliseconds and a change wakes only the node it concerns), when the
+// HTTP layer's timer expires it, or at shutdown. No thread waits for it.
 
 #include <atomic>
 #include <chrono>
@@ -43,10 +43,9 @@ struct StateOptions {
   int64_t heartbeat_timeout_ms = 15'000;
   int master_port_lo = 29500;
   int master_port_hi = 29999;
-  // Long polls held open at once (each holds an HTTP worker thread); 0: no limit.
-  // Past it a poll is answered at once with poll_after_ms, so the agents beyond the
-  // limit poll every few seconds instead of holding a thread, and the threads left
-  // keep serving heartbeats and users (Service derives it from its thread count).
+  // Long polls held open at once; 0: no limit (a parked poll costs a callback, not
+  // a thread). Past it a poll is answered at once with poll_after_ms, and the agent
+  // polls again after about that long.
   int64_t max_long_polls = 0;
   int poll_after_ms = 2000;
 };
@@ -83,17 +82,17 @@ class ClusterState {
   Status restore();
 
   // --- Jobs (REST) ---
-  ApiResult<api::Job> submit(api::JobSpec spec, const std::string& user);
+  Result<api::Job> submit(api::JobSpec spec, const std::string& user);
   std::optional<api::Job> job(const std::string& id) const;
   JobPage list_jobs(const JobFilter& f) const;
   // Idempotent. Only admins or the job's owner may cancel.
-  ApiResult<api::Job> cancel(const std::string& id, const Principal& who);
-  ApiResult<LogTarget> log_target(const std::string& job_id, int rank) const;
+  Result<api::Job> cancel(const std::string& id, const Principal& who);
+  Result<LogTarget> log_target(const std::string& job_id, int rank) const;
 
   // --- Nodes (REST) ---
   nlohmann::json nodes_json() const;
-  ApiResult<nlohmann::json> node_json(const std::string& name) const;
-  ApiResult<nlohmann::json> set_drained(const std::string& name, bool drained);
+  Result<nlohmann::json> node_json(const std::string& name) const;
+  Result<nlohmann::json> set_drained(const std::string& name, bool drained);
   nlohmann::json inventory_json() const;
   StatsSnapshot stats() const;
   // False while the last write to the store failed (disk full, read-only, I/O error).
@@ -101,12 +100,22 @@ class ClusterState {
   std::string status_line() const;  // For systemd STATUS=.
 
   // --- Agent protocol ---
-  ApiResult<api::RegisterResponse> register_node(const api::RegisterRequest& req, const std::string& token);
-  ApiResult<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req, const std::string& token);
-  // Long poll: returns at once when the node's version differs from `version`,
-  // else when it changes or after wait_ms (real time), or when shutting down.
-  // When max_long_polls are already waiting it returns at once with poll_after_ms set.
-  ApiResult<api::DesiredState> wait_desired(const std::string& node, int64_t version, int64_t wait_ms);
+  Result<api::RegisterResponse> register_node(const api::RegisterRequest& req, const std::string& token);
+  Result<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req, const std::string& token);
+  // Task reports (sent the moment a task starts or ends): frees the cards of
+  // ended jobs and wakes the scheduling pass before it returns.
+  Result<api::ReportResponse> report(const api::ReportRequest& req, const std::string& token);
+
+  // Long poll. `done` is called exactly once: at once (from this call) when the
+  // node's version differs from `version` or max_long_polls are already waiting
+  // (then with poll_after_ms set); else when the version changes, when
+  // expire_watch(node, id) is called, or at shutdown. `done` runs with mu_ held:
+  // it must only hand the answer on, never call back into ClusterState.
+  // Returns the watch id, 0 when `done` already ran (or an error: unknown node).
+  using WatchDone = std::function<void(const api::DesiredState&)>;
+  Result<uint64_t> watch_desired(const std::string& node, int64_t version, WatchDone done);
+  // Answers watch `id` with the current (unchanged) state if it still waits.
+  void expire_watch(const std::string& node, uint64_t id);
 
   // --- Background work ---
   // One scheduling pass over the pending queue (the scheduler thread calls it;
@@ -116,7 +125,7 @@ class ClusterState {
   void run_scheduler();
   // Marks nodes whose heartbeats stopped for the timeout as down and requeues or fails their jobs.
   void check_liveness();
-  // Wakes long polls and the scheduler thread and makes them return.
+  // Answers every long poll and stops the scheduler thread.
   void shutdown();
 
  private:
@@ -145,7 +154,6 @@ class ClusterState {
   void bump_locked(const std::string& node);
   void mark_dirty_locked();
   std::vector<api::Assignment> assignments_locked(const std::string& node) const;
-  int pick_master_port_locked(const std::string& node) const;
   nlohmann::json node_view_locked(const NodeEntry& n) const;
 
   // Stops job `e`'s current attempt early: fences the ranks not known gone,
@@ -164,10 +172,14 @@ class ClusterState {
   const StateOptions opts_;
 
   mutable std::mutex mu_;
-  // Per node, created on first use and never removed (waiters hold a reference):
-  // notified when the node's desired state changes, and all at shutdown.
-  std::map<std::string, std::shared_ptr<std::condition_variable>> node_changed_;
-  std::shared_ptr<std::condition_variable> node_changed_locked(const std::string& node);
+  struct Watch {
+    uint64_t id;
+    WatchDone done;
+  };
+  std::map<std::string, std::vector<Watch>> watches_;  // Parked long polls by node.
+  uint64_t next_watch_id_ = 1;
+  std::set<std::string> bumped_;  // Nodes whose version changed in the commit being applied.
+  void answer_watches_locked(const std::string& node);
   std::condition_variable dirty_cv_;
   bool dirty_ = false;
   bool stopping_ = false;

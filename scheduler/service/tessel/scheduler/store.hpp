@@ -1,8 +1,9 @@
 #pragma once
-// Store: durable scheduler state (jobs, nodes, card fences) behind an interface
-// (style lesson 9). Records are whole JSON documents keyed by id; a WriteBatch
-// is applied atomically. write() returns only once the batch is durable against
-// a process crash (kill -9), so a 201 means the job is on disk.
+// Store: durable scheduler state (jobs, nodes, card fences) behind an interface,
+// so tests can wrap it (FaultyStore) or use ":memory:". Records are whole JSON
+// documents keyed by id; a WriteBatch is applied atomically. write() returns
+// only once the batch is durable against a process crash (kill -9), so a 201
+// means the job is on disk.
 // Thread-safe: any thread may call write() concurrently; implementations may
 // group concurrent batches into one transaction (group commit).
 

@@ -1,0 +1,645 @@
+// tessel::http::Server on Boost.Beast: one Connection object per TCP connection,
+// driven by completion handlers on the connection's strand. A Connection reads
+// one request (head, then body), hands it to its route, and reads the next only
+// once the answer is written, so pipelined requests are answered in order.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "server_impl.hpp"
+
+namespace tessel::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using beast::error_code;
+
+// ---------------------------------------------------------------- requests
+
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
+      i += 2;
+    } else if (s[i] == '+' && plus_is_space) {
+      out += ' ';
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The value of query parameter `name` in `target`, if present.
+std::optional<std::string> query_param(const std::string& target, std::string_view name) {
+  const auto q = target.find('?');
+  if (q == std::string::npos) return std::nullopt;
+  std::string_view rest(target);
+  rest.remove_prefix(q + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    const auto eq = pair.find('=');
+    if (percent_decode(pair.substr(0, eq), true) != name) continue;
+    return eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1), true);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '/') {
+      ++i;
+      continue;
+    }
+    const auto end = path.find('/', i);
+    out.emplace_back(path.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i));
+    if (end == std::string_view::npos) break;
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Request::header(std::string_view name) const {
+  for (const auto& h : headers)
+    if (iequals(h.name, name)) return h.value;
+  return "";
+}
+
+bool Request::has_header(std::string_view name) const {
+  for (const auto& h : headers)
+    if (iequals(h.name, name)) return true;
+  return false;
+}
+
+bool Request::has_param(std::string_view name) const { return query_param(target, name).has_value(); }
+
+std::string Request::param(std::string_view name) const { return query_param(target, name).value_or(""); }
+
+// ---------------------------------------------------------------- responses
+
+int status_of(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::invalid_argument: return 400;
+    case ErrorCode::unauthenticated: return 401;
+    case ErrorCode::permission_denied: return 403;
+    case ErrorCode::not_found: return 404;
+    case ErrorCode::conflict: return 409;
+    case ErrorCode::payload_too_large: return 413;
+    case ErrorCode::unavailable: return 503;
+    case ErrorCode::internal: break;
+  }
+  return 500;
+}
+
+Response json_response(int status, std::string json_text) {
+  Response r;
+  r.status = status;
+  r.body = std::move(json_text);
+  return r;
+}
+
+namespace {
+Response error_with_status(int status, const std::string& code, const std::string& message,
+                           const std::string& field = "") {
+  nlohmann::json e = {{"code", code}, {"message", message}};
+  if (!field.empty()) e["field"] = field;
+  return json_response(status,
+                       nlohmann::json{{"error", e}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+}  // namespace
+
+Response error_response(const Error& err) {
+  Response r = error_with_status(status_of(err.code), to_string(err.code), err.message, err.field);
+  if (err.code == ErrorCode::unauthenticated) r.headers.push_back({"WWW-Authenticate", "Bearer"});
+  return r;
+}
+
+// ---------------------------------------------------------------- routing
+
+void Router::add(std::string method, std::string pattern, Handler h, Exec exec) {
+  routes_.push_back(Route{std::move(method), split_path(pattern), std::move(h), exec});
+}
+
+Router::Match Router::match(const std::string& method, const std::string& path, const Route** route,
+                            std::vector<std::string>& captures) const {
+  const auto segs = split_path(path);
+  Match best = Match::no_path;
+  for (const auto& r : routes_) {
+    if (r.segments.size() != segs.size()) continue;
+    std::vector<std::string> caps;
+    bool ok = true;
+    for (size_t i = 0; i < segs.size() && ok; ++i) {
+      const auto& p = r.segments[i];
+      if (p.size() >= 2 && p.front() == '{' && p.back() == '}')
+        caps.push_back(percent_decode(segs[i], false));
+      else
+        ok = p == segs[i];
+    }
+    if (!ok) continue;
+    if (r.method != method) {
+      best = Match::no_method;
+      continue;
+    }
+    *route = &r;
+    captures = std::move(caps);
+    return Match::found;
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------- connections
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Server::Impl& srv, tcp::socket socket) : srv_(srv), stream_(std::move(socket)) {
+    ++srv_.open;
+    ++srv_.total;
+    error_code ec;
+    auto ep = stream_.socket().remote_endpoint(ec);
+    if (!ec) remote_ = ep.address().to_string();
+  }
+  ~Connection() {
+    {
+      std::lock_guard lk(srv_.conns_mu);
+      srv_.conns.erase(this);
+    }
+    --srv_.open;
+    srv_.conns_cv.notify_all();
+  }
+
+  void start() {
+    {
+      std::lock_guard lk(srv_.conns_mu);
+      srv_.conns.emplace(this, weak_from_this());
+    }
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_next(); });
+  }
+  // From any thread: closes the connection on its strand.
+  void close_soon() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->close(); });
+  }
+
+  // Called on the strand by Reply.
+  void respond(Response r);
+  bool running() const { return srv_.running->load(); }
+  auto executor() { return stream_.get_executor(); }
+
+ private:
+  friend class ChunkStream;
+
+  void read_next();
+  void read_head();
+  void on_head(error_code ec);
+  void read_body();
+  void dispatch();
+  void fail_request(int status, const std::string& code, const std::string& message);
+  void write_and_continue(std::shared_ptr<bhttp::response<bhttp::string_body>> res);
+  void after_response(bool keep_alive);
+  void start_stream(Response r);
+  void close();
+  void linger();
+  void on_error(error_code ec, const char* what);
+
+  static constexpr auto kLingerTime = std::chrono::seconds(2);
+  static constexpr size_t kLingerBytes = 8 << 20;
+
+  Server::Impl& srv_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  size_t served_ = 0;
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  bool closed_ = false;
+  std::string remote_;
+  std::chrono::steady_clock::time_point linger_deadline_{};
+  size_t lingered_ = 0;
+};
+
+struct Reply::State {
+  std::shared_ptr<Connection> conn;
+  std::atomic<bool> answered{false};
+  ~State() {
+    if (!answered && conn && conn->running()) {
+      Response r = error_with_status(500, "internal", "the handler dropped the request");
+      asio::post(conn->executor(), [c = conn, r = std::move(r)]() mutable { c->respond(std::move(r)); });
+    }
+  }
+};
+
+Reply::Reply(std::shared_ptr<Connection> conn) : state_(std::make_shared<State>()) { state_->conn = std::move(conn); }
+
+void Reply::operator()(Response r) const {
+  if (!state_ || state_->answered.exchange(true)) return;
+  auto conn = state_->conn;
+  if (!conn->running()) return;
+  asio::post(conn->executor(), [conn, r = std::move(r)]() mutable { conn->respond(std::move(r)); });
+}
+
+void Connection::on_error(error_code ec, const char* what) {
+  if (ec == beast::error::timeout) {
+    ++srv_.timeouts;
+    spdlog::debug("{}: {} closed: {} timed out", srv_.opts.name, remote_, what);
+  } else if (ec != bhttp::error::end_of_stream && ec != asio::error::eof && ec != asio::error::operation_aborted &&
+             ec != asio::error::connection_reset) {
+    spdlog::debug("{}: {} closed: {}: {}", srv_.opts.name, remote_, what, ec.message());
+  }
+  close();
+}
+
+void Connection::close() {
+  if (closed_) return;
+  closed_ = true;
+  error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.close();
+}
+
+void Connection::read_next() {
+  if (closed_ || !running()) return close();
+  if (buffer_.size() > 0) return read_head();  // A pipelined request is already here.
+  // Idle keep-alive: wait for the first byte of the next request.
+  stream_.expires_after(srv_.opts.limits.idle_timeout);
+  stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](error_code ec, size_t n) {
+    if (ec) return self->on_error(ec, "idle wait");
+    self->buffer_.commit(n);
+    self->read_head();
+  });
+}
+
+void Connection::read_head() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<uint32_t>(srv_.opts.limits.max_head_bytes));
+  parser_->body_limit(srv_.opts.limits.max_body_bytes);
+  stream_.expires_after(srv_.opts.limits.head_timeout);
+  bhttp::async_read_header(stream_, buffer_, *parser_,
+                           [self = shared_from_this()](error_code ec, size_t) { self->on_head(ec); });
+}
+
+void Connection::on_head(error_code ec) {
+  const auto& lim = srv_.opts.limits;
+  if (ec == bhttp::error::header_limit)
+    return fail_request(431, "request_header_fields_too_large",
+                        "request head exceeds " + std::to_string(lim.max_head_bytes) + " bytes");
+  if (ec == bhttp::error::body_limit)
+    return fail_request(413, "payload_too_large",
+                        "request body exceeds " + std::to_string(lim.max_body_bytes) + " bytes");
+  if (ec == beast::error::timeout || ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+      ec == asio::error::connection_reset || ec == asio::error::operation_aborted)
+    return on_error(ec, "request head");
+  if (ec) return fail_request(400, "invalid_argument", "bad request: " + ec.message());
+  const auto& req = parser_->get();
+  // One framing per request: two Content-Lengths, or a Content-Length beside a
+  // Transfer-Encoding, is how requests are smuggled past proxies (RFC 9112 6.3).
+  size_t lengths = 0;
+  for (auto it = req.find(bhttp::field::content_length); it != req.end() && it->name() == bhttp::field::content_length;
+       ++it)
+    ++lengths;
+  if (lengths > 1) return fail_request(400, "invalid_argument", "bad request: more than one Content-Length");
+  if (lengths == 1 && req.count(bhttp::field::transfer_encoding))
+    return fail_request(400, "invalid_argument", "bad request: both Content-Length and Transfer-Encoding");
+  if (auto cl = parser_->content_length(); cl && *cl > lim.max_body_bytes)
+    return fail_request(413, "payload_too_large",
+                        "request body exceeds " + std::to_string(lim.max_body_bytes) + " bytes");
+  if (parser_->is_done()) return dispatch();
+  if (iequals(std::string(req[bhttp::field::expect]), "100-continue")) {
+    auto cont = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
+    stream_.expires_after(lim.write_timeout);
+    asio::async_write(stream_, asio::buffer(*cont), [self = shared_from_this(), cont](error_code ec, size_t) {
+      if (ec) return self->on_error(ec, "100 Continue");
+      self->read_body();
+    });
+    return;
+  }
+  read_body();
+}
+
+void Connection::read_body() {
+  stream_.expires_after(srv_.opts.limits.body_timeout);
+  bhttp::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](error_code ec, size_t) {
+    const auto& lim = self->srv_.opts.limits;
+    if (ec == bhttp::error::body_limit)
+      return self->fail_request(413, "payload_too_large",
+                                "request body exceeds " + std::to_string(lim.max_body_bytes) + " bytes");
+    if (ec == beast::error::timeout || ec == asio::error::eof || ec == asio::error::connection_reset)
+      return self->on_error(ec, "request body");
+    if (ec) return self->fail_request(400, "invalid_argument", "bad request: " + ec.message());
+    self->dispatch();
+  });
+}
+
+void Connection::fail_request(int status, const std::string& code, const std::string& message) {
+  keep_alive_ = false;  // The rest of the stream cannot be trusted to frame a next request.
+  if (parser_) version_ = parser_->get().version() == 10 ? 10 : 11;
+  Response r = error_with_status(status, code, message);
+  r.close = true;
+  respond(std::move(r));
+}
+
+void Connection::dispatch() {
+  auto msg = parser_->release();
+  parser_.reset();
+  version_ = msg.version() == 10 ? 10 : 11;
+  ++served_;
+  keep_alive_ = msg.keep_alive() && served_ < srv_.opts.limits.max_requests_per_connection;
+  Request req;
+  req.method = std::string(msg.method_string());
+  req.target = std::string(msg.target());
+  req.path = req.target.substr(0, req.target.find('?'));
+  req.version = static_cast<int>(version_);
+  for (const auto& f : msg) req.headers.push_back({std::string(f.name_string()), std::string(f.value())});
+  req.body = std::move(msg.body());
+  req.remote = remote_;
+
+  const Router::Route* route = nullptr;
+  switch (srv_.router.match(req.method, req.path, &route, req.captures)) {
+    case Router::Match::no_path:
+      return respond(error_with_status(404, "not_found", "no such endpoint: " + req.method + " " + req.path));
+    case Router::Match::no_method:
+      return respond(
+          error_with_status(405, "invalid_argument", "method " + req.method + " not allowed on " + req.path));
+    case Router::Match::found: break;
+  }
+  // The handler bounds its own time (a long poll's timer, a log stream's reads).
+  stream_.expires_never();
+  Reply reply(shared_from_this());
+  auto run = [route, reply, req = std::move(req), name = srv_.opts.name]() mutable {
+    try {
+      route->handler(req, reply);
+    } catch (const std::exception& e) {
+      spdlog::error("{}: {} {}: unhandled exception: {}", name, req.method, req.path, e.what());
+      reply(Error::internal("internal error"));
+    }
+  };
+  if (route->exec == Exec::blocking)
+    asio::post(srv_.blocking, std::move(run));
+  else
+    run();
+}
+
+void Connection::respond(Response r) {
+  if (closed_) return;
+  if (r.close) keep_alive_ = false;
+  if (r.stream) return start_stream(std::move(r));
+  auto res = std::make_shared<bhttp::response<bhttp::string_body>>(static_cast<bhttp::status>(r.status), version_);
+  res->set(bhttp::field::content_type, r.content_type);
+  for (const auto& h : r.headers) res->insert(h.name, h.value);
+  res->body() = std::move(r.body);
+  res->keep_alive(keep_alive_);
+  res->prepare_payload();
+  write_and_continue(std::move(res));
+}
+
+void Connection::write_and_continue(std::shared_ptr<bhttp::response<bhttp::string_body>> res) {
+  stream_.expires_after(srv_.opts.limits.write_timeout);
+  bhttp::async_write(stream_, *res, [self = shared_from_this(), res](error_code ec, size_t) {
+    if (ec) return self->on_error(ec, "response");
+    self->after_response(self->keep_alive_);
+  });
+}
+
+void Connection::after_response(bool keep_alive) {
+  if (keep_alive) return read_next();
+  // Half-close, then read and drop what the client still sends for a moment (a
+  // lingering close, as nginx does): closing with unread bytes would send a reset
+  // that can destroy the answer before the client reads it (a 413 while it still
+  // uploads its body).
+  error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  if (ec) return close();
+  linger_deadline_ = std::chrono::steady_clock::now() + kLingerTime;
+  linger();
+}
+
+void Connection::linger() {
+  const auto left = linger_deadline_ - std::chrono::steady_clock::now();
+  if (left <= std::chrono::steady_clock::duration::zero() || lingered_ > kLingerBytes) return close();
+  buffer_.clear();
+  stream_.expires_after(left);
+  stream_.async_read_some(buffer_.prepare(16 * 1024), [self = shared_from_this()](error_code ec, size_t n) {
+    if (ec) return self->close();
+    self->lingered_ += n;
+    self->linger();
+  });
+}
+
+// A chunked (HTTP/1.1) or close-delimited (HTTP/1.0) response body.
+class ChunkStream final : public BodyStream {
+ public:
+  ChunkStream(std::shared_ptr<Connection> conn, bool chunked) : conn_(std::move(conn)), chunked_(chunked) {}
+  ~ChunkStream() override {
+    if (!finished_.exchange(true) && conn_->running())
+      asio::post(conn_->executor(), [c = conn_] { c->close(); });  // Dropped mid-body: the client sees a cut stream.
+  }
+
+  void write(std::string data, std::function<void(bool)> done) override {
+    if (!conn_->running()) return done(false);
+    auto buf = std::make_shared<std::string>(std::move(data));
+    asio::post(conn_->executor(), [c = conn_, buf, done = std::move(done), chunked = chunked_]() mutable {
+      if (c->closed_) return done(false);
+      if (buf->empty()) return done(true);  // An empty chunk would end the body.
+      c->stream_.expires_after(c->srv_.opts.limits.write_timeout);
+      auto handler = [c, buf, done = std::move(done)](error_code ec, size_t) {
+        if (ec) c->on_error(ec, "stream chunk");
+        done(!ec);
+      };
+      if (chunked)
+        asio::async_write(c->stream_, bhttp::make_chunk(asio::buffer(*buf)), std::move(handler));
+      else
+        asio::async_write(c->stream_, asio::buffer(*buf), std::move(handler));
+    });
+  }
+
+  void finish() override {
+    if (finished_.exchange(true) || !conn_->running()) return;
+    asio::post(conn_->executor(), [c = conn_, chunked = chunked_] {
+      if (c->closed_) return;
+      if (!chunked) return c->after_response(false);
+      auto last = std::make_shared<bhttp::chunk_last<bhttp::chunk_crlf>>();
+      c->stream_.expires_after(c->srv_.opts.limits.write_timeout);
+      asio::async_write(c->stream_, *last, [c, last](error_code ec, size_t) {
+        if (ec) return c->on_error(ec, "stream end");
+        c->after_response(c->keep_alive_);
+      });
+    });
+  }
+
+ private:
+  std::shared_ptr<Connection> conn_;
+  const bool chunked_;
+  std::atomic<bool> finished_{false};
+};
+
+void Connection::start_stream(Response r) {
+  const bool chunked = version_ == 11;
+  if (!chunked) keep_alive_ = false;  // HTTP/1.0: the body ends with the connection.
+  auto res = std::make_shared<bhttp::response<bhttp::empty_body>>(static_cast<bhttp::status>(r.status), version_);
+  res->set(bhttp::field::content_type, r.content_type);
+  for (const auto& h : r.headers) res->insert(h.name, h.value);
+  res->keep_alive(keep_alive_);
+  if (chunked) res->chunked(true);
+  auto sr = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*res);
+  stream_.expires_after(srv_.opts.limits.write_timeout);
+  bhttp::async_write_header(
+      stream_, *sr,
+      [self = shared_from_this(), res, sr, chunked, producer = std::move(r.stream)](error_code ec, size_t) {
+        if (ec) return self->on_error(ec, "stream head");
+        self->stream_.expires_never();
+        producer(std::make_shared<ChunkStream>(self, chunked));
+      });
+}
+
+// ---------------------------------------------------------------- server
+
+namespace {
+// Past max_connections: a fixed 503, written at once, then close.
+void reject(Server::Impl& srv, tcp::socket socket) {
+  static const std::string body =
+      R"({"error":{"code":"unavailable","message":"too many open connections; retry later"}})";
+  static const std::string text =
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + body;
+  ++srv.rejected;
+  auto sock = std::make_shared<tcp::socket>(std::move(socket));
+  asio::async_write(*sock, asio::buffer(text), [sock](error_code, size_t) {
+    error_code ec;
+    sock->shutdown(tcp::socket::shutdown_both, ec);
+    sock->close(ec);
+  });
+}
+}  // namespace
+
+void Server::Impl::accept_next() {
+  acceptor.async_accept(asio::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
+    if (!running->load()) return;
+    if (ec) {
+      if (ec == asio::error::operation_aborted) return;
+      // Out of file descriptors and the like: back off instead of spinning.
+      spdlog::warn("{}: accept: {}", opts.name, ec.message());
+      auto t = std::make_shared<asio::steady_timer>(ioc, std::chrono::milliseconds(100));
+      t->async_wait([this, t](error_code) {
+        if (running->load()) accept_next();
+      });
+      return;
+    }
+    error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    if (open.load() >= opts.limits.max_connections)
+      reject(*this, std::move(socket));
+    else
+      std::make_shared<Connection>(*this, std::move(socket))->start();
+    accept_next();
+  });
+}
+
+Server::Server(ServerOptions opts, Router router) : impl_(std::make_unique<Impl>(std::move(opts), std::move(router))) {}
+
+Server::~Server() { stop(); }
+
+Result<int> Server::start() {
+  auto& im = *impl_;
+  error_code ec;
+  const auto addr = asio::ip::make_address(im.opts.host, ec);
+  if (ec) return Error::invalid("listen address " + im.opts.host + ": " + ec.message(), "listen");
+  const tcp::endpoint ep(addr, static_cast<uint16_t>(im.opts.port));
+  const std::string where = im.opts.host + ":" + std::to_string(im.opts.port);
+  im.acceptor.open(ep.protocol(), ec);
+  if (!ec) im.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) im.acceptor.bind(ep, ec);
+  if (!ec) im.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Error::unavailable("cannot listen on " + where + ": " + ec.message());
+  port_ = im.acceptor.local_endpoint().port();
+  im.running->store(true);
+  im.work.emplace(im.ioc.get_executor());
+  im.accept_next();
+  for (int i = 0; i < im.opts.io_threads; ++i) im.threads.emplace_back([&im] { im.ioc.run(); });
+  return port_;
+}
+
+void Server::stop() {
+  auto& im = *impl_;
+  {
+    std::lock_guard lk(im.stop_mu);
+    if (im.stopped) return;
+    im.stopped = true;
+  }
+  im.running->store(false);
+  asio::post(im.ioc, [&im] {
+    error_code ec;
+    im.acceptor.close(ec);
+  });
+  // Close every connection; their pending operations end with operation_aborted and
+  // release them. Give that a moment, then stop whatever is left (timers).
+  std::vector<std::shared_ptr<Connection>> live;
+  {
+    std::lock_guard lk(im.conns_mu);
+    for (auto& [_, weak] : im.conns)
+      if (auto c = weak.lock()) live.push_back(std::move(c));
+  }
+  for (auto& c : live) c->close_soon();
+  live.clear();
+  {
+    std::unique_lock lk(im.conns_mu);
+    im.conns_cv.wait_for(lk, std::chrono::seconds(2), [&im] { return im.conns.empty(); });
+  }
+  im.work.reset();
+  im.ioc.stop();
+  for (auto& t : im.threads) t.join();
+  im.threads.clear();
+  im.blocking.join();
+}
+
+int Server::io_threads() const { return impl_->opts.io_threads; }
+
+ServerStats Server::stats() const {
+  return {impl_->open.load(), impl_->total.load(), impl_->rejected.load(), impl_->timeouts.load()};
+}
+
+void Server::after(std::chrono::milliseconds delay, std::function<void()> fn) {
+  if (!impl_->running->load()) return;
+  auto t = std::make_shared<asio::steady_timer>(impl_->ioc, delay);
+  t->async_wait([t, fn = std::move(fn), running = impl_->running](error_code ec) {
+    if (!ec && running->load()) fn();
+  });
+}
+
+void Server::post_blocking(std::function<void()> fn) { asio::post(impl_->blocking, std::move(fn)); }
+
+}  // namespace tessel::http

@@ -1,0 +1,58 @@
+#pragma once
+// Internal to common/http: the Server's shared parts, for server.cpp and forward.cpp.
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <condition_variable>
+#include <mutex>
+#include <unordered_map>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "tessel/http/server.hpp"
+
+namespace tessel::http {
+
+struct Server::Impl {
+  Impl(ServerOptions o, Router r)
+      : opts(with_defaults(std::move(o))),
+        router(std::move(r)),
+        ioc(opts.io_threads),
+        acceptor(ioc),
+        blocking(static_cast<size_t>(opts.blocking_threads)) {}
+
+  static ServerOptions with_defaults(ServerOptions o) {
+    if (o.io_threads <= 0) o.io_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    o.blocking_threads = std::max(1, o.blocking_threads);
+    return o;
+  }
+
+  ServerOptions opts;
+  Router router;
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::acceptor acceptor;
+  boost::asio::thread_pool blocking;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
+  std::vector<std::thread> threads;
+  // Cleared by stop(): replies and timers that come later are dropped, not posted.
+  std::shared_ptr<std::atomic<bool>> running = std::make_shared<std::atomic<bool>>(false);
+  std::mutex stop_mu;
+  bool stopped = false;
+
+  std::atomic<uint64_t> open{0}, total{0}, rejected{0}, timeouts{0};
+
+  // Live connections, so stop() can close them.
+  std::mutex conns_mu;
+  std::condition_variable conns_cv;
+  std::unordered_map<const Connection*, std::weak_ptr<Connection>> conns;
+
+  void accept_next();
+};
+
+}  // namespace tessel::http
