@@ -5,16 +5,54 @@ namespace tessel::scheduler {
 
 using nlohmann::json;
 
+namespace {
+
+json to_json(const NodeView& v) {
+  json inv = api::to_json(v.rec.inventory);
+  for (auto& d : inv["devices"]) {
+    auto job = v.job_by_module.find(d["module_id"].get<int>());
+    d["job"] = job == v.job_by_module.end() ? json(nullptr) : json(job->second);
+  }
+  json groups = json::object();
+  for (const auto& [size, list] : v.free_groups) groups[std::to_string(size)] = list;
+  return {{"name", v.rec.name},
+          {"address", v.rec.address},
+          {"agent_port", v.rec.agent_port},
+          {"state", v.state},
+          {"last_heartbeat", api::format_rfc3339(v.rec.last_heartbeat_ms)},
+          {"inventory", inv},
+          {"free_groups", groups}};
+}
+
+json to_json(const InventoryView& v) {
+  json models = json::array();
+  for (const auto& m : v.models) {
+    json g = json::object();
+    for (const auto& [size, count] : m.free_groups) g[std::to_string(size)] = count;
+    models.push_back({{"model", m.model},
+                      {"vendor", m.vendor},
+                      {"cards", m.cards},
+                      {"healthy", m.healthy},
+                      {"free", m.free},
+                      {"free_groups", g}});
+  }
+  return {{"models", models}, {"nodes", v.nodes_by_state}};
+}
+
+}  // namespace
+
 void add_node_routes(http::Router& r, RouteContext& ctx) {
   r.add("GET", "/v1/nodes", [&ctx](http::Request& req, http::Reply reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
-    reply(json_reply(200, ctx.state.nodes_json()));
+    json nodes = json::array();
+    for (const auto& n : ctx.state.nodes()) nodes.push_back(to_json(n));
+    reply(json_reply(200, {{"nodes", nodes}}));
   });
   r.add("GET", "/v1/nodes/{name}", [&ctx](http::Request& req, http::Reply reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
-    auto node = ctx.state.node_json(req.captures[0]);
+    auto node = ctx.state.node(req.captures[0]);
     if (!node) return reply(node.error());
-    reply(json_reply(200, *node));
+    reply(json_reply(200, to_json(*node)));
   });
   for (bool drain : {true, false}) {
     r.add(
@@ -23,13 +61,13 @@ void add_node_routes(http::Router& r, RouteContext& ctx) {
           if (auto who = authorize(ctx, req, Action::admin); !who) return reply(who.error());
           auto node = ctx.state.set_drained(req.captures[0], drain);
           if (!node) return reply(node.error());
-          reply(json_reply(200, *node));
+          reply(json_reply(200, to_json(*node)));
         },
         http::Exec::blocking);
   }
   r.add("GET", "/v1/inventory", [&ctx](http::Request& req, http::Reply reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
-    reply(json_reply(200, ctx.state.inventory_json()));
+    reply(json_reply(200, to_json(ctx.state.inventory())));
   });
 }
 

@@ -1,13 +1,10 @@
 // ClusterState: read-only views (nodes, inventory totals, metrics, status)
 // and node draining.
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "tessel/scheduler/state.hpp"
 
 namespace tessel::scheduler {
-
-using nlohmann::json;
 
 std::string ClusterState::node_state_locked(const NodeEntry& n) const {
   if (n.down) return "down";
@@ -24,43 +21,32 @@ NodeSpec ClusterState::node_spec_locked(const NodeEntry& n) const {
   return s;
 }
 
-json ClusterState::node_view_locked(const NodeEntry& n) const {
-  json inv = api::to_json(n.rec.inventory);
-  for (auto& d : inv["devices"]) {
-    auto h = alloc_.holder(n.rec.name, d["module_id"].get<int>());
-    if (!h) {
-      d["job"] = nullptr;
-      continue;
-    }
-    auto f = fences_.find(*h);
-    d["job"] = f != fences_.end() ? f->second.job_id : *h;
+NodeView ClusterState::node_view_locked(const NodeEntry& n) const {
+  NodeView v{n.rec, node_state_locked(n), {}, alloc_.free_groups(n.rec.name)};
+  for (const auto& d : n.rec.inventory.devices) {
+    auto h = alloc_.holder(n.rec.name, d.module_id);
+    if (!h) continue;
+    auto f = fences_.find(*h);  // A fence holds cards for its job's stopped attempt.
+    v.job_by_module[d.module_id] = f != fences_.end() ? f->second.job_id : *h;
   }
-  json groups = json::object();
-  for (const auto& [size, list] : alloc_.free_groups(n.rec.name)) groups[std::to_string(size)] = list;
-  return {{"name", n.rec.name},
-          {"address", n.rec.address},
-          {"agent_port", n.rec.agent_port},
-          {"state", node_state_locked(n)},
-          {"last_heartbeat", api::format_rfc3339(n.rec.last_heartbeat_ms)},
-          {"inventory", inv},
-          {"free_groups", groups}};
+  return v;
 }
 
-json ClusterState::nodes_json() const {
+std::vector<NodeView> ClusterState::nodes() const {
   std::lock_guard lk(mu_);
-  json arr = json::array();
-  for (const auto& [_, n] : nodes_) arr.push_back(node_view_locked(n));
-  return {{"nodes", arr}};
+  std::vector<NodeView> out;
+  for (const auto& [_, n] : nodes_) out.push_back(node_view_locked(n));
+  return out;
 }
 
-Result<json> ClusterState::node_json(const std::string& name) const {
+Result<NodeView> ClusterState::node(const std::string& name) const {
   std::lock_guard lk(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return Error::not_found("node " + name + " not found");
   return node_view_locked(it->second);
 }
 
-Result<json> ClusterState::set_drained(const std::string& name, bool drained) {
+Result<NodeView> ClusterState::set_drained(const std::string& name, bool drained) {
   std::lock_guard lk(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return Error::not_found("node " + name + " not found");
@@ -79,21 +65,18 @@ Result<json> ClusterState::set_drained(const std::string& name, bool drained) {
   return node_view_locked(it->second);
 }
 
-json ClusterState::inventory_json() const {
+InventoryView ClusterState::inventory() const {
   std::lock_guard lk(mu_);
-  struct Totals {
-    std::string vendor;
-    int64_t cards = 0, healthy = 0, free = 0;
-    std::map<int, int64_t> groups{{1, 0}, {2, 0}, {4, 0}, {8, 0}};
-  };
-  std::map<std::string, Totals> models;
-  std::map<std::string, int64_t> states{{"ready", 0}, {"draining", 0}, {"down", 0}};
+  std::map<std::string, InventoryView::Model> models;
+  InventoryView v;
+  v.nodes_by_state = {{"ready", 0}, {"draining", 0}, {"down", 0}};
   for (const auto& [name, n] : nodes_) {
     const std::string st = node_state_locked(n);
-    ++states[st];
+    ++v.nodes_by_state[st];
     std::map<int, std::string> model_of;
     for (const auto& d : n.rec.inventory.devices) {
-      Totals& t = models[d.model];
+      auto& t = models[d.model];
+      t.model = d.model;
       t.vendor = api::to_string(n.rec.inventory.vendor);
       ++t.cards;
       if (d.healthy) ++t.healthy;
@@ -103,20 +86,10 @@ json ClusterState::inventory_json() const {
     if (st != "ready") continue;
     for (const auto& [size, list] : alloc_.free_groups(name))
       for (const auto& g : list)
-        if (!g.empty() && model_of.count(g.front())) ++models[model_of[g.front()]].groups[size];
+        if (!g.empty() && model_of.count(g.front())) ++models[model_of[g.front()]].free_groups[size];
   }
-  json arr = json::array();
-  for (const auto& [model, t] : models) {
-    json g = json::object();
-    for (const auto& [size, count] : t.groups) g[std::to_string(size)] = count;
-    arr.push_back({{"model", model},
-                   {"vendor", t.vendor},
-                   {"cards", t.cards},
-                   {"healthy", t.healthy},
-                   {"free", t.free},
-                   {"free_groups", g}});
-  }
-  return {{"models", arr}, {"nodes", states}};
+  for (auto& [_, m] : models) v.models.push_back(std::move(m));
+  return v;
 }
 
 StatsSnapshot ClusterState::stats() const {

@@ -26,8 +26,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "tessel/api/agent_protocol.hpp"
 #include "tessel/api/job.hpp"
 #include "tessel/scheduler/allocator.hpp"
@@ -71,6 +69,25 @@ struct LogTarget {
   std::string token;  // Bearer token the node registered with; empty when none.
 };
 
+// A node as the API shows it (GET /v1/nodes).
+struct NodeView {
+  NodeRecord rec;
+  std::string state;                                   // "ready", "draining" or "down".
+  std::map<int, std::string> job_by_module;            // Module id -> the job holding the card.
+  std::map<int, std::vector<api::Group>> free_groups;  // By size: valid groups free now.
+};
+
+// Fleet totals (GET /v1/inventory).
+struct InventoryView {
+  struct Model {
+    std::string model, vendor;
+    int64_t cards = 0, healthy = 0, free = 0;
+    std::map<int, int64_t> free_groups{{1, 0}, {2, 0}, {4, 0}, {8, 0}};  // Count of free valid groups by size.
+  };
+  std::vector<Model> models;
+  std::map<std::string, int64_t> nodes_by_state;
+};
+
 class ClusterState {
  public:
   ClusterState(Store& store, const Clock& clock, StateOptions opts);
@@ -90,10 +107,10 @@ class ClusterState {
   Result<LogTarget> log_target(const std::string& job_id, int rank) const;
 
   // --- Nodes (REST) ---
-  nlohmann::json nodes_json() const;
-  Result<nlohmann::json> node_json(const std::string& name) const;
-  Result<nlohmann::json> set_drained(const std::string& name, bool drained);
-  nlohmann::json inventory_json() const;
+  std::vector<NodeView> nodes() const;
+  Result<NodeView> node(const std::string& name) const;
+  Result<NodeView> set_drained(const std::string& name, bool drained);
+  InventoryView inventory() const;
   StatsSnapshot stats() const;
   // False while the last write to the store failed (disk full, read-only, I/O error).
   bool storage_ok() const { return storage_ok_.load(); }
@@ -154,7 +171,7 @@ class ClusterState {
   void bump_locked(const std::string& node);
   void mark_dirty_locked();
   std::vector<api::Assignment> assignments_locked(const std::string& node) const;
-  nlohmann::json node_view_locked(const NodeEntry& n) const;
+  NodeView node_view_locked(const NodeEntry& n) const;
 
   // Stops job `e`'s current attempt early: fences the ranks not known gone,
   // then requeues (attempt+1) when `retry` and retries remain, else ends it in
