@@ -11,14 +11,30 @@ using namespace std::chrono;
 
 static int64_t steady_ns() { return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count(); }
 
-Agent::Agent(AgentConfig cfg, SchedulerApi& heartbeat_api, SchedulerApi& poll_api, InventorySource& inventory,
-             TaskManager& tasks, Notifier& notifier)
+// Binds the socket supervisors tell about their tasks; without one the agent still
+// works, only later (the reporter's check every interval finds the changes).
+static std::unique_ptr<TaskEventSocket> bind_events_socket(const std::string& path) {
+  if (path.empty()) return nullptr;
+  auto sock = TaskEventSocket::bind(path);
+  if (!sock) {
+    spdlog::warn("task events: {}; task ends reach the scheduler within a heartbeat interval instead of at once",
+                 sock.error().message);
+    return nullptr;
+  }
+  return std::move(*sock);
+}
+
+Agent::Agent(AgentConfig cfg, SchedulerApi& heartbeat_api, SchedulerApi& poll_api, SchedulerApi& report_api,
+             InventorySource& inventory, TaskManager& tasks, Notifier& notifier)
     : cfg_(std::move(cfg)),
       hb_api_(heartbeat_api),
       poll_api_(poll_api),
+      report_api_(report_api),
       inventory_(inventory),
       tasks_(tasks),
-      notifier_(notifier) {}
+      notifier_(notifier),
+      events_(bind_events_socket(cfg_.events_socket)),
+      interval_(cfg_.heartbeat_interval.value_or(seconds(5))) {}
 
 void Agent::stop() {
   {
@@ -26,23 +42,29 @@ void Agent::stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  if (events_) events_->interrupt();
   poll_api_.cancel();
   hb_api_.cancel();
-}
-
-void Agent::kick() {
-  {
-    std::lock_guard lock(mu_);
-    kicked_ = true;
-  }
-  cv_.notify_all();
+  report_api_.cancel();
 }
 
 bool Agent::wait_for(milliseconds d) {
   std::unique_lock lock(mu_);
-  cv_.wait_for(lock, d, [&] { return stopping_ || kicked_; });
-  kicked_ = false;
+  cv_.wait_for(lock, d, [&] { return stopping_ || wake_heartbeat_; });
+  wake_heartbeat_ = false;
   return !stopping_;
+}
+
+void Agent::on_registered(milliseconds interval) {
+  {
+    std::lock_guard lock(mu_);
+    registered_ = true;
+    interval_ = interval;
+    // The registration carried the reports, but acks come only in a report's answer,
+    // and what the reporter last had accepted may predate a scheduler that forgot us.
+    reports_dirty_ = true;
+  }
+  cv_.notify_all();
 }
 
 void Agent::publish_status() {
@@ -51,95 +73,114 @@ void Agent::publish_status() {
 }
 
 bool Agent::heartbeat_once(const api::NodeInventory& inv) {
-  api::HeartbeatRequest req{cfg_.node, inv, tasks_.reports()};
+  // No task reports: those go through the reporter, the moment they change.
+  api::HeartbeatRequest req{cfg_.node, inv, std::nullopt};
   auto r = hb_api_.heartbeat(req);
   if (r.not_found()) {
     spdlog::warn("heartbeat: the scheduler does not know node {}; registering again", cfg_.node);
     return false;
   }
   if (!r.ok()) throw std::runtime_error(r.error);
-  if (!r.value->acknowledged.empty()) spdlog::debug("scheduler acknowledged {} task(s)", r.value->acknowledged.size());
-  tasks_.acknowledge(r.value->acknowledged);
+  if (!r.value->acknowledged.empty()) {
+    spdlog::debug("scheduler acknowledged {} task(s) in a heartbeat answer", r.value->acknowledged.size());
+    tasks_.acknowledge(r.value->acknowledged);
+  }
   return true;
 }
 
-void Agent::run() {
+std::optional<api::NodeInventory> Agent::refresh_inventory() {
+  auto inv = inventory_.read();
+  std::lock_guard lock(mu_);
+  if (inv) {
+    last_inv_ = *inv;
+  } else {
+    spdlog::error("reading inventory: {}", inv.error().message);
+    // The vendor tool failed (hung, crashed, garbage): keep the last known cards
+    // but report them unhealthy, so the scheduler stops placing here; running
+    // tasks are left alone. The next good read restores them.
+    if (last_inv_)
+      for (auto& d : last_inv_->devices) {
+        d.healthy = false;
+        d.health_reason = "reading inventory: " + inv.error().message;
+      }
+  }
+  return last_inv_;
+}
+
+milliseconds Agent::register_once(const api::NodeInventory& inv, Backoff& backoff) {
+  auto r = hb_api_.register_node({cfg_.node, cfg_.address, cfg_.agent_port, inv, tasks_.reports()});
+  if (!r.ok()) {
+    const milliseconds wait = backoff.next();
+    spdlog::warn("register with {}: {} (retry in {} ms)", cfg_.scheduler_url, r.error, wait.count());
+    return wait;
+  }
+  backoff.reset();
+  const milliseconds interval = cfg_.heartbeat_interval.value_or(seconds(r.value->heartbeat_interval_s));
+  spdlog::info("registered with {} as {} (heartbeat every {} ms)", cfg_.scheduler_url, cfg_.node, interval.count());
+  on_registered(interval);
+  if (!ready_sent_) notifier_.ready();
+  ready_sent_ = true;
+  publish_status();
+  return interval;
+}
+
+milliseconds Agent::heartbeat_step(const api::NodeInventory& inv, Backoff& backoff) {
+  try {
+    if (!heartbeat_once(inv)) {
+      {
+        std::lock_guard lock(mu_);
+        registered_ = false;
+      }
+      cv_.notify_all();  // The reporter pauses until the registration (which carries the reports).
+      return milliseconds(0);
+    }
+    backoff.reset();
+    publish_status();
+    std::lock_guard lock(mu_);
+    return interval_;
+  } catch (const std::exception& e) {
+    const milliseconds wait = backoff.next();
+    spdlog::warn("heartbeat to {}: {} (retry in {} ms)", cfg_.scheduler_url, e.what(), wait.count());
+    notifier_.status("scheduler " + cfg_.scheduler_url + " unreachable, " + std::to_string(tasks_.running_count()) +
+                     " tasks running");
+    return wait;
+  }
+}
+
+void Agent::heartbeat_loop() {
   Backoff backoff(cfg_.backoff_base, cfg_.backoff_cap, cfg_.seed);
-  std::thread poller([this] { poll_loop(); });
-  std::thread watchdog;
-  if (auto period = notifier_.watchdog_period()) watchdog = std::thread([this, p = *period] { watchdog_loop(p); });
-  bool ready_sent = false;
-  milliseconds interval = cfg_.heartbeat_interval.value_or(seconds(5));
   for (;;) {
     progress_ns_ = steady_ns();
-    auto inv = inventory_.read();
-    if (inv) {
-      std::lock_guard lock(mu_);
-      last_inv_ = *inv;
-    } else {
-      spdlog::error("reading inventory: {}", inv.error().message);
-      // The vendor tool failed (hung, crashed, garbage): keep the last known cards
-      // but report them unhealthy, so the scheduler stops placing here; running
-      // tasks are left alone. The next good read restores them.
-      std::lock_guard lock(mu_);
-      if (last_inv_)
-        for (auto& d : last_inv_->devices) {
-          d.healthy = false;
-          d.health_reason = "reading inventory: " + inv.error().message;
-        }
-    }
-    std::optional<api::NodeInventory> current;
+    const auto inv = refresh_inventory();
     bool registered;
     {
       std::lock_guard lock(mu_);
-      current = last_inv_;
       registered = registered_;
     }
-    milliseconds wait = interval;
-    if (!current) {
+    milliseconds wait;
+    if (!inv)
       wait = backoff.next();
-    } else if (!registered) {
-      auto r = hb_api_.register_node({cfg_.node, cfg_.address, cfg_.agent_port, *current, tasks_.reports()});
-      if (r.ok()) {
-        backoff.reset();
-        interval = cfg_.heartbeat_interval.value_or(seconds(r.value->heartbeat_interval_s));
-        spdlog::info("registered with {} as {} (heartbeat every {} ms)", cfg_.scheduler_url, cfg_.node,
-                     interval.count());
-        {
-          std::lock_guard lock(mu_);
-          registered_ = true;
-        }
-        cv_.notify_all();
-        if (!ready_sent) notifier_.ready();
-        ready_sent = true;
-        publish_status();
-        wait = milliseconds(0);  // Heartbeat right away: reports may be acknowledged.
-      } else {
-        wait = backoff.next();
-        spdlog::warn("register with {}: {} (retry in {} ms)", cfg_.scheduler_url, r.error, wait.count());
-      }
-    } else {
-      try {
-        if (!heartbeat_once(*current)) {
-          std::lock_guard lock(mu_);
-          registered_ = false;
-          wait = milliseconds(0);
-        } else {
-          backoff.reset();
-          publish_status();
-        }
-      } catch (const std::exception& e) {
-        wait = backoff.next();
-        spdlog::warn("heartbeat to {}: {} (retry in {} ms)", cfg_.scheduler_url, e.what(), wait.count());
-        notifier_.status("scheduler " + cfg_.scheduler_url + " unreachable, " + std::to_string(tasks_.running_count()) +
-                         " tasks running");
-      }
-    }
-    if (wait.count() > 0 && !wait_for(wait)) break;
+    else if (!registered)
+      wait = register_once(*inv, backoff);
+    else
+      wait = heartbeat_step(*inv, backoff);
+    if (wait.count() > 0 && !wait_for(wait)) return;
     std::lock_guard lock(mu_);
-    if (stopping_) break;
+    if (stopping_) return;
   }
+}
+
+void Agent::run() {
+  std::thread poller([this] { poll_loop(); });
+  std::thread reporter([this] { report_loop(); });
+  std::thread events;
+  if (events_) events = std::thread([this] { event_loop(); });
+  std::thread watchdog;
+  if (auto period = notifier_.watchdog_period()) watchdog = std::thread([this, p = *period] { watchdog_loop(p); });
+  heartbeat_loop();
   poller.join();
+  reporter.join();
+  if (events.joinable()) events.join();
   if (watchdog.joinable()) watchdog.join();
 }
 
@@ -162,9 +203,9 @@ void Agent::poll_loop() {
       const bool changed = r.value->version != version;
       version = r.value->version;
       tasks_.apply(*r.value, *inv);
-      // Report starts and stops promptly; an unchanged answer (a poll's timeout, or one
-      // shed every few seconds) leaves reporting to the regular heartbeat.
-      if (changed) kick();
+      // A changed answer started or stopped tasks (or failed to start them): report at
+      // once. An unchanged one (a poll's timeout, or one shed every few seconds) did not.
+      if (changed) mark_reports_dirty();
       if (r.value->poll_after_ms > 0) {
         // The scheduler holds as many long polls as it can: come back later, with
         // jitter (0.75..1.25x) so the nodes told so at once do not return together.

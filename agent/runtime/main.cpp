@@ -136,10 +136,13 @@ int agent_main(const Options& o) {
   if (o.heartbeat_interval > 0)
     acfg.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(o.heartbeat_interval * 1000));
   acfg.seed = std::random_device{}();
-  // Heartbeats open a connection each time (one every few seconds); the long poll keeps its own.
-  SchedulerClient hb_api(o.scheduler, token, /*keep_alive=*/false), poll_api(o.scheduler, token);
+  acfg.events_socket = events_socket_path(dir.root());
+  // Heartbeats and reports open a connection each time (one every few seconds, one per
+  // task change); the long poll keeps its own.
+  SchedulerClient hb_api(o.scheduler, token, /*keep_alive=*/false), poll_api(o.scheduler, token),
+      report_api(o.scheduler, token, /*keep_alive=*/false);
   SystemdNotifier notifier;
-  Agent agent(acfg, hb_api, poll_api, **source, tasks, notifier);
+  Agent agent(acfg, hb_api, poll_api, report_api, **source, tasks, notifier);
 
   std::thread signals([&] {
     int sig = 0;

@@ -70,6 +70,14 @@ Reply<api::HeartbeatResponse> SchedulerClient::heartbeat(const api::HeartbeatReq
   return finish<api::HeartbeatResponse>(res, api::heartbeat_response_from_json);
 }
 
+Reply<api::ReportResponse> SchedulerClient::report(const api::ReportRequest& req) {
+  // The scheduler commits the reports and runs a scheduling pass before it answers:
+  // a few ms usually, more on a busy cluster.
+  http_->set_read_timeout(10, 0);
+  auto res = http_->Post("/v1/agent/report", api::to_json(req).dump(), "application/json");
+  return finish<api::ReportResponse>(res, api::report_response_from_json);
+}
+
 Reply<api::DesiredState> SchedulerClient::desired_state(const std::string& node, int64_t version, int wait_s) {
   http_->set_read_timeout(wait_s + 10, 0);
   std::string path = "/v1/agent/nodes/" + node + "/assignments?version=" + std::to_string(version) +

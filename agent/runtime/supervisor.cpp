@@ -19,6 +19,7 @@
 #include "tessel/agent/durable_file.hpp"
 #include "tessel/api/child_env.hpp"
 #include "tessel/agent/proc_info.hpp"
+#include "tessel/agent/task_events.hpp"
 #include "tessel/agent/task_files.hpp"
 
 namespace bp = boost::process;
@@ -134,13 +135,23 @@ TaskResult summarize(const std::vector<Rank>& ranks, const std::string& why) {
   return res;
 }
 
-int finish(const std::string& dir, const TaskResult& res) {
+// The assignment id: the task dir's name (known even when launch.json is unreadable).
+std::string task_id_of(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir.substr(dir.rfind('/') + 1);
+}
+
+// Writes result.json durably, and only then tells the agent: whatever the agent reads
+// after the datagram includes the result. When the result cannot be written the agent
+// is not told: it finds this supervisor gone without a result within an interval.
+int finish(const std::string& dir, const TaskResult& res, const TaskEventSender& agent) {
   auto st = write_file_durable(dir + "/result.json", serialize(res));
   if (!st) {
     spdlog::error("supervisor: writing result: {}", st.error().message);
     return 1;
   }
   spdlog::info("supervisor: result {}", serialize(res));
+  agent.send(task_id_of(dir));
   return 0;
 }
 
@@ -161,12 +172,15 @@ int run_supervisor(const std::string& dir) {
   // No fsync: the record only matters while this boot (and this process) lasts.
   auto rec = write_file_atomic(dir + "/supervisor.json", serialize(SupervisorRecord{self, start.value_or(0)}));
   if (!rec) spdlog::error("supervisor: {}", rec.error().message);
+  const TaskEventSender agent(events_socket_path_for_task(dir));
 
   auto text = read_small_file(dir + "/launch.json", 16 << 20);
   auto plan = text ? parse_launch_plan(*text) : Result<LaunchPlan>(text.error());
   if (!plan)
-    return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt,
-                                  "reading launch plan: " + plan.error().message});
+    return finish(dir,
+                  TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt,
+                             "reading launch plan: " + plan.error().message},
+                  agent);
 
   int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   std::vector<Rank> ranks(plan->ranks.size());
@@ -177,11 +191,13 @@ int run_supervisor(const std::string& dir) {
       signal_groups(ranks, SIGKILL);
       for (auto& r : ranks)
         if (r.pid > 0) ::waitpid(r.pid, nullptr, 0);
-      return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt, pid.error().message});
+      return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt, pid.error().message},
+                    agent);
     }
     ranks[i].pid = *pid;
   }
   spdlog::info("supervisor: started {} rank(s) of {}", ranks.size(), plan->assignment_id);
+  agent.send(task_id_of(dir));  // Its ranks are up (and supervisor.json is written).
 
   const auto started = Clock::now();
   std::optional<Clock::time_point> limit;
@@ -227,7 +243,7 @@ int run_supervisor(const std::string& dir) {
     }
   }
   signal_groups(ranks, SIGKILL);
-  return finish(dir, summarize(ranks, why));
+  return finish(dir, summarize(ranks, why), agent);
 }
 
 }  // namespace tessel::agent

@@ -1,5 +1,6 @@
 // The agent's loops against an in-process fake scheduler, fake inventory and fake
-// launcher: registration, READY, 404 re-registration, backoff, launch, fencing, acks.
+// launcher: registration, READY, 404 re-registration, backoff, launch, fencing, acks,
+// and task reports (sent at once on a supervisor's datagram, retried, never in heartbeats).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "tessel/agent/agent.hpp"
+#include "tessel/agent/durable_file.hpp"
 #include "test_util.hpp"
 
 using namespace tessel;
@@ -22,9 +24,13 @@ struct FakeScheduler {
   std::condition_variable cv;
   bool reachable = true;
   bool knows_node = false;
-  int registers = 0, heartbeats = 0;
-  std::vector<api::TaskReport> last_reports;
-  std::vector<std::string> ack_next;
+  int registers = 0, heartbeats = 0, heartbeats_with_tasks = 0, reports = 0;
+  int failing_reports = 0;     // The next this many reports fail (HTTP 503).
+  int failed_reports = 0;      // How many did.
+  bool block_reports = false;  // A report hangs until cancelled.
+  int reports_in_flight = 0;
+  std::vector<api::TaskReport> last_reports;  // From the last registration or report.
+  std::vector<std::string> ack_next;          // Acknowledged once a report says they ended.
   api::DesiredState desired;
 
   void set_desired(std::vector<api::Assignment> as) {
@@ -51,12 +57,30 @@ class FakeApi : public SchedulerApi {
     if (!s_.reachable) return {std::nullopt, 0, "connection refused"};
     if (!s_.knows_node) return {std::nullopt, 404, "unknown node"};
     ++s_.heartbeats;
+    if (req.tasks) ++s_.heartbeats_with_tasks;
+    return {api::HeartbeatResponse{}, 200, ""};
+  }
+  Reply<api::ReportResponse> report(const api::ReportRequest& req) override {
+    std::unique_lock l(s_.mu);
+    if (s_.block_reports) {
+      ++s_.reports_in_flight;
+      s_.cv.notify_all();
+      s_.cv.wait(l, [&] { return cancelled_; });
+      --s_.reports_in_flight;
+    }
+    if (cancelled_ || !s_.reachable) return {std::nullopt, 0, "connection refused"};
+    if (s_.failing_reports > 0) {
+      --s_.failing_reports;
+      ++s_.failed_reports;
+      return {std::nullopt, 503, "HTTP 503: storage unavailable"};
+    }
+    if (!s_.knows_node) return {std::nullopt, 404, "unknown node"};
+    ++s_.reports;
     s_.last_reports = req.tasks;
-    api::HeartbeatResponse r;
-    for (const auto& t : req.tasks) {
+    api::ReportResponse r;
+    for (const auto& t : req.tasks)
       for (const auto& id : s_.ack_next)
         if (t.assignment_id == id && t.state != api::TaskState::running) r.acknowledged.push_back(id);
-    }
     return {r, 200, ""};
   }
   Reply<api::DesiredState> desired_state(const std::string&, int64_t version, int wait_s) override {
@@ -74,14 +98,14 @@ class FakeApi : public SchedulerApi {
 
  private:
   FakeScheduler& s_;
-  bool cancelled_ = false;
+  bool cancelled_ = false;  // Guarded by s_.mu.
 };
 
 struct FakeInventory : InventorySource {
   Result<api::NodeInventory> read() override { return api::NodeInventory{}; }
 };
 
-// Pretends to start supervisors; stop() "ends" the task by writing its result.
+// Pretends to start supervisors (the "supervisor" is this test process, alive).
 struct FakeLauncher : TaskLauncher {
   explicit FakeLauncher(const StateDir& d) : dir(d) {}
   Result<int> launch(const std::string& task_dir) override {
@@ -90,6 +114,11 @@ struct FakeLauncher : TaskLauncher {
     return static_cast<int>(::getpid());
   }
   Status stop(const SupervisorRecord&) override { return ok_status(); }
+  // Ends a task the way a supervisor does: result.json, then the datagram.
+  void end(const std::string& id, const TaskResult& r) {
+    ASSERT_TRUE(dir.write_result(id, r).ok());
+    TaskEventSender(events_socket_path(dir.root())).send(id);
+  }
   const StateDir& dir;
   std::mutex mu;
   std::vector<std::string> launched;
@@ -115,21 +144,24 @@ class AgentLoopTest : public ::testing::Test {
     stop();
     std::filesystem::remove_all(root);
   }
-  void start() {
+  // An interval of an hour means: no heartbeat and no periodic report check in a test.
+  void start(std::chrono::milliseconds heartbeat_interval = 20ms) {
     TaskManagerConfig tcfg;
     tcfg.node = "n1";
     tcfg.now_unix_ms = [] { return int64_t{1000}; };
     tcfg.reserve_port = [] { return Result<int>(4000); };
+    tcfg.supervisor_alive = [this](const SupervisorRecord&) { return supervisor_alive.load(); };
     tasks = std::make_unique<TaskManager>(dir, launcher, tcfg);
     tasks->load();
     AgentConfig cfg;
     cfg.node = "n1";
     cfg.scheduler_url = "fake";
-    cfg.heartbeat_interval = 20ms;
+    cfg.heartbeat_interval = heartbeat_interval;
     cfg.long_poll_wait_s = 1;
     cfg.backoff_base = 5ms;
     cfg.backoff_cap = 50ms;
-    agent = std::make_unique<Agent>(cfg, hb, poll, inventory, *tasks, notifier);
+    cfg.events_socket = events_socket_path(root);
+    agent = std::make_unique<Agent>(cfg, hb, poll, rep, inventory, *tasks, notifier);
     thread = std::thread([this] { agent->run(); });
   }
   void stop() {
@@ -148,10 +180,21 @@ class AgentLoopTest : public ::testing::Test {
         10s);
   }
 
+  // Lists `a` in the desired state and waits until a report shows it running.
+  void launch_and_see_running(const api::Assignment& a) {
+    sched.set_desired({a});
+    ASSERT_TRUE(until(
+        [&] { return sched.last_reports.size() == 1 && sched.last_reports[0].state == api::TaskState::running; }));
+  }
+  bool acknowledged(const api::Assignment& a) {
+    return agent_test::poll_until([&] { return std::filesystem::exists(dir.task_dir(a.id) + "/acknowledged"); }, 10s);
+  }
+
   std::string root = agent_test::make_temp_dir();
   StateDir dir{root};
   FakeScheduler sched;
-  FakeApi hb{sched}, poll{sched};
+  FakeApi hb{sched}, poll{sched}, rep{sched};
+  std::atomic<bool> supervisor_alive{true};  // What the TaskManager sees of a recorded supervisor.
   FakeInventory inventory;
   FakeLauncher launcher{dir};
   RecordingNotifier notifier;
@@ -177,11 +220,15 @@ TEST_F(AgentLoopTest, RegistersSignalsReadyAndLaunchesAssignments) {
     return sched.last_reports.size() == 1 && sched.last_reports[0].state == api::TaskState::running &&
            sched.last_reports[0].port == 4000;
   }));
-  {
-    std::lock_guard l(notifier.mu);
-    EXPECT_NE(notifier.last_status.find("registered with fake, 1 tasks running"), std::string::npos)
-        << notifier.last_status;
-  }
+  std::string status;  // Updated after each heartbeat and report.
+  EXPECT_TRUE(agent_test::poll_until(
+      [&] {
+        std::lock_guard l(notifier.mu);
+        status = notifier.last_status;
+        return status.find("registered with fake, 1 tasks running") != std::string::npos;
+      },
+      10s))
+      << status;
   // Same desired state again (new version): not launched twice.
   sched.set_desired({a});
   stop();
@@ -215,11 +262,12 @@ TEST_F(AgentLoopTest, BacksOffWhileUnreachableAndKeepsResultsUntilAcknowledged) 
     sched.ack_next = {a.id};
   }
   ASSERT_TRUE(until([&] { return sched.registers == 1; }));
-  EXPECT_EQ(sched.last_reports.size(), 1u);
-  ASSERT_TRUE(until([&] { return sched.heartbeats > 2 && sched.last_reports.empty(); }))
-      << sched.heartbeats << " heartbeats, " << sched.last_reports.size() << " reports "
-      << api::to_json(sched.last_reports[0]).dump();
-  EXPECT_TRUE(std::filesystem::exists(dir.task_dir(a.id) + "/acknowledged"));
+  // Acknowledged in the answer to the report that follows the registration.
+  ASSERT_TRUE(acknowledged(a));
+  EXPECT_TRUE(tasks->reports().empty());
+  std::lock_guard l(sched.mu);
+  ASSERT_EQ(sched.last_reports.size(), 1u);
+  EXPECT_EQ(sched.last_reports[0].exit_code, 2);
 }
 
 TEST_F(AgentLoopTest, AfterRestartKnownAssignmentsAreNotRelaunched) {
@@ -231,6 +279,113 @@ TEST_F(AgentLoopTest, AfterRestartKnownAssignmentsAreNotRelaunched) {
   ASSERT_TRUE(until([&] { return sched.heartbeats > 2; }));
   stop();
   EXPECT_TRUE(launcher.launched.empty());
+}
+
+TEST_F(AgentLoopTest, TaskEndReachesTheSchedulerAtOnceWithoutAHeartbeat) {
+  start(1h);
+  auto a = agent_test::gaudi_assignment({0}, {3});
+  {
+    std::lock_guard l(sched.mu);
+    sched.ack_next = {a.id};
+  }
+  ASSERT_TRUE(until([&] { return sched.registers == 1; }));
+  ASSERT_NO_FATAL_FAILURE(launch_and_see_running(a));
+  launcher.end(a.id, TaskResult{api::TaskState::exited, 3, std::nullopt, ""});
+  ASSERT_TRUE(
+      until([&] { return sched.last_reports.size() == 1 && sched.last_reports[0].state == api::TaskState::exited; }));
+  EXPECT_EQ(sched.last_reports[0].exit_code, 3);
+  EXPECT_EQ(sched.heartbeats, 0);
+  EXPECT_EQ(sched.registers, 1);
+  // The report's answer acknowledged it: the agent forgets the task.
+  EXPECT_TRUE(acknowledged(a));
+}
+
+TEST_F(AgentLoopTest, FailedReportIsRetried) {
+  start(1h);
+  auto a = agent_test::gaudi_assignment({0}, {3});
+  ASSERT_TRUE(until([&] { return sched.registers == 1; }));
+  ASSERT_NO_FATAL_FAILURE(launch_and_see_running(a));
+  {
+    std::lock_guard l(sched.mu);
+    sched.failing_reports = 3;
+  }
+  launcher.end(a.id, TaskResult{api::TaskState::exited, 0, std::nullopt, ""});
+  ASSERT_TRUE(
+      until([&] { return sched.last_reports.size() == 1 && sched.last_reports[0].state == api::TaskState::exited; }));
+  EXPECT_EQ(sched.failed_reports, 3);
+  EXPECT_EQ(sched.heartbeats, 0);
+}
+
+TEST_F(AgentLoopTest, ReportToASchedulerThatForgotTheNodeRegistersAgain) {
+  start(1h);
+  auto a = agent_test::gaudi_assignment({0}, {3});
+  ASSERT_TRUE(until([&] { return sched.registers == 1; }));
+  ASSERT_NO_FATAL_FAILURE(launch_and_see_running(a));
+  {
+    std::lock_guard l(sched.mu);
+    sched.knows_node = false;
+    sched.ack_next = {a.id};
+  }
+  launcher.end(a.id, TaskResult{api::TaskState::exited, 0, std::nullopt, ""});
+  ASSERT_TRUE(until([&] { return sched.registers == 2; }));
+  // The registration carried the end; the report after it brings the ack.
+  EXPECT_TRUE(acknowledged(a));
+  EXPECT_EQ(sched.heartbeats, 0);
+}
+
+TEST_F(AgentLoopTest, HeartbeatsCarryNoTasks) {
+  start();
+  auto a = agent_test::gaudi_assignment({0}, {3});
+  ASSERT_TRUE(until([&] { return sched.registers == 1; }));
+  ASSERT_NO_FATAL_FAILURE(launch_and_see_running(a));
+  ASSERT_TRUE(until([&] { return sched.heartbeats > 3; }));
+  EXPECT_EQ(sched.heartbeats_with_tasks, 0);
+  EXPECT_GE(sched.reports, 1);
+}
+
+TEST_F(AgentLoopTest, SupervisorThatDiedWithoutAWordIsFoundByThePeriodicCheck) {
+  supervisor_alive = false;
+  start();
+  auto a = agent_test::gaudi_assignment({0}, {3});
+  ASSERT_TRUE(until([&] { return sched.registers == 1; }));
+  ASSERT_NO_FATAL_FAILURE(launch_and_see_running(a));
+  // The supervisor recorded itself, then died: no result, no datagram.
+  ASSERT_TRUE(write_file_atomic(dir.task_dir(a.id) + "/supervisor.json", serialize(SupervisorRecord{999999, 1})).ok());
+  ASSERT_TRUE(
+      until([&] { return sched.last_reports.size() == 1 && sched.last_reports[0].state == api::TaskState::exited; }));
+  EXPECT_NE(sched.last_reports[0].message.find("supervisor died"), std::string::npos) << sched.last_reports[0].message;
+}
+
+TEST_F(AgentLoopTest, FinishedTaskIsReportedAgainUntilAcknowledged) {
+  start();
+  auto a = agent_test::gaudi_assignment({0}, {3});
+  ASSERT_TRUE(until([&] { return sched.registers == 1; }));
+  ASSERT_NO_FATAL_FAILURE(launch_and_see_running(a));
+  launcher.end(a.id, TaskResult{api::TaskState::exited, 1, std::nullopt, ""});
+  int reports_at_end = 0;
+  ASSERT_TRUE(until([&] {
+    reports_at_end = sched.reports;
+    return sched.last_reports.size() == 1 && sched.last_reports[0].state == api::TaskState::exited;
+  }));
+  // The scheduler holds the ack back (a gang rank whose job is not decided): the
+  // periodic check sends the report again until it comes.
+  ASSERT_TRUE(until([&] { return sched.reports >= reports_at_end + 2; }));
+  {
+    std::lock_guard l(sched.mu);
+    sched.ack_next = {a.id};
+  }
+  EXPECT_TRUE(acknowledged(a));
+}
+
+TEST_F(AgentLoopTest, StopCancelsAReportInFlight) {
+  {
+    std::lock_guard l(sched.mu);
+    sched.block_reports = true;
+  }
+  start(1h);
+  ASSERT_TRUE(until([&] { return sched.reports_in_flight == 1; }));  // The one after registering.
+  stop();  // Returns only once run() did: the reporter was not left hanging.
+  EXPECT_EQ(sched.reports_in_flight, 0);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Runs the real supervisor (`tessel-agent supervise`) through DetachedLauncher.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "tessel/agent/launcher.hpp"
 #include "tessel/agent/proc_info.hpp"
 #include "tessel/agent/state_dir.hpp"
+#include "tessel/agent/task_events.hpp"
 #include "test_util.hpp"
 
 using namespace tessel;
@@ -36,7 +38,34 @@ class SupervisorTest : public ::testing::Test {
     EXPECT_TRUE(dir.write_launch(p).ok());
     auto pid = launcher.launch(dir.task_dir(id));
     EXPECT_TRUE(pid.ok());
+    if (pid.ok()) supervisor_pid = *pid;
     return dir.task_dir(id);
+  }
+  // The next assignment id a supervisor sent to `events` (the agent's side), checking on
+  // receipt whether its task had a result then; nullopt when none came within 10 s.
+  struct Event {
+    std::string id;
+    bool had_result = false;
+  };
+  std::optional<Event> next_event(TaskEventSocket& events) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (pending.empty()) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return std::nullopt;
+      auto ids = events.wait(left);
+      if (!ids) return std::nullopt;
+      for (auto& id : *ids) {
+        auto s = dir.load(id);
+        pending.push_back(Event{id, s.ok() && s->result.has_value()});
+      }
+    }
+    Event e = pending.front();
+    pending.erase(pending.begin());
+    return e;
+  }
+  bool supervisor_gone() {
+    return agent_test::poll_until([&] { return !process_start_time(supervisor_pid).has_value(); }, 10s);
   }
   std::optional<TaskResult> wait_result(const std::string& id, std::chrono::milliseconds t = 10s) {
     std::optional<TaskResult> res;
@@ -57,6 +86,8 @@ class SupervisorTest : public ::testing::Test {
   std::string root = agent_test::make_temp_dir();
   StateDir dir{root};
   DetachedLauncher launcher{TESSEL_AGENT_BIN};
+  int supervisor_pid = 0;
+  std::vector<Event> pending;
 };
 
 TEST_F(SupervisorTest, RecordsExitCodeAppendsLogsAndUsesWorkdirAndEnv) {
@@ -148,6 +179,95 @@ TEST_F(SupervisorTest, CorruptLaunchPlanIsAClearFailure) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->state, api::TaskState::failed_to_start);
   EXPECT_NE(r->message.find("launch.json"), std::string::npos) << r->message;
+}
+
+TEST_F(SupervisorTest, TellsTheAgentWhenRanksStartAndAfterTheResultIsWritten) {
+  auto events = TaskEventSocket::bind(events_socket_path(root));
+  ASSERT_TRUE(events.ok()) << events.error().message;
+  start("e.0.0", {"sleep", "1000"});
+  auto started = next_event(**events);
+  ASSERT_TRUE(started);
+  EXPECT_EQ(started->id, "e.0.0");
+  EXPECT_FALSE(started->had_result);
+  auto sup = dir.load("e.0.0")->supervisor;
+  ASSERT_TRUE(sup);  // Recorded before the ranks started.
+  ASSERT_TRUE(launcher.stop(*sup).ok());
+  auto ended = next_event(**events);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->id, "e.0.0");
+  EXPECT_TRUE(ended->had_result);  // result.json was there when the datagram arrived.
+  ASSERT_TRUE(supervisor_gone());
+  auto more = (*events)->wait(0ms);
+  ASSERT_TRUE(more);
+  EXPECT_TRUE(more->empty());  // Two datagrams, no more.
+}
+
+TEST_F(SupervisorTest, FailedLaunchTellsTheAgentOnceWithTheResult) {
+  auto events = TaskEventSocket::bind(events_socket_path(root));
+  ASSERT_TRUE(events.ok()) << events.error().message;
+  start("f.0.0", {"no-such-program-tessel"});
+  auto ended = next_event(**events);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->id, "f.0.0");
+  EXPECT_TRUE(ended->had_result);
+  ASSERT_TRUE(supervisor_gone());
+  auto more = (*events)->wait(0ms);
+  ASSERT_TRUE(more);
+  EXPECT_TRUE(more->empty());  // The ranks never started: no "started" datagram.
+}
+
+TEST_F(SupervisorTest, WorksWithoutAnAgentListening) {
+  auto ends_quietly = [&](const std::string& id) {
+    start(id, {"sh", "-c", "exit 4"});
+    auto r = wait_result(id);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->exit_code, 4);
+    ASSERT_TRUE(supervisor_gone());
+    auto l = read_small_file(dir.task_dir(id) + "/supervisor.log");
+    ASSERT_TRUE(l.ok());
+    EXPECT_EQ(l->find("telling the agent"), std::string::npos) << *l;  // Expected, not news.
+  };
+  ends_quietly("n.0.0");  // No socket file: ENOENT.
+  // A stale socket file, as an agent killed with SIGKILL leaves behind: ECONNREFUSED.
+  auto addr = unix_socket_address(events_socket_path(root));
+  ASSERT_TRUE(addr.ok());
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr), 0);
+  ::close(fd);
+  ends_quietly("s.0.0");
+  // The next agent replaces the stale file.
+  EXPECT_TRUE(TaskEventSocket::bind(events_socket_path(root)).ok());
+}
+
+TEST_F(SupervisorTest, StateDirTooLongForASocketSkipsTellingAndSaysSoOnce) {
+  std::string deep = root + "/" + std::string(120, 'd');
+  StateDir long_dir{deep};
+  ASSERT_TRUE(long_dir.init().ok());
+  EXPECT_FALSE(TaskEventSocket::bind(events_socket_path(deep)).ok());
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  ASSERT_TRUE(long_dir.record_started(a).ok());
+  LaunchPlan p{a.id, long_dir.task_dir(a.id), {}, 0, 1, std::nullopt, std::nullopt, ""};
+  p.ranks.push_back(RankLaunch{{"sh", "-c", "exit 5"}, {{"PATH", "/usr/bin:/bin"}}, long_dir.log_path(a.id, 0), 0});
+  ASSERT_TRUE(long_dir.write_launch(p).ok());
+  auto pid = launcher.launch(long_dir.task_dir(a.id));
+  ASSERT_TRUE(pid.ok());
+  supervisor_pid = *pid;
+  std::optional<TaskResult> r;
+  ASSERT_TRUE(agent_test::poll_until(
+      [&] {
+        auto s = long_dir.load(a.id);
+        if (s.ok()) r = s->result;
+        return r.has_value();
+      },
+      10s));
+  EXPECT_EQ(r->exit_code, 5);
+  ASSERT_TRUE(supervisor_gone());
+  auto l = read_small_file(long_dir.task_dir(a.id) + "/supervisor.log");
+  ASSERT_TRUE(l.ok());
+  const std::string& log = *l;
+  const auto first = log.find("not telling the agent");
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find("not telling the agent", first + 1), std::string::npos) << log;
 }
 
 }  // namespace

@@ -2,20 +2,34 @@
 // The agent's control loops, talking to the scheduler (agent_protocol.hpp):
 //
 //  * heartbeat loop (run()): reads the inventory, registers (with its task reports),
-//    then heartbeats every interval with fresh inventory and reports; forgets tasks
-//    the scheduler acknowledged; re-registers on 404; backs off with jitter while the
-//    scheduler is unreachable. A heartbeat is sent early when kick() is called.
+//    then heartbeats every interval with fresh inventory only (liveness and telemetry,
+//    no reports); re-registers on 404; backs off with jitter while the scheduler is
+//    unreachable.
 //  * long-poll loop (own thread): GET assignments?version=V&wait_s=N and applies each
-//    desired state at once through TaskManager (starts / stops).
+//    desired state at once through TaskManager (starts / stops); a changed answer
+//    marks the reports dirty.
+//  * task-event loop (own thread, when the events socket could be bound): receives the
+//    supervisors' datagrams (task_events.hpp: ranks started, result written) and marks
+//    the reports dirty.
+//  * reporter (own thread): POST /v1/agent/report with every remembered task's report
+//    as soon as they are dirty (so a task's end frees its cards at once, not at the next
+//    heartbeat); after a failure it backs off (whatever changes meanwhile), then sends
+//    the reports of that moment; forgets the tasks the scheduler acknowledges; on 404
+//    has the heartbeat loop register again (also backed off). Every heartbeat interval
+//    it also rereads the reports and sends them when they changed unannounced (a
+//    supervisor that died without a word) or while a finished task awaits its ack
+//    (periodic_report_due()).
 //  * watchdog (own thread, when systemd asks): WATCHDOG=1 every half period while the
 //    heartbeat loop makes progress.
 // READY=1 is sent once the inventory was read and the first registration succeeded.
-// stop() may be called from any thread (e.g. a signal thread); run() then returns.
+// stop() may be called from any thread (e.g. a signal thread); every loop ends promptly
+// (HTTP calls in flight are cancelled) and run() then returns.
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -24,6 +38,7 @@
 #include "tessel/agent/inventory_source.hpp"
 #include "tessel/agent/notifier.hpp"
 #include "tessel/agent/scheduler_client.hpp"
+#include "tessel/agent/task_events.hpp"
 #include "tessel/agent/task_manager.hpp"
 
 namespace tessel::agent {
@@ -38,39 +53,67 @@ struct AgentConfig {
   uint64_t seed = 0;  // Backoff jitter.
   std::chrono::milliseconds backoff_base{200};
   std::chrono::milliseconds backoff_cap{30000};
+  // Where supervisors tell the agent about their tasks (events_socket_path(state dir)).
+  // Empty, or when it cannot be bound: task changes are found by the reporter's check
+  // every heartbeat interval only.
+  std::string events_socket;
 };
 
 class Agent {
  public:
-  // `heartbeat_api` and `poll_api` must be distinct objects (one per thread).
-  Agent(AgentConfig cfg, SchedulerApi& heartbeat_api, SchedulerApi& poll_api, InventorySource& inventory,
-        TaskManager& tasks, Notifier& notifier);
+  // Each SchedulerApi is used by one thread only: they must be distinct objects.
+  // Binds cfg.events_socket (see AgentConfig).
+  Agent(AgentConfig cfg, SchedulerApi& heartbeat_api, SchedulerApi& poll_api, SchedulerApi& report_api,
+        InventorySource& inventory, TaskManager& tasks, Notifier& notifier);
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
   void run();  // Blocks until stop().
   void stop();
-  void kick();  // Send the next heartbeat now.
+  // The task reports changed: the reporter sends them now. Any thread.
+  void mark_reports_dirty();
 
  private:
-  bool wait_for(std::chrono::milliseconds d);  // False when stopping.
-  void poll_loop();
-  void watchdog_loop(std::chrono::microseconds period);
+  enum class ReportTrigger { stop, dirty, check };
+
+  // Heartbeat loop (the thread that calls run()). Each step returns how long to wait.
+  void heartbeat_loop();
+  std::optional<api::NodeInventory> refresh_inventory();
+  std::chrono::milliseconds register_once(const api::NodeInventory& inv, Backoff& backoff);
+  std::chrono::milliseconds heartbeat_step(const api::NodeInventory& inv, Backoff& backoff);
   bool heartbeat_once(const api::NodeInventory& inv);  // False: register again.
+  bool wait_for(std::chrono::milliseconds d);          // False when stopping.
+  void on_registered(std::chrono::milliseconds interval);
   void publish_status();
+
+  void poll_loop();
+
+  // Reporter and task events (agent_reporter.cpp).
+  void event_loop();
+  void report_loop();
+  ReportTrigger wait_for_report_trigger();
+  bool hold_off(std::chrono::milliseconds d);  // False when stopping.
+  void registration_lost();
+
+  void watchdog_loop(std::chrono::microseconds period);
 
   AgentConfig cfg_;
   SchedulerApi& hb_api_;
   SchedulerApi& poll_api_;
+  SchedulerApi& report_api_;
   InventorySource& inventory_;
   TaskManager& tasks_;
   Notifier& notifier_;
+  std::unique_ptr<TaskEventSocket> events_;  // Null when not bound. Set once, in the constructor.
+  bool ready_sent_ = false;                  // Heartbeat loop only.
 
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;                       // Guarded by mu_.
-  bool kicked_ = false;                         // Guarded by mu_.
+  bool wake_heartbeat_ = false;                 // Guarded by mu_: the reporter lost the registration.
   bool registered_ = false;                     // Guarded by mu_.
+  bool reports_dirty_ = false;                  // Guarded by mu_.
+  std::chrono::milliseconds interval_;          // Guarded by mu_: the heartbeat interval.
   std::optional<api::NodeInventory> last_inv_;  // Guarded by mu_.
   std::atomic<int64_t> progress_ns_{0};         // Last heartbeat-loop progress (steady clock).
 };

@@ -1,5 +1,6 @@
 #pragma once
-// The agent's HTTP server (cpp-httplib) for task logs:
+// The agent's HTTP server for task logs (tessel::http on Boost.Asio: any number of
+// readers and followers share one I/O thread):
 //   GET /v1/tasks/<assignment_id>/logs?task=<local_rank>&offset=B&follow=true|false
 // text/plain from byte `offset` of <state>/tasks/<id>/rank<task>.log. With follow,
 // the body is chunked and streams until the task has ended and every byte is sent.
@@ -8,14 +9,10 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "tessel/agent/state_dir.hpp"
 #include "tessel/agent/task_manager.hpp"
-
-namespace httplib {
-class Server;
-}
+#include "tessel/http/server.hpp"
 
 namespace tessel::agent {
 
@@ -27,16 +24,17 @@ class LogServer {
   LogServer& operator=(const LogServer&) = delete;
 
   // Binds "host:port" (port 0: any free port) and serves on a background thread.
-  // Returns the bound port.
+  // Returns the bound port. Call once.
   Result<int> start(const std::string& listen);
   void stop();
 
  private:
+  void serve_log(http::Request& req, http::Reply reply);
+
   const StateDir& dir_;
   TaskManager& tasks_;
   std::string token_;
-  std::unique_ptr<httplib::Server> server_;
-  std::unique_ptr<std::thread> thread_;
+  std::unique_ptr<http::Server> server_;
 };
 
 // Splits "host:port"; errors name the problem.

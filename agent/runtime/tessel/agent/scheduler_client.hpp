@@ -32,6 +32,7 @@ class SchedulerApi {
   virtual ~SchedulerApi() = default;
   virtual Reply<api::RegisterResponse> register_node(const api::RegisterRequest& req) = 0;
   virtual Reply<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) = 0;
+  virtual Reply<api::ReportResponse> report(const api::ReportRequest& req) = 0;
   virtual Reply<api::DesiredState> desired_state(const std::string& node, int64_t version, int wait_s) = 0;
   virtual void cancel() {}
 };
@@ -40,12 +41,13 @@ class SchedulerClient final : public SchedulerApi {
  public:
   // `url` is "http://host:port"; `token` may be empty (no Authorization header).
   // keep_alive: hold the connection open between requests. Right for the long poll (it
-  // asks again at once); wrong for heartbeats, whose idle connection would hold one of
-  // the scheduler's HTTP threads for its keep-alive timeout every interval.
+  // asks again at once); wrong for heartbeats and reports, whose idle connection would
+  // hold one of the scheduler's HTTP threads for its keep-alive timeout each time.
   SchedulerClient(const std::string& url, std::string token, bool keep_alive = true);
   ~SchedulerClient() override;
   Reply<api::RegisterResponse> register_node(const api::RegisterRequest& req) override;
   Reply<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) override;
+  Reply<api::ReportResponse> report(const api::ReportRequest& req) override;
   Reply<api::DesiredState> desired_state(const std::string& node, int64_t version, int wait_s) override;
   void cancel() override;
 

@@ -2,6 +2,8 @@
 // The agent's state dir (default /var/lib/tessel-agent): tasks/<assignment_id>/ per
 // task, with the files described in task_files.hpp. Survives agent restarts; the
 // supervisor writes supervisor.json and result.json, the agent writes the rest.
+// Also there: started.log (see record_started) and events.sock, the socket the agent
+// binds while it runs so that supervisors can tell it about their tasks (task_events.hpp).
 // Thread-compatible: methods touch only files; callers serialise per task.
 
 #include <cstdint>

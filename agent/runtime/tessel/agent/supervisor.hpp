@@ -13,6 +13,8 @@
 //      kill_grace_s. When a rank exits, its process group is SIGKILLed to catch
 //      stragglers; when a rank fails (non-zero or signal) the other ranks are stopped;
 //   4. writes result.json (temp + fsync + rename) and returns its exit status.
+// Once its ranks have started (2), and once result.json is durable (4), it tells the
+// agent through <state_dir>/events.sock (task_events.hpp), when the agent listens.
 // Blocks SIGTERM/SIGINT/SIGCHLD in the calling thread; call it from a fresh process.
 
 #include <string>

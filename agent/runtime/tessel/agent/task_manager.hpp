@@ -3,7 +3,7 @@
 // apply() turns a DesiredState into starts and stops (see reconcile.hpp);
 // reports() refreshes each remembered task from disk and /proc.
 // Thread-safe: one mutex guards the table; apply/reports/acknowledge may be
-// called from different threads (long poll, heartbeat, HTTP).
+// called from different threads (long poll, reporter, heartbeat, HTTP).
 
 #include <functional>
 #include <map>
