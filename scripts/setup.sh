@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   libgtest-dev libgmock-dev
   libsqlite3-dev libsystemd-dev systemd
   libboost-dev libboost-filesystem-dev libboost-system-dev

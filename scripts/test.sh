@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Set-up plus every test: installs missing Debian packages, builds everything and
-# runs ctest; then an ASan+UBSan build of everything that does not link LibTorch
-# and its tests; then each libFuzzer target for a bounded time.
+# Set-up plus every test: installs missing Debian packages, checks the formatting of
+# every tracked C++ file (scripts/check-format.sh), builds everything and runs ctest;
+# then an ASan+UBSan build of everything that does not link LibTorch and its tests;
+# then each libFuzzer target for a bounded time.
 # Environment: JOBS (build parallelism, default nproc), FUZZ_SECONDS (per target, default 30),
 # SKIP_ASAN=1 / SKIP_FUZZ=1 to shorten local runs (CI runs everything).
 set -euo pipefail
@@ -14,6 +15,9 @@ step() { printf '\n==> %s (%s)\n' "$*" "$(date +%T)"; }
 
 step "set-up"
 scripts/setup.sh
+
+step "format (clang-format, .clang-format)"
+scripts/check-format.sh
 
 step "build (RelWithDebInfo, with LibTorch workers)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
