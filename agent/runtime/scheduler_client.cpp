@@ -71,8 +71,9 @@ Reply<api::HeartbeatResponse> SchedulerClient::heartbeat(const api::HeartbeatReq
 }
 
 Reply<api::ReportResponse> SchedulerClient::report(const api::ReportRequest& req) {
-  // The scheduler commits the reports and runs a scheduling pass before it answers:
-  // a few ms usually, more on a busy cluster.
+  // The scheduler commits the reports (and frees the cards of ended jobs) before it
+  // answers: a few ms usually, more on a busy cluster or a slow disk. Its scheduling
+  // pass runs on its own thread and does not delay the answer.
   http_->set_read_timeout(10, 0);
   auto res = http_->Post("/v1/agent/report", api::to_json(req).dump(), "application/json");
   return finish<api::ReportResponse>(res, api::report_response_from_json);

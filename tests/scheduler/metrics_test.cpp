@@ -55,7 +55,9 @@ TEST(Metrics, ExpositionIsWellFormed) {
   for (const char* want :
        {"tessel_jobs", "tessel_queue_wait_seconds", "tessel_scheduling_latency_seconds", "tessel_job_submissions_total",
         "tessel_job_placements_total", "tessel_nodes", "tessel_cards", "tessel_card_utilization_ratio",
-        "tessel_card_memory_used_bytes", "tessel_card_temperature_celsius", "tessel_card_power_watts"})
+        "tessel_card_memory_used_bytes", "tessel_card_temperature_celsius", "tessel_card_power_watts",
+        "tessel_http_connections", "tessel_http_connections_total", "tessel_http_connections_rejected_total",
+        "tessel_http_timeouts_total"})
     EXPECT_TRUE(types.count(want)) << want;
   EXPECT_NE(r->body.find("tessel_jobs{state=\"assigned\"} 1"), std::string::npos);
   EXPECT_NE(r->body.find("tessel_cards{model=\"HL-225\",state=\"free\"} 6"), std::string::npos);

@@ -7,8 +7,9 @@
 //        scheduler does not know the node, e.g. after losing it: the agent registers again)
 //   POST /v1/agent/report     ReportRequest -> ReportResponse
 //        Task reports, sent the moment a task starts, ends or is killed (the
-//        supervisor tells the agent at once): the scheduler frees the cards and
-//        runs a scheduling pass before it answers. Same 404 as a heartbeat.
+//        supervisor tells the agent at once): the scheduler commits them, frees
+//        the cards of ended jobs and wakes its scheduling pass before it answers
+//        (the pass runs at once on the scheduler thread). Same 404 as a heartbeat.
 //   GET  /v1/agent/nodes/{node}/assignments?version=V&wait_s=S -> DesiredState
 //        Long poll: answers at once when the scheduler's version for the node
 //        differs from V, else when it changes, else after S seconds (max 60).

@@ -16,8 +16,6 @@
 
 namespace tessel::api {
 
-inline constexpr size_t kMaxRequestBytes = 1 << 20;  // 1 MiB.
-
 struct JobSpec {
   std::string name;
   std::vector<std::string> command;  // argv; run without a shell.

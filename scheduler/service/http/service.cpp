@@ -9,6 +9,22 @@ namespace tessel::scheduler {
 
 namespace {
 
+// The HTTP server's connection counters, in the Prometheus text format.
+std::string render_http_metrics(const http::ServerStats& s) {
+  std::string o;
+  auto metric = [&o](const char* name, const char* type, const char* help, uint64_t value) {
+    o += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " +
+         std::to_string(value) + "\n";
+  };
+  metric("tessel_http_connections", "gauge", "HTTP connections open now.", s.connections_open);
+  metric("tessel_http_connections_total", "counter", "HTTP connections accepted.", s.connections_total);
+  metric("tessel_http_connections_rejected_total", "counter",
+         "HTTP connections answered 503 at once because --http-max-connections were open.", s.connections_rejected);
+  metric("tessel_http_timeouts_total", "counter", "HTTP connections closed for a head, body, idle or write timeout.",
+         s.timeouts);
+  return o;
+}
+
 void add_public_routes(http::Router& r, RouteContext& ctx, const Service& service) {
   // Liveness: 200 while the process serves requests. "storage" says whether writes
   // work; a restart does not mend a failing disk, so it does not turn this into a 5xx.

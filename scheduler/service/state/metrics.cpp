@@ -113,19 +113,4 @@ std::string render_metrics(const StatsSnapshot& s) {
   return o.str();
 }
 
-std::string render_http_metrics(const http::ServerStats& s) {
-  std::ostringstream o;
-  header(o, "tessel_http_connections", "gauge", "HTTP connections open now.");
-  o << "tessel_http_connections " << s.connections_open << '\n';
-  header(o, "tessel_http_connections_total", "counter", "HTTP connections accepted.");
-  o << "tessel_http_connections_total " << s.connections_total << '\n';
-  header(o, "tessel_http_connections_rejected_total", "counter",
-         "HTTP connections answered 503 at once because --http-max-connections were open.");
-  o << "tessel_http_connections_rejected_total " << s.connections_rejected << '\n';
-  header(o, "tessel_http_timeouts_total", "counter",
-         "HTTP connections closed for a head, body, idle or write timeout.");
-  o << "tessel_http_timeouts_total " << s.timeouts << '\n';
-  return o.str();
-}
-
 }  // namespace tessel::scheduler

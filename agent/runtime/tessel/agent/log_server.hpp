@@ -2,8 +2,9 @@
 // The agent's HTTP server for task logs (tessel::http on Boost.Asio: any number of
 // readers and followers share one I/O thread):
 //   GET /v1/tasks/<assignment_id>/logs?task=<local_rank>&offset=B&follow=true|false
-// text/plain from byte `offset` of <state>/tasks/<id>/rank<task>.log. With follow,
-// the body is chunked and streams until the task has ended and every byte is sent.
+// text/plain from byte `offset` of <state>/tasks/<id>/rank<task>.log, sent chunked,
+// 64 KiB at a time. With follow, it streams until the task has ended and every byte
+// is sent.
 // When a token is set, requests need "Authorization: Bearer <token>" (401 otherwise).
 // Errors are JSON {"error":{"code","message","field"}}.
 

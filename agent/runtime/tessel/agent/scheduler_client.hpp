@@ -41,8 +41,9 @@ class SchedulerClient final : public SchedulerApi {
  public:
   // `url` is "http://host:port"; `token` may be empty (no Authorization header).
   // keep_alive: hold the connection open between requests. Right for the long poll (it
-  // asks again at once); wrong for heartbeats and reports, whose idle connection would
-  // hold one of the scheduler's HTTP threads for its keep-alive timeout each time.
+  // asks again at once); wrong for heartbeats and reports (one every few seconds), whose
+  // idle connection would hold an open file and one of --http-max-connections on the
+  // scheduler for its idle timeout (--http-idle-timeout, 60 s) each time.
   SchedulerClient(const std::string& url, std::string token, bool keep_alive = true);
   ~SchedulerClient() override;
   Reply<api::RegisterResponse> register_node(const api::RegisterRequest& req) override;

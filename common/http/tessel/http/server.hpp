@@ -7,7 +7,7 @@
 // now or later and from any thread, so a parked long poll is a stored Reply waiting
 // for a change or a timer. Handlers that may block (a database commit) are
 // registered as Exec::blocking and run on a separate small pool, never on an I/O
-// thread. Beast stays inside server.cpp and client.cpp (it is header-heavy): this
+// thread. Beast stays inside server.cpp and forward.cpp (it is header-heavy): this
 // header names no Boost type.
 //
 // What the server enforces (Limits, each with a default an operator can change):

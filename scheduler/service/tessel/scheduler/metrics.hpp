@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "tessel/http/server.hpp"
-
 namespace tessel::scheduler {
 
 class Histogram {
@@ -60,8 +58,6 @@ struct StatsSnapshot {
 };
 
 std::string render_metrics(const StatsSnapshot& s);
-// The HTTP server's connection counters.
-std::string render_http_metrics(const http::ServerStats& s);
 // Escapes a label value: backslash, double quote and newline.
 std::string escape_label(const std::string& v);
 
