@@ -6,6 +6,9 @@
 # fake device files: character devices with /dev/null's numbers (mknod, root).
 #   slurm_cluster.sh start DIR NODES     writes DIR/slurm.conf, starts munged if needed
 #   slurm_cluster.sh stop DIR            stops the daemons started from DIR (by pid file)
+# Env SCHED_PARAMS: a SchedulerParameters= value for slurm.conf (default: none, Slurm's
+# defaults), e.g. the throughput settings run.sh uses for the mixed workload:
+#   SCHED_PARAMS=batch_sched_delay=0,sched_min_interval=0,default_queue_depth=1000,bf_interval=1
 # Everyone using this cluster must export SLURM_CONF=DIR/slurm.conf.
 set -euo pipefail
 cmd=$1 dir=$2
@@ -61,6 +64,7 @@ MaxJobCount=100000
 MinJobAge=300
 PartitionName=bench Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
+  [[ -z ${SCHED_PARAMS:-} ]] || echo "SchedulerParameters=$SCHED_PARAMS"
   for i in $(seq 1 "$nodes"); do
     echo "NodeName=sn$i NodeHostname=$host NodeAddr=127.0.0.1 Port=$((17000 + i)) CPUs=8 RealMemory=1000 Gres=gpu:8 State=UNKNOWN"
   done
