@@ -41,20 +41,32 @@ bool split_listen(const std::string& s, std::string& host, int& port) {
 // usual soft limit of 1,024 descriptors (systemd's default for services too) would stop
 // accept() at about a thousand nodes. Raise the soft limit to the hard one, as nginx
 // (worker_rlimit_nofile) and Go's runtime do, and say so when even that is short.
-void raise_fd_limit(size_t max_connections) {
+// Returns the soft limit now in force.
+rlim_t raise_fd_limit() {
   rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 1024;
   const rlim_t want = std::min<rlim_t>(lim.rlim_max, rlim_t{1} << 20);  // RLIM_INFINITY is not settable.
   if (lim.rlim_cur < want) {
     rlimit raised{want, lim.rlim_max};
     if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim.rlim_cur = want;
   }
-  const rlim_t needed = static_cast<rlim_t>(max_connections) + 256;  // Connections plus the database and logs.
-  if (lim.rlim_cur < needed)
-    spdlog::warn("open file limit {} is below the {} that --http-max-connections {} can use: raise LimitNOFILE",
-                 lim.rlim_cur, needed, max_connections);
+  spdlog::debug("open file limit {}", lim.rlim_cur);
+  return lim.rlim_cur;
+}
+
+// Past the open-file limit accept() fails and new connections wait in the backlog:
+// keep the connection cap below it, so that a client past the cap gets its 503 at
+// once instead. An explicit --http-max-connections above the limit is warned about.
+size_t connection_cap(rlim_t fd_limit, size_t configured, bool explicit_flag) {
+  constexpr rlim_t kReserve = 256;  // The database, logs, the listening socket.
+  const size_t fits = fd_limit > 2 * kReserve ? static_cast<size_t>(fd_limit - kReserve) : fd_limit / 2;
+  if (configured <= fits) return configured;
+  if (explicit_flag)
+    spdlog::warn("--http-max-connections {} is above what the open file limit {} allows ({}): raise LimitNOFILE",
+                 configured, fd_limit, fits);
   else
-    spdlog::debug("open file limit {}", lim.rlim_cur);
+    spdlog::info("at most {} HTTP connections (open file limit {})", fits, fd_limit);
+  return explicit_flag ? configured : fits;
 }
 
 int fail(const std::string& msg) {
@@ -94,9 +106,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(size_t{1024}, size_t{1} << 20));
   app.add_option("--http-max-body-bytes", lim.max_body_bytes, "largest request body; past it 413 (default 1048576)")
       ->check(CLI::Range(size_t{1024}, size_t{64} << 20));
-  app.add_option("--http-max-connections", lim.max_connections,
-                 "open connections at most; past it a 503 at once (default 65536)")
-      ->check(CLI::Range(size_t{1}, size_t{1} << 22));
+  auto* max_conns =
+      app.add_option("--http-max-connections", lim.max_connections,
+                     "open connections at most; past it a 503 at once (default 65536, or the open file limit less 256)")
+          ->check(CLI::Range(size_t{1}, size_t{1} << 22));
   app.add_option("--http-max-requests-per-connection", lim.max_requests_per_connection,
                  "then the connection is closed (default 10000)")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30));
@@ -141,7 +154,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  raise_fd_limit(opts.limits.max_connections);
+  lim.max_connections = connection_cap(raise_fd_limit(), lim.max_connections, max_conns->count() > 0);
   auto store = open_sqlite_store(db_path, sync == "full" ? SyncMode::full : SyncMode::normal);
   if (!store) return fail(store.error().message);
   SystemClock clock;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -24,14 +25,16 @@ struct Proc {
   int port = 0;
   FILE* out = nullptr;
 
-  // nofile_soft > 0: the child starts with that soft RLIMIT_NOFILE (as under systemd's 1,024).
-  explicit Proc(std::vector<std::string> args, rlim_t nofile_soft = 0) {
+  // nofile_soft > 0: the child starts with that soft RLIMIT_NOFILE (as under systemd's 1,024);
+  // nofile_hard > 0: and that hard one.
+  explicit Proc(std::vector<std::string> args, rlim_t nofile_soft = 0, rlim_t nofile_hard = 0) {
     int fds[2];
     if (pipe(fds) != 0) return;
     pid = fork();
     if (pid == 0) {
       rlimit lim{};
       if (nofile_soft > 0 && getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+        if (nofile_hard > 0) lim.rlim_max = std::min(nofile_hard, lim.rlim_max);
         lim.rlim_cur = std::min(nofile_soft, lim.rlim_max);
         setrlimit(RLIMIT_NOFILE, &lim);
       }
@@ -102,6 +105,30 @@ TEST(SchedulerBinary, RaisesItsOpenFileLimitToTheHardLimit) {
   auto [soft, hard] = open_files_limit(p.pid);
   const rlim_t want = std::min<rlim_t>(lim.rlim_max, rlim_t{1} << 20);
   EXPECT_EQ(soft, std::to_string(want)) << "hard " << hard;
+}
+
+// Past the open-file limit accept() would fail and clients would hang in the backlog:
+// the default connection cap stays below it, so the next client gets a 503 at once.
+TEST(SchedulerBinary, ConnectionCapFollowsTheOpenFileLimit) {
+  auto dir = temp_dir("cap");
+  Proc p({"--listen", "127.0.0.1:0", "--db", (dir / "s.db").string(), "--log-level", "warn"}, 300, 300);
+  ASSERT_GT(p.port, 0);  // A hard limit of 300 leaves 150 connections.
+  std::vector<std::unique_ptr<httplib::Client>> held;
+  for (int i = 0; i < 150; ++i) {
+    held.push_back(std::make_unique<httplib::Client>("127.0.0.1", p.port));
+    held.back()->set_keep_alive(true);
+    auto r = held.back()->Get("/healthz");
+    ASSERT_TRUE(r) << "connection " << i;
+    ASSERT_EQ(r->status, 200) << "connection " << i;
+  }
+  httplib::Client extra("127.0.0.1", p.port);
+  auto r = extra.Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503);
+  held.clear();
+  kill(p.pid, SIGTERM);
+  p.wait_exit();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SchedulerBinary, ServesOnPortZeroAndStopsOnSigterm) {
