@@ -126,6 +126,9 @@ Result<int> LogServer::start(const std::string& listen) {
   opts.port = hp->second;
   opts.io_threads = 1;  // Log reads are small and many followers share it.
   opts.blocking_threads = 1;
+  // Readers come through the scheduler, a few at a time; the agent keeps systemd's
+  // open-file limit, so stay well below it (past this a reader gets a 503 at once).
+  opts.limits.max_connections = 512;
   opts.name = "agent log server";
   server_ = std::make_unique<http::Server>(opts, std::move(router));
   auto port = server_->start();
