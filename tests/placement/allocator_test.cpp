@@ -27,6 +27,19 @@ TEST(Allocator, PlacesSingleOnModuleZeroWithMatchingIndex) {
   EXPECT_EQ(a.holder("n1", 1), std::nullopt);
 }
 
+TEST(Allocator, AnyFreeCardTracksHoldsAndSchedulability) {
+  ModuleGroupAllocator a;
+  EXPECT_FALSE(a.any_free_card());  // No nodes.
+  a.upsert_node(gaudi_node("n1"));
+  EXPECT_TRUE(a.any_free_card());
+  ASSERT_EQ(a.schedule({job("j1", 8)}, 0).placed.size(), 1u);
+  EXPECT_FALSE(a.any_free_card());
+  a.release("j1");
+  EXPECT_TRUE(a.any_free_card());
+  a.set_schedulable("n1", false);
+  EXPECT_FALSE(a.any_free_card());
+}
+
 TEST(Allocator, BuddyBestFitKeepsLargeGroupsFree) {
   ModuleGroupAllocator a;
   a.upsert_node(gaudi_node("n1"));

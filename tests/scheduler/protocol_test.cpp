@@ -169,3 +169,30 @@ TEST(AgentProtocol, GangJobOneRankFailsOthersAreKilled) {
 
 }  // namespace
 }  // namespace tessel::scheduler::testing
+
+namespace tessel::scheduler::testing {
+namespace {
+
+// With every card busy a submission cannot fit, so the scheduler skips its pass
+// over the queue (passes cost O(queue)) but still gives the job its reason within
+// a second, and the report that frees cards runs a full pass at once.
+TEST(AgentProtocol, SubmissionsToAFullClusterGetReasonsAndRunOnceCardsFree) {
+  Harness h;
+  h.register_node("n1");
+  auto a = h.submit({{"command", {"x"}}, {"devices", 8}});
+  ASSERT_TRUE(h.wait_state(a["id"], "assigned"));
+  auto b = h.submit({{"command", {"x"}}, {"devices", 8}});
+  auto c = h.submit({{"command", {"x"}}, {"devices", 1}});
+  for (const auto& id : {b["id"].get<std::string>(), c["id"].get<std::string>()})
+    EXPECT_TRUE(eventually([&] { return !Harness::body(h.get("/v1/jobs/" + id)).value("reason", "").empty(); }))
+        << id << " never got a reason";
+  const std::string aid = a["id"].get<std::string>() + ".0.0";
+  auto r = h.post("/v1/agent/report", {{"node", "n1"}, {"tasks", {report(aid, "exited", 0)}}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_TRUE(h.wait_state(a["id"], "succeeded"));
+  EXPECT_TRUE(h.wait_state(b["id"], "assigned"));
+}
+
+}  // namespace
+}  // namespace tessel::scheduler::testing

@@ -66,6 +66,12 @@ void ModuleGroupAllocator::set_schedulable(const std::string& name, bool schedul
 
 bool ModuleGroupAllocator::has_node(const std::string& name) const { return impl_->state.find_node(name).has_value(); }
 
+bool ModuleGroupAllocator::any_free_card() const {
+  for (const Node& n : impl_->state.nodes)
+    if (n.schedulable && (n.present & n.healthy & ~n.held) != 0) return true;
+  return false;
+}
+
 void ModuleGroupAllocator::hold(const std::string& job_id, const std::vector<api::Allocation>& allocations,
                                 std::optional<int64_t> end_ms) {
   (void)try_hold(job_id, allocations, end_ms);

@@ -38,14 +38,15 @@ Status ClusterState::restore() {
     int64_t seq = job_seq(job.id);
     if (seq < 0) return Error{"restoring state: bad job id " + job.id};
     next_seq_ = std::max(next_seq_, seq + 1);
-    if (job.state == api::JobState::pending) pending_.insert(seq);
+    const bool pending = job.state == api::JobState::pending;
     if (job.state == api::JobState::assigned || job.state == api::JobState::running) {
       active_.insert(seq);
       std::optional<int64_t> end;
       if (job.spec.time_limit_s) end = (job.started_at_ms ? job.started_at_ms : now) + *job.spec.time_limit_s * 1000;
       alloc_.hold(job.id, job.allocations, end);
     }
-    jobs_[seq] = JobEntry{std::move(job), now, {}};
+    JobEntry& entry = jobs_[seq] = JobEntry{std::move(job), now, {}};
+    if (pending) pending_[seq] = &entry;
   }
   for (auto& f : snap->fences) {
     alloc_.hold(f.id, {f.allocation}, std::nullopt);
@@ -75,11 +76,10 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
   // Waits for the group commit without holding mu_.
   if (auto s = write_store(b); !s) return storage_unavailable("the job", s.error().message);
   std::lock_guard lk(mu_);
-  jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}};
-  pending_.insert(seq);
+  pending_[seq] = &(jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}});
   ++submissions_total_;
   log_change(job, "submitted");
-  mark_dirty_locked();
+  mark_dirty_locked(/*capacity=*/false);
   return job;
 }
 
@@ -222,7 +222,7 @@ void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState fi
     entry.reports.clear();
     active_.erase(seq);
     if (requeue) {
-      pending_.insert(seq);
+      pending_[seq] = &entry;
       entry.queued_at_ms = now;
     }
     for (const auto& n : nodes) bump_locked(n);

@@ -8,15 +8,27 @@
 
 namespace tessel::scheduler {
 
+namespace {
+// Even when nothing can fit, a full pass this often gives new jobs their reasons
+// (real time: this only paces CPU use).
+constexpr auto kFullPassEvery = std::chrono::seconds(1);
+}  // namespace
+
 void ClusterState::schedule_pass() {
   std::lock_guard lk(mu_);
   if (pending_.empty() || stopping_) return;
+  const auto now_real = std::chrono::steady_clock::now();
+  // Only submissions since a pass that left every card busy: nothing new can fit.
+  pass_skipped_ = !capacity_changed_ && full_after_pass_ && now_real - last_full_pass_ < kFullPassEvery;
+  if (pass_skipped_) return;
+  capacity_changed_ = false;
+  last_full_pass_ = now_real;
   const int64_t t0 = clock_.steady_ns();
   const int64_t now = clock_.now_ms();
   std::vector<PendingJob> queue;
   queue.reserve(pending_.size());
-  for (int64_t seq : pending_) {
-    const api::Job& j = jobs_[seq].job;
+  for (const auto& [seq, entry] : pending_) {
+    const api::Job& j = entry->job;
     queue.push_back(PendingJob{j.id, j.spec.devices, j.spec.nodes, j.spec.priority, seq, j.spec.time_limit_s,
                                j.spec.vendor, j.spec.model});
   }
@@ -73,16 +85,23 @@ void ClusterState::schedule_pass() {
     for (const auto& p : res.placed) alloc_.release(p.job_id);
   }
   for (const auto& [id, reason] : res.pending_reasons) {
-    auto it = jobs_.find(job_seq(id));
-    if (it != jobs_.end() && it->second.job.state == api::JobState::pending) it->second.job.reason = reason;
+    auto it = pending_.find(job_seq(id));
+    if (it != pending_.end() && it->second->job.reason != reason) it->second->job.reason = reason;
   }
+  full_after_pass_ = !alloc_.any_free_card();
   sched_latency_.observe(static_cast<double>(clock_.steady_ns() - t0) / 1e9);
 }
 
 void ClusterState::run_scheduler() {
   std::unique_lock lk(mu_);
   for (;;) {
-    dirty_cv_.wait(lk, [&] { return dirty_ || stopping_; });
+    if (pass_skipped_) {
+      // New jobs still lack their reasons: a full pass is due within kFullPassEvery,
+      // or sooner when capacity changes.
+      dirty_cv_.wait_for(lk, kFullPassEvery, [&] { return stopping_ || (dirty_ && capacity_changed_); });
+    } else {
+      dirty_cv_.wait(lk, [&] { return dirty_ || stopping_; });
+    }
     if (stopping_) return;
     dirty_ = false;
     lk.unlock();
@@ -147,8 +166,9 @@ void ClusterState::shutdown() {
   dirty_cv_.notify_all();
 }
 
-void ClusterState::mark_dirty_locked() {
+void ClusterState::mark_dirty_locked(bool capacity) {
   dirty_ = true;
+  capacity_changed_ = capacity_changed_ || capacity;
   dirty_cv_.notify_one();
 }
 

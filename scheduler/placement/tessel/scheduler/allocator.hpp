@@ -112,6 +112,10 @@ class ModuleGroupAllocator {
   // the reserved cards. Placed jobs' cards are held on return.
   ScheduleResult schedule(const std::vector<PendingJob>& queue, int64_t now_ms);
 
+  // Whether any schedulable node has a healthy card no job holds. When none has,
+  // no pass can place anything until a card is freed or a node changes.
+  bool any_free_card() const;
+
   // Introspection for the API.
   // Job holding the card with `module_id` on `node`, or nullopt when free.
   std::optional<std::string> holder(const std::string& node, int module_id) const;

@@ -169,7 +169,9 @@ class ClusterState {
   std::string node_state_locked(const NodeEntry& n) const;
   NodeSpec node_spec_locked(const NodeEntry& n) const;
   void bump_locked(const std::string& node);
-  void mark_dirty_locked();
+  // Asks for a scheduling pass. `capacity`: the change may let a pending job fit
+  // (cards freed, a node added or changed); false for a new submission only.
+  void mark_dirty_locked(bool capacity = true);
   std::vector<api::Assignment> assignments_locked(const std::string& node) const;
   NodeView node_view_locked(const NodeEntry& n) const;
 
@@ -199,11 +201,21 @@ class ClusterState {
   void answer_watches_locked(const std::string& node);
   std::condition_variable dirty_cv_;
   bool dirty_ = false;
+  // Since the last full pass: did anything but submissions change? And did that pass
+  // leave no free card anywhere? Then new submissions cannot fit either and the pass
+  // (O(queue), the cost of a long queue) is skipped, except once a second.
+  bool capacity_changed_ = true;
+  bool full_after_pass_ = false;
+  bool pass_skipped_ = false;
+  std::chrono::steady_clock::time_point last_full_pass_{};
   bool stopping_ = false;
   int64_t next_seq_ = 1;  // Reserved under mu_, persisted with the job.
   int64_t version_counter_ = 0;
-  std::map<int64_t, JobEntry> jobs_;    // By sequence number.
-  std::set<int64_t> pending_, active_;  // Sequences of pending / assigned+running jobs.
+  std::map<int64_t, JobEntry> jobs_;  // By sequence number.
+  // Pending jobs by sequence, pointing into jobs_ (std::map entries do not move): a
+  // scheduling pass walks these instead of looking each one up in jobs_.
+  std::map<int64_t, JobEntry*> pending_;
+  std::set<int64_t> active_;  // Sequences of assigned and running jobs.
   std::map<std::string, NodeEntry> nodes_;
   std::map<std::string, Fence> fences_;
   ModuleGroupAllocator alloc_;
