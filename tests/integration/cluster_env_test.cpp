@@ -4,6 +4,7 @@
 
 #include <httplib.h>
 
+#include <future>
 #include <set>
 
 #include "cluster.hpp"
@@ -113,6 +114,37 @@ TEST_F(ClusterEnv, LogsThroughTheScheduler) {
   auto r = h.Get(("/v1/jobs/" + job["id"].get<std::string>() + "/logs").c_str());
   ASSERT_TRUE(r);
   EXPECT_NE(r->body.find("hello-logs"), std::string::npos) << r->status << " " << r->body;
+}
+
+// Followers stream a running task's log through the scheduler and the agent (both on
+// tessel::http) and see the end of the stream when the task ends; several at once.
+TEST_F(ClusterEnv, ManyFollowersStreamALogToItsEnd) {
+  auto job =
+      c.submit({{"command", {"sh", "-c", "for i in 1 2 3 4 5; do echo line-$i; sleep 0.2; done"}}, {"devices", 1}});
+  ASSERT_TRUE(c.wait_job(job["id"], {"running", "succeeded"}));
+  const std::string path = "/v1/jobs/" + job["id"].get<std::string>() + "/logs?follow=true";
+  std::vector<std::future<std::string>> followers;
+  for (int i = 0; i < 3; ++i)
+    followers.push_back(std::async(std::launch::async, [&, path] {
+      httplib::Client h("127.0.0.1", c.port());
+      h.set_read_timeout(60);
+      std::string got;
+      auto r = h.Get(path.c_str(), [&](const char* d, size_t n) {
+        got.append(d, n);
+        return true;
+      });
+      return r && r->status == 200 ? got : "HTTP error";
+    }));
+  for (auto& f : followers) {
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+    const std::string got = f.get();
+    for (int i = 1; i <= 5; ++i) EXPECT_NE(got.find("line-" + std::to_string(i)), std::string::npos) << got;
+  }
+  // A read from an offset starts there.
+  httplib::Client h("127.0.0.1", c.port());
+  auto r = h.Get(("/v1/jobs/" + job["id"].get<std::string>() + "/logs?offset=7").c_str());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body.rfind("line-2", 0), 0u) << r->body;
 }
 
 }  // namespace
