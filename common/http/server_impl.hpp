@@ -23,7 +23,9 @@ struct Server::Impl {
   Impl(ServerOptions o, Router r)
       : opts(with_defaults(std::move(o))),
         router(std::move(r)),
-        ioc(opts.io_threads),
+        // The default concurrency hint, even for one I/O thread: hint 1 switches Asio to
+        // its single-thread mode, and handlers are also posted from the blocking pool.
+        ioc(BOOST_ASIO_CONCURRENCY_HINT_DEFAULT),
         acceptor(ioc),
         blocking(static_cast<size_t>(opts.blocking_threads)) {}
 
