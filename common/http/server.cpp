@@ -259,6 +259,9 @@ struct Reply::State {
     if (!answered && conn && conn->running()) {
       Response r = error_with_status(500, "internal", "the handler dropped the request");
       asio::post(conn->executor(), [c = conn, r = std::move(r)]() mutable { c->respond(std::move(r)); });
+    } else if (conn && conn->running()) {
+      auto ex = conn->executor();
+      asio::post(ex, [c = std::move(conn)] {});  // The last reference dies on the strand.
     }
   }
 };
@@ -466,6 +469,10 @@ class ChunkStream final : public BodyStream {
   ~ChunkStream() override {
     if (!finished_.exchange(true) && conn_->running())
       asio::post(conn_->executor(), [c = conn_] { c->close(); });  // Dropped mid-body: the client sees a cut stream.
+    else if (conn_->running()) {
+      auto ex = conn_->executor();
+      asio::post(ex, [c = std::move(conn_)] {});  // The last reference dies on the strand.
+    }
   }
 
   void write(std::string data, std::function<void(bool)> done) override {
