@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set-up plus every test: installs missing Debian packages, checks the formatting of
 # every tracked C++ file (scripts/check-format.sh), builds everything and runs ctest;
-# then an ASan+UBSan build of everything that does not link LibTorch and its tests;
+# then an ASan+UBSan build (clang, with its lock checks: -Wthread-safety) of everything
+# that does not link LibTorch and its tests;
 # then each libFuzzer target for a bounded time.
 # Environment: JOBS (build parallelism, default nproc), FUZZ_SECONDS (per target, default 30),
 # SKIP_ASAN=1 / SKIP_FUZZ=1 to shorten local runs (CI runs everything).
@@ -30,8 +31,14 @@ step "Debian packages (cpack, contents, apt-get install)"
 TESSEL_EXPECT_WORKERS=1 scripts/test-packages.sh build
 
 if [[ ${SKIP_ASAN:-0} != 1 ]]; then
-  step "build with ASan+UBSan (no LibTorch)"
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSEL_WORKERS=OFF -DTESSEL_SANITIZE=ON >/dev/null
+  step "build with ASan+UBSan and clang's lock checks (clang, no LibTorch)"
+  # clang, so the build also runs -Wthread-safety (TESSEL_THREAD_SAFETY) as an error. A
+  # cache left by a gcc build of build-asan keeps its compiler: drop it.
+  if [[ -f build-asan/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' build-asan/CMakeCache.txt; then
+    rm -rf build-asan
+  fi
+  CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSEL_WORKERS=OFF \
+    -DTESSEL_SANITIZE=ON >/dev/null
   cmake --build build-asan -j "$jobs"
   step "tests under ASan+UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -38,7 +38,7 @@ Agent::Agent(AgentConfig cfg, SchedulerApi& heartbeat_api, SchedulerApi& poll_ap
 
 void Agent::stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -49,15 +49,15 @@ void Agent::stop() {
 }
 
 bool Agent::wait_for(milliseconds d) {
-  std::unique_lock lock(mu_);
-  cv_.wait_for(lock, d, [&] { return stopping_ || wake_heartbeat_; });
+  MutexLock lock(mu_);
+  cv_.wait_for(mu_, d, [&]() REQUIRES(mu_) { return stopping_ || wake_heartbeat_; });
   wake_heartbeat_ = false;
   return !stopping_;
 }
 
 void Agent::on_registered(milliseconds interval) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     registered_ = true;
     interval_ = interval;
     // The registration carried the reports, but acks come only in a report's answer,
@@ -90,7 +90,7 @@ bool Agent::heartbeat_once(const api::NodeInventory& inv) {
 
 std::optional<api::NodeInventory> Agent::refresh_inventory() {
   auto inv = inventory_.read();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (inv) {
     last_inv_ = *inv;
   } else {
@@ -128,7 +128,7 @@ milliseconds Agent::heartbeat_step(const api::NodeInventory& inv, Backoff& backo
   try {
     if (!heartbeat_once(inv)) {
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         registered_ = false;
       }
       cv_.notify_all();  // The reporter pauses until the registration (which carries the reports).
@@ -136,7 +136,7 @@ milliseconds Agent::heartbeat_step(const api::NodeInventory& inv, Backoff& backo
     }
     backoff.reset();
     publish_status();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return interval_;
   } catch (const std::exception& e) {
     const milliseconds wait = backoff.next();
@@ -154,7 +154,7 @@ void Agent::heartbeat_loop() {
     const auto inv = refresh_inventory();
     bool registered;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       registered = registered_;
     }
     milliseconds wait;
@@ -165,7 +165,7 @@ void Agent::heartbeat_loop() {
     else
       wait = heartbeat_step(*inv, backoff);
     if (wait.count() > 0 && !wait_for(wait)) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
   }
 }
@@ -192,8 +192,8 @@ void Agent::poll_loop() {
   for (;;) {
     std::optional<api::NodeInventory> inv;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || registered_; });
+      MutexLock lock(mu_);
+      cv_.wait(mu_, [&]() REQUIRES(mu_) { return stopping_ || registered_; });
       if (stopping_) return;
       inv = last_inv_;
     }
@@ -212,19 +212,19 @@ void Agent::poll_loop() {
         const auto wait = milliseconds(r.value->poll_after_ms) * (0.75 + 0.5 * unit(rng));
         spdlog::debug("scheduler busy with long polls: polling again in {} ms",
                       duration_cast<milliseconds>(wait).count());
-        std::unique_lock lock(mu_);
-        if (cv_.wait_for(lock, wait, [&] { return stopping_; })) return;
+        MutexLock lock(mu_);
+        if (cv_.wait_for(mu_, wait, [&]() REQUIRES(mu_) { return stopping_; })) return;
       }
       continue;
     }
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) return;
     }
     auto wait = backoff.next();
     spdlog::warn("long poll for assignments: {} (retry in {} ms)", r.error, wait.count());
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, wait, [&] { return stopping_; });
+    MutexLock lock(mu_);
+    cv_.wait_for(mu_, wait, [&]() REQUIRES(mu_) { return stopping_; });
     if (stopping_) return;
   }
 }
@@ -232,8 +232,8 @@ void Agent::poll_loop() {
 void Agent::watchdog_loop(microseconds period) {
   for (;;) {
     {
-      std::unique_lock lock(mu_);
-      if (cv_.wait_for(lock, period, [&] { return stopping_; })) return;
+      MutexLock lock(mu_);
+      if (cv_.wait_for(mu_, period, [&]() REQUIRES(mu_) { return stopping_; })) return;
     }
     // Ping only while the heartbeat loop is not stuck (an iteration is bounded by
     // HTTP and inventory timeouts, well under a minute).

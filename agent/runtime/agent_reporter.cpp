@@ -11,7 +11,7 @@ using namespace std::chrono;
 
 void Agent::mark_reports_dirty() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     reports_dirty_ = true;
   }
   cv_.notify_all();
@@ -19,7 +19,7 @@ void Agent::mark_reports_dirty() {
 
 void Agent::registration_lost() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     registered_ = false;
     wake_heartbeat_ = true;  // Register now, not after the rest of an interval.
   }
@@ -37,11 +37,12 @@ void Agent::event_loop() {
 // Waits while unregistered (a registration carries the reports itself), then until the
 // reports are dirty (dirty) or a heartbeat interval passes (check), or the agent stops.
 Agent::ReportTrigger Agent::wait_for_report_trigger() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || registered_; });
+    cv_.wait(mu_, [&]() REQUIRES(mu_) { return stopping_ || registered_; });
     if (stopping_) return ReportTrigger::stop;
-    const bool woken = cv_.wait_for(lock, interval_, [&] { return stopping_ || !registered_ || reports_dirty_; });
+    const bool woken =
+        cv_.wait_for(mu_, interval_, [&]() REQUIRES(mu_) { return stopping_ || !registered_ || reports_dirty_; });
     if (stopping_) return ReportTrigger::stop;
     if (!woken) return ReportTrigger::check;
     if (!registered_) continue;
@@ -51,8 +52,8 @@ Agent::ReportTrigger Agent::wait_for_report_trigger() {
 }
 
 bool Agent::hold_off(milliseconds d) {
-  std::unique_lock lock(mu_);
-  return !cv_.wait_for(lock, d, [&] { return stopping_; });
+  MutexLock lock(mu_);
+  return !cv_.wait_for(mu_, d, [&]() REQUIRES(mu_) { return stopping_; });
 }
 
 void Agent::report_loop() {

@@ -63,7 +63,7 @@ TaskManager::TaskManager(const StateDir& dir, TaskLauncher& launcher, TaskManage
 
 void TaskManager::load() {
   StateScan scan = dir_.scan();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& p : scan.problems) spdlog::error("state dir: {} (skipped)", p);
   started_ = scan.started_ids;
   for (auto& t : scan.tasks) {
@@ -100,7 +100,7 @@ void TaskManager::start_locked(const api::Assignment& a, const api::NodeInventor
   e.snap.id = a.id;
   e.snap.assignment = a;
   e.snap.started_unix_ms = cfg_.now_unix_ms();
-  auto fail = [&](const std::string& msg) {
+  auto fail = [&](const std::string& msg) REQUIRES(mu_) {
     spdlog::error("assignment {}: {}", a.id, msg);
     TaskResult res{api::TaskState::failed_to_start, std::nullopt, std::nullopt, msg};
     if (auto st = dir_.write_result(a.id, res); !st) spdlog::error("assignment {}: {}", a.id, st.error().message);
@@ -126,7 +126,7 @@ void TaskManager::start_locked(const api::Assignment& a, const api::NodeInventor
 }
 
 void TaskManager::apply(const api::DesiredState& desired, const api::NodeInventory& inv) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<KnownTask> known;
   for (auto& [id, e] : tasks_) {
     refresh_locked(e);
@@ -150,7 +150,7 @@ void TaskManager::apply(const api::DesiredState& desired, const api::NodeInvento
 }
 
 std::vector<api::TaskReport> TaskManager::reports() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<api::TaskReport> out;
   for (auto& [id, e] : tasks_) {
     refresh_locked(e);
@@ -164,7 +164,7 @@ std::vector<api::TaskReport> TaskManager::reports() {
 }
 
 void TaskManager::acknowledge(const std::vector<std::string>& ids) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& id : ids) {
     auto it = tasks_.find(id);
     if (it == tasks_.end() || !it->second.snap.result) {
@@ -177,7 +177,7 @@ void TaskManager::acknowledge(const std::vector<std::string>& ids) {
 }
 
 int TaskManager::running_count() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   int n = 0;
   for (auto& [id, e] : tasks_)
     if (!e.snap.result) ++n;
@@ -185,12 +185,12 @@ int TaskManager::running_count() {
 }
 
 bool TaskManager::known(const std::string& id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return started_.count(id) > 0;
 }
 
 bool TaskManager::finished(const std::string& id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = tasks_.find(id);
   if (it == tasks_.end()) return true;  // Acknowledged (final) or unknown.
   refresh_locked(it->second);

@@ -24,7 +24,7 @@ ClusterState::ClusterState(Store& store, const Clock& clock, StateOptions opts)
 Status ClusterState::restore() {
   auto snap = store_.load();
   if (!snap) return snap.error().wrap("restoring state");
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   const int64_t now = clock_.now_ms();
   for (auto& rec : snap->nodes) {
     NodeEntry n{rec, false, "", ++version_counter_};
@@ -61,7 +61,7 @@ Status ClusterState::restore() {
 Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user) {
   int64_t seq;
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     if (stopping_) return Error::unavailable("scheduler is shutting down");
     seq = next_seq_++;
   }
@@ -75,7 +75,7 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
   b.jobs.push_back(job);
   // Waits for the group commit without holding mu_.
   if (auto s = write_store(b); !s) return storage_unavailable("the job", s.error().message);
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   pending_[seq] = &(jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}});
   ++submissions_total_;
   log_change(job, "submitted");
@@ -84,14 +84,14 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
 }
 
 std::optional<api::Job> ClusterState::job(const std::string& id) const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = jobs_.find(job_seq(id));
   if (it == jobs_.end() || it->second.job.id != id) return std::nullopt;
   return it->second.job;
 }
 
 JobPage ClusterState::list_jobs(const JobFilter& f) const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   JobPage page;
   auto it = jobs_.end();
   if (!f.after.empty()) it = jobs_.lower_bound(job_seq(f.after));
@@ -110,7 +110,7 @@ JobPage ClusterState::list_jobs(const JobFilter& f) const {
 }
 
 Result<api::Job> ClusterState::cancel(const std::string& id, const Principal& who) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = jobs_.find(job_seq(id));
   if (it == jobs_.end() || it->second.job.id != id) return Error::not_found("job " + id + " not found");
   const JobEntry& e = it->second;
@@ -126,7 +126,7 @@ Result<api::Job> ClusterState::cancel(const std::string& id, const Principal& wh
     nj.finished_at_ms = clock_.now_ms();
     txn.batch.jobs.push_back(nj);
     const int64_t seq = it->first;
-    txn.apply.push_back([this, nj, seq] {
+    txn.apply.push_back([this, nj, seq]() REQUIRES(mu_) {
       jobs_[seq].job = nj;
       pending_.erase(seq);
       log_change(nj, "cancelled");
@@ -139,7 +139,7 @@ Result<api::Job> ClusterState::cancel(const std::string& id, const Principal& wh
 }
 
 Result<LogTarget> ClusterState::log_target(const std::string& job_id, int rank) const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = jobs_.find(job_seq(job_id));
   if (it == jobs_.end() || it->second.job.id != job_id) return Error::not_found("job " + job_id + " not found");
   const api::Job& j = it->second.job;
@@ -211,7 +211,7 @@ void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState fi
   }
   txn.batch.jobs.push_back(nj);
   const int64_t seq = job_seq(j.id);
-  txn.apply.push_back([this, nj, fences, nodes, seq, requeue, now] {
+  txn.apply.push_back([this, nj, fences, nodes, seq, requeue, now]() REQUIRES(mu_) {
     alloc_.release(nj.id);
     for (const auto& f : fences) {
       alloc_.hold(f.id, {f.allocation}, std::nullopt);

@@ -35,7 +35,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
           std::string::npos)
     return Error::invalid("node: 1-253 characters of letters, digits, '.', '-', '_'", "node");
   if (req.address.empty()) return Error::invalid("address: must not be empty", "address");
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   NodeEntry n;
   auto it = nodes_.find(req.node);
   if (it != nodes_.end()) n = it->second;
@@ -50,7 +50,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   Txn txn;
   txn.batch.nodes.push_back(n.rec);
   const bool is_new = it == nodes_.end();
-  txn.apply.push_back([this, n, is_new, was_down] {
+  txn.apply.push_back([this, n, is_new, was_down]() REQUIRES(mu_) {
     NodeEntry& e = nodes_[n.rec.name];
     const int64_t version = is_new ? ++version_counter_ : e.version;
     e = n;
@@ -72,7 +72,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
 }
 
 Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatRequest& req, const std::string& token) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = nodes_.find(req.node);
   if (it == nodes_.end()) return Error::not_found("node " + req.node + " is not registered");
   NodeEntry n = it->second;
@@ -84,7 +84,7 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
   n.token = token;
   Txn txn;
   if (persist) txn.batch.nodes.push_back(n.rec);
-  txn.apply.push_back([this, n, was_down, persist] {
+  txn.apply.push_back([this, n, was_down, persist]() REQUIRES(mu_) {
     NodeEntry& e = nodes_[n.rec.name];
     const int64_t version = e.version;
     e = n;
@@ -103,7 +103,7 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
 }
 
 Result<api::ReportResponse> ClusterState::report(const api::ReportRequest& req, const std::string& token) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = nodes_.find(req.node);
   if (it == nodes_.end()) return Error::not_found("node " + req.node + " is not registered");
   if (!it->second.token.empty() && it->second.token != token)
@@ -125,7 +125,7 @@ void ClusterState::process_reports_locked(Txn& txn, const std::string& node, con
     auto r = rep.find(id);
     if (r != rep.end() && r->second->state == api::TaskState::running) continue;
     txn.batch.delete_fences.push_back(id);
-    txn.apply.push_back([this, id = id, node] {
+    txn.apply.push_back([this, id = id, node]() REQUIRES(mu_) {
       alloc_.release(id);
       fences_.erase(id);
       spdlog::info("fence {} on node {} released: tasks gone", id, node);
@@ -202,7 +202,7 @@ bool ClusterState::evaluate_job_locked(Txn& txn, const JobEntry& e) {
   }
   txn.batch.jobs.push_back(nj);
   const int64_t seq = job_seq(j.id);
-  txn.apply.push_back([this, nj, seq, start] {
+  txn.apply.push_back([this, nj, seq, start]() REQUIRES(mu_) {
     jobs_[seq].job = nj;
     if (start) log_change(nj, "all ranks running");
   });
@@ -210,7 +210,7 @@ bool ClusterState::evaluate_job_locked(Txn& txn, const JobEntry& e) {
 }
 
 Result<uint64_t> ClusterState::watch_desired(const std::string& node, int64_t version, WatchDone done) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return Error::not_found("node " + node + " is not registered");
   if (stopping_ || it->second.version != version) {
@@ -237,7 +237,7 @@ Result<uint64_t> ClusterState::watch_desired(const std::string& node, int64_t ve
 }
 
 void ClusterState::expire_watch(const std::string& node, uint64_t id) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = watches_.find(node);
   if (it == watches_.end()) return;
   auto& list = it->second;

@@ -15,7 +15,7 @@ constexpr auto kFullPassEvery = std::chrono::seconds(1);
 }  // namespace
 
 void ClusterState::schedule_pass() {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   if (pending_.empty() || stopping_) return;
   const auto now_real = std::chrono::steady_clock::now();
   // Only submissions since a pass that left every card busy: nothing new can fit.
@@ -49,7 +49,7 @@ void ClusterState::schedule_pass() {
       nj.master_addr = nodes_[rank0->node].rec.address;
       auto& taken = ports_taken[rank0->node];
       int port = opts_.master_port_lo;
-      auto used = [&](int candidate) {
+      auto used = [&](int candidate) REQUIRES(mu_) {
         if (taken.count(candidate)) return true;
         for (int64_t s : active_) {
           const api::Job& o = jobs_[s].job;
@@ -69,7 +69,7 @@ void ClusterState::schedule_pass() {
     }
     txn.batch.jobs.push_back(nj);
     const double waited = static_cast<double>(now - e.queued_at_ms) / 1000.0;
-    txn.apply.push_back([this, nj, seq, waited] {
+    txn.apply.push_back([this, nj, seq, waited]() REQUIRES(mu_) {
       JobEntry& entry = jobs_[seq];
       entry.job = nj;
       entry.reports.clear();
@@ -93,14 +93,15 @@ void ClusterState::schedule_pass() {
 }
 
 void ClusterState::run_scheduler() {
-  std::unique_lock lk(mu_);
+  MutexLock lk(mu_);
   for (;;) {
     if (pass_skipped_) {
       // New jobs still lack their reasons: a full pass is due within kFullPassEvery,
       // or sooner when capacity changes.
-      dirty_cv_.wait_for(lk, kFullPassEvery, [&] { return stopping_ || (dirty_ && capacity_changed_); });
+      dirty_cv_.wait_for(mu_, kFullPassEvery,
+                         [&]() REQUIRES(mu_) { return stopping_ || (dirty_ && capacity_changed_); });
     } else {
-      dirty_cv_.wait(lk, [&] { return dirty_ || stopping_; });
+      dirty_cv_.wait(mu_, [&]() REQUIRES(mu_) { return dirty_ || stopping_; });
     }
     if (stopping_) return;
     dirty_ = false;
@@ -113,13 +114,13 @@ void ClusterState::run_scheduler() {
     // changes gather for as long as the last pass took (capped) before the next,
     // so passes use at most about half a core. An idle scheduler still reacts at once.
     if (took > std::chrono::milliseconds(1))
-      dirty_cv_.wait_for(lk, std::min<std::chrono::nanoseconds>(took, std::chrono::milliseconds(50)),
-                         [&] { return stopping_; });
+      dirty_cv_.wait_for(mu_, std::min<std::chrono::nanoseconds>(took, std::chrono::milliseconds(50)),
+                         [&]() REQUIRES(mu_) { return stopping_; });
   }
 }
 
 void ClusterState::check_liveness() {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   const int64_t now = clock_.now_ms();
   std::vector<std::string> gone;
   for (const auto& [name, n] : nodes_)
@@ -147,7 +148,7 @@ void ClusterState::check_liveness() {
       if (!here || !stopped.insert(seq).second) continue;
       stop_job_locked(txn, e, api::JobState::failed, "node " + name + " down", std::nullopt, true);
     }
-    txn.apply.push_back([this, name, now] {
+    txn.apply.push_back([this, name, now]() REQUIRES(mu_) {
       NodeEntry& n = nodes_[name];
       n.down = true;
       alloc_.set_schedulable(name, false);
@@ -158,7 +159,7 @@ void ClusterState::check_liveness() {
 }
 
 void ClusterState::shutdown() {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   stopping_ = true;
   std::vector<std::string> nodes;
   for (const auto& [node, _] : watches_) nodes.push_back(node);

@@ -33,28 +33,28 @@ NodeView ClusterState::node_view_locked(const NodeEntry& n) const {
 }
 
 std::vector<NodeView> ClusterState::nodes() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   std::vector<NodeView> out;
   for (const auto& [_, n] : nodes_) out.push_back(node_view_locked(n));
   return out;
 }
 
 Result<NodeView> ClusterState::node(const std::string& name) const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return Error::not_found("node " + name + " not found");
   return node_view_locked(it->second);
 }
 
 Result<NodeView> ClusterState::set_drained(const std::string& name, bool drained) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return Error::not_found("node " + name + " not found");
   Txn txn;
   NodeRecord rec = it->second.rec;
   rec.drained = drained;
   txn.batch.nodes.push_back(rec);
-  txn.apply.push_back([this, name, drained] {
+  txn.apply.push_back([this, name, drained]() REQUIRES(mu_) {
     NodeEntry& n = nodes_[name];
     n.rec.drained = drained;
     alloc_.set_schedulable(name, !drained && !n.down);
@@ -66,7 +66,7 @@ Result<NodeView> ClusterState::set_drained(const std::string& name, bool drained
 }
 
 InventoryView ClusterState::inventory() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   std::map<std::string, InventoryView::Model> models;
   InventoryView v;
   v.nodes_by_state = {{"ready", 0}, {"draining", 0}, {"down", 0}};
@@ -93,7 +93,7 @@ InventoryView ClusterState::inventory() const {
 }
 
 StatsSnapshot ClusterState::stats() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   StatsSnapshot s;
   s.store_write_failures_total = store_write_failures_total_.load();
   s.storage_ok = storage_ok_.load();

@@ -27,10 +27,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -40,6 +38,7 @@
 #include "tessel/agent/scheduler_client.hpp"
 #include "tessel/agent/task_events.hpp"
 #include "tessel/agent/task_manager.hpp"
+#include "tessel/sync/mutex.hpp"
 
 namespace tessel::agent {
 
@@ -68,34 +67,34 @@ class Agent {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  void run();  // Blocks until stop().
-  void stop();
+  void run() EXCLUDES(mu_);  // Blocks until stop().
+  void stop() EXCLUDES(mu_);
   // The task reports changed: the reporter sends them now. Any thread.
-  void mark_reports_dirty();
+  void mark_reports_dirty() EXCLUDES(mu_);
 
  private:
   enum class ReportTrigger { stop, dirty, check };
 
   // Heartbeat loop (the thread that calls run()). Each step returns how long to wait.
-  void heartbeat_loop();
-  std::optional<api::NodeInventory> refresh_inventory();
-  std::chrono::milliseconds register_once(const api::NodeInventory& inv, Backoff& backoff);
-  std::chrono::milliseconds heartbeat_step(const api::NodeInventory& inv, Backoff& backoff);
-  bool heartbeat_once(const api::NodeInventory& inv);  // False: register again.
-  bool wait_for(std::chrono::milliseconds d);          // False when stopping.
-  void on_registered(std::chrono::milliseconds interval);
-  void publish_status();
+  void heartbeat_loop() EXCLUDES(mu_);
+  std::optional<api::NodeInventory> refresh_inventory() EXCLUDES(mu_);
+  std::chrono::milliseconds register_once(const api::NodeInventory& inv, Backoff& backoff) EXCLUDES(mu_);
+  std::chrono::milliseconds heartbeat_step(const api::NodeInventory& inv, Backoff& backoff) EXCLUDES(mu_);
+  bool heartbeat_once(const api::NodeInventory& inv) EXCLUDES(mu_);  // False: register again.
+  bool wait_for(std::chrono::milliseconds d) EXCLUDES(mu_);          // False when stopping.
+  void on_registered(std::chrono::milliseconds interval) EXCLUDES(mu_);
+  void publish_status() EXCLUDES(mu_);
 
-  void poll_loop();
+  void poll_loop() EXCLUDES(mu_);
 
   // Reporter and task events (agent_reporter.cpp).
-  void event_loop();
-  void report_loop();
-  ReportTrigger wait_for_report_trigger();
-  bool hold_off(std::chrono::milliseconds d);  // False when stopping.
-  void registration_lost();
+  void event_loop() EXCLUDES(mu_);
+  void report_loop() EXCLUDES(mu_);
+  ReportTrigger wait_for_report_trigger() EXCLUDES(mu_);
+  bool hold_off(std::chrono::milliseconds d) EXCLUDES(mu_);  // False when stopping.
+  void registration_lost() EXCLUDES(mu_);
 
-  void watchdog_loop(std::chrono::microseconds period);
+  void watchdog_loop(std::chrono::microseconds period) EXCLUDES(mu_);
 
   AgentConfig cfg_;
   SchedulerApi& hb_api_;
@@ -107,15 +106,15 @@ class Agent {
   std::unique_ptr<TaskEventSocket> events_;  // Null when not bound. Set once, in the constructor.
   bool ready_sent_ = false;                  // Heartbeat loop only.
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;                       // Guarded by mu_.
-  bool wake_heartbeat_ = false;                 // Guarded by mu_: the reporter lost the registration.
-  bool registered_ = false;                     // Guarded by mu_.
-  bool reports_dirty_ = false;                  // Guarded by mu_.
-  std::chrono::milliseconds interval_;          // Guarded by mu_: the heartbeat interval.
-  std::optional<api::NodeInventory> last_inv_;  // Guarded by mu_.
-  std::atomic<int64_t> progress_ns_{0};         // Last heartbeat-loop progress (steady clock).
+  Mutex mu_;
+  CondVar cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool wake_heartbeat_ GUARDED_BY(mu_) = false;  // The reporter lost the registration.
+  bool registered_ GUARDED_BY(mu_) = false;
+  bool reports_dirty_ GUARDED_BY(mu_) = false;
+  std::chrono::milliseconds interval_ GUARDED_BY(mu_);  // The heartbeat interval.
+  std::optional<api::NodeInventory> last_inv_ GUARDED_BY(mu_);
+  std::atomic<int64_t> progress_ns_{0};  // Last heartbeat-loop progress (steady clock).
 };
 
 }  // namespace tessel::agent

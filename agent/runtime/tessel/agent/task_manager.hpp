@@ -2,12 +2,12 @@
 // TaskManager: the agent's table of tasks, backed by the state dir.
 // apply() turns a DesiredState into starts and stops (see reconcile.hpp);
 // reports() refreshes each remembered task from disk and /proc.
-// Thread-safe: one mutex guards the table; apply/reports/acknowledge may be
-// called from different threads (long poll, reporter, heartbeat, HTTP).
+// Thread-safe: one mutex (mu_) guards the table (GUARDED_BY, checked by clang);
+// apply/reports/acknowledge may be called from different threads (long poll,
+// reporter, heartbeat, HTTP).
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +16,7 @@
 #include "tessel/agent/launcher.hpp"
 #include "tessel/agent/state_dir.hpp"
 #include "tessel/agent/task_env.hpp"
+#include "tessel/sync/mutex.hpp"
 
 namespace tessel::agent {
 
@@ -47,16 +48,16 @@ class TaskManager {
   TaskManager(const StateDir& dir, TaskLauncher& launcher, TaskManagerConfig cfg);
 
   // Reads the state dir (after an agent restart); logs and skips corrupt tasks.
-  void load();
+  void load() EXCLUDES(mu_);
   // Starts listed assignments never started and stops unlisted running tasks.
-  void apply(const api::DesiredState& desired, const api::NodeInventory& inv);
+  void apply(const api::DesiredState& desired, const api::NodeInventory& inv) EXCLUDES(mu_);
   // Reports for every task not yet acknowledged.
-  std::vector<api::TaskReport> reports();
-  void acknowledge(const std::vector<std::string>& ids);
-  int running_count();
+  std::vector<api::TaskReport> reports() EXCLUDES(mu_);
+  void acknowledge(const std::vector<std::string>& ids) EXCLUDES(mu_);
+  int running_count() EXCLUDES(mu_);
   // Log access: whether the task is known, and whether all its processes ended.
-  bool known(const std::string& id);
-  bool finished(const std::string& id);
+  bool known(const std::string& id) EXCLUDES(mu_);
+  bool finished(const std::string& id) EXCLUDES(mu_);
 
  private:
   struct Entry {
@@ -64,16 +65,16 @@ class TaskManager {
     std::optional<int> launched_pid;
     bool kill_requested = false;
   };
-  void start_locked(const api::Assignment& a, const api::NodeInventory& inv);
-  bool alive_locked(const Entry& e) const;
-  void refresh_locked(Entry& e);
+  void start_locked(const api::Assignment& a, const api::NodeInventory& inv) REQUIRES(mu_);
+  bool alive_locked(const Entry& e) const REQUIRES(mu_);
+  void refresh_locked(Entry& e) REQUIRES(mu_);
 
   const StateDir& dir_;
   TaskLauncher& launcher_;
   TaskManagerConfig cfg_;
-  std::mutex mu_;
-  std::map<std::string, Entry> tasks_;  // Guarded by mu_.
-  std::set<std::string> started_;       // Guarded by mu_.
+  Mutex mu_;
+  std::map<std::string, Entry> tasks_ GUARDED_BY(mu_);
+  std::set<std::string> started_ GUARDED_BY(mu_);
 };
 
 }  // namespace tessel::agent

@@ -4,10 +4,12 @@
 // store, and applied in memory only once the write succeeded, so a failed
 // write changes nothing (API writes answer 503 "unavailable").
 //
-// Threading: one mutex (mu_) guards every member below it. The HTTP layer, the
-// scheduler thread (run_scheduler) and the liveness ticker call the public
-// methods; all are thread-safe. Submissions wait for their commit without
-// holding mu_, so concurrent submissions share one group commit.
+// Threading: one mutex (mu_) guards every member below it (GUARDED_BY, checked by
+// clang: tessel/sync/mutex.hpp). The HTTP layer, the scheduler thread
+// (run_scheduler) and the liveness ticker call the public methods; all are
+// thread-safe and take mu_ themselves (EXCLUDES); `*_locked` helpers, and the
+// `apply` steps of a Txn, run with it held (REQUIRES). Submissions wait for their
+// commit without holding mu_, so concurrent submissions share one group commit.
 // A long poll is a Watch: a callback stored per node, answered when a change of
 // the node's desired state bumps its version (so agents hear of a placement
 // within milliseconds and a change wakes only the node it concerns), when the
@@ -15,12 +17,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,6 +34,7 @@
 #include "tessel/scheduler/metrics.hpp"
 #include "tessel/scheduler/store.hpp"
 #include "tessel/scheduler/tokens.hpp"
+#include "tessel/sync/mutex.hpp"
 
 namespace tessel::scheduler {
 
@@ -96,32 +97,32 @@ class ClusterState {
 
   // Loads the store's snapshot: jobs, nodes (alive as of now) and fences;
   // restores the allocator's holds. Call once, before anything else.
-  Status restore();
+  Status restore() EXCLUDES(mu_);
 
   // --- Jobs (REST) ---
-  Result<api::Job> submit(api::JobSpec spec, const std::string& user);
-  std::optional<api::Job> job(const std::string& id) const;
-  JobPage list_jobs(const JobFilter& f) const;
+  Result<api::Job> submit(api::JobSpec spec, const std::string& user) EXCLUDES(mu_);
+  std::optional<api::Job> job(const std::string& id) const EXCLUDES(mu_);
+  JobPage list_jobs(const JobFilter& f) const EXCLUDES(mu_);
   // Idempotent. Only admins or the job's owner may cancel.
-  Result<api::Job> cancel(const std::string& id, const Principal& who);
-  Result<LogTarget> log_target(const std::string& job_id, int rank) const;
+  Result<api::Job> cancel(const std::string& id, const Principal& who) EXCLUDES(mu_);
+  Result<LogTarget> log_target(const std::string& job_id, int rank) const EXCLUDES(mu_);
 
   // --- Nodes (REST) ---
-  std::vector<NodeView> nodes() const;
-  Result<NodeView> node(const std::string& name) const;
-  Result<NodeView> set_drained(const std::string& name, bool drained);
-  InventoryView inventory() const;
-  StatsSnapshot stats() const;
+  std::vector<NodeView> nodes() const EXCLUDES(mu_);
+  Result<NodeView> node(const std::string& name) const EXCLUDES(mu_);
+  Result<NodeView> set_drained(const std::string& name, bool drained) EXCLUDES(mu_);
+  InventoryView inventory() const EXCLUDES(mu_);
+  StatsSnapshot stats() const EXCLUDES(mu_);
   // False while the last write to the store failed (disk full, read-only, I/O error).
   bool storage_ok() const { return storage_ok_.load(); }
-  std::string status_line() const;  // For systemd STATUS=.
+  std::string status_line() const EXCLUDES(mu_);  // For systemd STATUS=.
 
   // --- Agent protocol ---
-  Result<api::RegisterResponse> register_node(const api::RegisterRequest& req, const std::string& token);
-  Result<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req, const std::string& token);
+  Result<api::RegisterResponse> register_node(const api::RegisterRequest& req, const std::string& token) EXCLUDES(mu_);
+  Result<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req, const std::string& token) EXCLUDES(mu_);
   // Task reports (sent the moment a task starts or ends): frees the cards of
   // ended jobs and wakes the scheduling pass before it returns.
-  Result<api::ReportResponse> report(const api::ReportRequest& req, const std::string& token);
+  Result<api::ReportResponse> report(const api::ReportRequest& req, const std::string& token) EXCLUDES(mu_);
 
   // Long poll. `done` is called exactly once: at once (from this call) when the
   // node's version differs from `version` or max_long_polls are already waiting
@@ -130,20 +131,20 @@ class ClusterState {
   // it must only hand the answer on, never call back into ClusterState.
   // Returns the watch id, 0 when `done` already ran (or an error: unknown node).
   using WatchDone = std::function<void(const api::DesiredState&)>;
-  Result<uint64_t> watch_desired(const std::string& node, int64_t version, WatchDone done);
+  Result<uint64_t> watch_desired(const std::string& node, int64_t version, WatchDone done) EXCLUDES(mu_);
   // Answers watch `id` with the current (unchanged) state if it still waits.
-  void expire_watch(const std::string& node, uint64_t id);
+  void expire_watch(const std::string& node, uint64_t id) EXCLUDES(mu_);
 
   // --- Background work ---
   // One scheduling pass over the pending queue (the scheduler thread calls it;
   // tests may call it directly).
-  void schedule_pass();
+  void schedule_pass() EXCLUDES(mu_);
   // Runs schedule_pass whenever something changed, coalescing bursts, until shutdown().
-  void run_scheduler();
+  void run_scheduler() EXCLUDES(mu_);
   // Marks nodes whose heartbeats stopped for the timeout as down and requeues or fails their jobs.
-  void check_liveness();
+  void check_liveness() EXCLUDES(mu_);
   // Answers every long poll and stops the scheduler thread.
-  void shutdown();
+  void shutdown() EXCLUDES(mu_);
 
  private:
   struct JobEntry {
@@ -162,71 +163,72 @@ class ClusterState {
     WriteBatch batch;
     std::vector<std::function<void()>> apply;
   };
-  bool commit_locked(Txn& txn, const char* what);
+  bool commit_locked(Txn& txn, const char* what) REQUIRES(mu_);
   // Every store write goes through here: keeps storage_ok_ and the failure count.
   Status write_store(const WriteBatch& batch);
 
-  std::string node_state_locked(const NodeEntry& n) const;
-  NodeSpec node_spec_locked(const NodeEntry& n) const;
-  void bump_locked(const std::string& node);
+  std::string node_state_locked(const NodeEntry& n) const REQUIRES(mu_);
+  NodeSpec node_spec_locked(const NodeEntry& n) const REQUIRES(mu_);
+  void bump_locked(const std::string& node) REQUIRES(mu_);
   // Asks for a scheduling pass. `capacity`: the change may let a pending job fit
   // (cards freed, a node added or changed); false for a new submission only.
-  void mark_dirty_locked(bool capacity = true);
-  std::vector<api::Assignment> assignments_locked(const std::string& node) const;
-  NodeView node_view_locked(const NodeEntry& n) const;
+  void mark_dirty_locked(bool capacity = true) REQUIRES(mu_);
+  std::vector<api::Assignment> assignments_locked(const std::string& node) const REQUIRES(mu_);
+  NodeView node_view_locked(const NodeEntry& n) const REQUIRES(mu_);
 
   // Stops job `e`'s current attempt early: fences the ranks not known gone,
   // then requeues (attempt+1) when `retry` and retries remain, else ends it in
   // `final_state` with `reason`/`exit_code`.
   void stop_job_locked(Txn& txn, const JobEntry& e, api::JobState final_state, const std::string& reason,
-                       std::optional<int> exit_code, bool retry);
+                       std::optional<int> exit_code, bool retry) REQUIRES(mu_);
   void process_reports_locked(Txn& txn, const std::string& node, const std::vector<api::TaskReport>& tasks,
-                              std::vector<std::string>& acknowledged);
+                              std::vector<std::string>& acknowledged) REQUIRES(mu_);
   // Applies the reports' verdict to the job; true when this ends the attempt.
-  bool evaluate_job_locked(Txn& txn, const JobEntry& e);
+  bool evaluate_job_locked(Txn& txn, const JobEntry& e) REQUIRES(mu_);
   void log_change(const api::Job& job, const std::string& what) const;
 
   Store& store_;
   const Clock& clock_;
   const StateOptions opts_;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   struct Watch {
     uint64_t id;
     WatchDone done;
   };
-  std::map<std::string, std::vector<Watch>> watches_;  // Parked long polls by node.
-  uint64_t next_watch_id_ = 1;
-  std::set<std::string> bumped_;  // Nodes whose version changed in the commit being applied.
-  void answer_watches_locked(const std::string& node);
-  std::condition_variable dirty_cv_;
-  bool dirty_ = false;
+  std::map<std::string, std::vector<Watch>> watches_ GUARDED_BY(mu_);  // Parked long polls by node.
+  uint64_t next_watch_id_ GUARDED_BY(mu_) = 1;
+  std::set<std::string> bumped_ GUARDED_BY(mu_);  // Nodes whose version changed in the commit being applied.
+  void answer_watches_locked(const std::string& node) REQUIRES(mu_);
+  CondVar dirty_cv_;
+  bool dirty_ GUARDED_BY(mu_) = false;
   // Since the last full pass: did anything but submissions change? And did that pass
   // leave no free card anywhere? Then new submissions cannot fit either and the pass
   // (O(queue), the cost of a long queue) is skipped, except once a second.
-  bool capacity_changed_ = true;
-  bool full_after_pass_ = false;
-  bool pass_skipped_ = false;
-  std::chrono::steady_clock::time_point last_full_pass_{};
-  bool stopping_ = false;
-  int64_t next_seq_ = 1;  // Reserved under mu_, persisted with the job.
-  int64_t version_counter_ = 0;
-  std::map<int64_t, JobEntry> jobs_;  // By sequence number.
+  bool capacity_changed_ GUARDED_BY(mu_) = true;
+  bool full_after_pass_ GUARDED_BY(mu_) = false;
+  bool pass_skipped_ GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point last_full_pass_ GUARDED_BY(mu_){};
+  bool stopping_ GUARDED_BY(mu_) = false;
+  int64_t next_seq_ GUARDED_BY(mu_) = 1;  // Reserved under mu_, persisted with the job.
+  int64_t version_counter_ GUARDED_BY(mu_) = 0;
+  std::map<int64_t, JobEntry> jobs_ GUARDED_BY(mu_);  // By sequence number.
   // Pending jobs by sequence, pointing into jobs_ (std::map entries do not move): a
   // scheduling pass walks these instead of looking each one up in jobs_.
-  std::map<int64_t, JobEntry*> pending_;
-  std::set<int64_t> active_;  // Sequences of assigned and running jobs.
-  std::map<std::string, NodeEntry> nodes_;
-  std::map<std::string, Fence> fences_;
-  ModuleGroupAllocator alloc_;
-  uint64_t submissions_total_ = 0, placements_total_ = 0;
-  int64_t long_polls_waiting_ = 0;
-  uint64_t long_polls_shed_total_ = 0;
-  std::chrono::steady_clock::time_point shed_warned_at_{};
+  std::map<int64_t, JobEntry*> pending_ GUARDED_BY(mu_);
+  std::set<int64_t> active_ GUARDED_BY(mu_);  // Sequences of assigned and running jobs.
+  std::map<std::string, NodeEntry> nodes_ GUARDED_BY(mu_);
+  std::map<std::string, Fence> fences_ GUARDED_BY(mu_);
+  ModuleGroupAllocator alloc_ GUARDED_BY(mu_);
+  uint64_t submissions_total_ GUARDED_BY(mu_) = 0;
+  uint64_t placements_total_ GUARDED_BY(mu_) = 0;
+  int64_t long_polls_waiting_ GUARDED_BY(mu_) = 0;
+  uint64_t long_polls_shed_total_ GUARDED_BY(mu_) = 0;
+  std::chrono::steady_clock::time_point shed_warned_at_ GUARDED_BY(mu_){};
   std::atomic<bool> storage_ok_{true};
   std::atomic<uint64_t> store_write_failures_total_{0};
-  Histogram queue_wait_;
-  Histogram sched_latency_;
+  Histogram queue_wait_ GUARDED_BY(mu_);
+  Histogram sched_latency_ GUARDED_BY(mu_);
 };
 
 }  // namespace tessel::scheduler
