@@ -72,6 +72,7 @@ int agent_main(const Options& o) {
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  if (auto url = http::parse_http_url(o.scheduler); !url) return fail("--scheduler: " + url.error().message, 2);
 
   std::string token;
   if (!o.token_file.empty()) {
@@ -139,8 +140,11 @@ int agent_main(const Options& o) {
   acfg.events_socket = events_socket_path(dir.root());
   // Heartbeats and reports open a connection each time (one every few seconds, one per
   // task change); the long poll keeps its own.
-  SchedulerClient hb_api(o.scheduler, token, /*keep_alive=*/false), poll_api(o.scheduler, token),
-      report_api(o.scheduler, token, /*keep_alive=*/false);
+  // All three share one I/O thread (tessel::http::ClientLoop).
+  http::ClientLoop scheduler_connections;
+  SchedulerClient hb_api(scheduler_connections, o.scheduler, token, /*keep_alive=*/false),
+      poll_api(scheduler_connections, o.scheduler, token),
+      report_api(scheduler_connections, o.scheduler, token, /*keep_alive=*/false);
   SystemdNotifier notifier;
   Agent agent(acfg, hb_api, poll_api, report_api, **source, tasks, notifier);
 

@@ -1,7 +1,5 @@
 #include "tessel/agent/scheduler_client.hpp"
 
-#include <httplib.h>
-
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -11,44 +9,54 @@ namespace tessel::agent {
 
 using nlohmann::json;
 
-SchedulerClient::SchedulerClient(const std::string& url, std::string token, bool keep_alive)
-    : http_(std::make_unique<httplib::Client>(url)) {
-  http_->set_connection_timeout(2, 0);
-  http_->set_write_timeout(5, 0);
-  http_->set_read_timeout(10, 0);
-  http_->set_keep_alive(keep_alive);
-  // httplib writes headers and body separately: without TCP_NODELAY each keep-alive
-  // POST waits ~40 ms for a delayed ACK (bench/RESULTS.md, bench_load --nodelay).
-  http_->set_tcp_nodelay(true);
-  if (!token.empty()) http_->set_default_headers({{"Authorization", "Bearer " + token}});
+SchedulerClient::SchedulerClient(http::ClientLoop& loop, const std::string& url, const std::string& token,
+                                 bool keep_alive) {
+  auto hp = http::parse_http_url(url);
+  if (!hp) {
+    bad_url_ = hp.error();
+    return;
+  }
+  http::ClientOptions o;
+  o.connect_timeout = std::chrono::seconds(2);
+  o.keep_alive = keep_alive;
+  if (!token.empty()) o.headers.push_back({"Authorization", "Bearer " + token});
+  http_ = std::make_unique<http::Client>(loop, hp->first, hp->second, std::move(o));
 }
 
 SchedulerClient::~SchedulerClient() = default;
 
-void SchedulerClient::cancel() { http_->stop(); }
+void SchedulerClient::cancel() {
+  if (http_) http_->cancel();
+}
 
 template <class T, class Parse>
-static Reply<T> finish(const httplib::Result& res, Parse parse) {
+Reply<T> SchedulerClient::call(const char* method, const std::string& target, std::string body,
+                               std::chrono::milliseconds timeout, Parse parse) {
   Reply<T> out;
+  if (bad_url_) {
+    out.error = bad_url_->message;
+    return out;
+  }
+  auto res = http_->call(method, target, std::move(body), timeout);
   if (!res) {
-    out.error = "no answer: " + httplib::to_string(res.error());
+    out.error = "no answer: " + res.error().message;
     return out;
   }
   out.status = res->status;
-  json body = json::parse(res->body, nullptr, false);
+  json answer = json::parse(res->body, nullptr, false);
   if (res->status / 100 != 2) {
-    std::string msg = body.is_object() && body.contains("error") && body["error"].is_object()
-                          ? body["error"].value("message", "")
+    std::string msg = answer.is_object() && answer.contains("error") && answer["error"].is_object()
+                          ? answer["error"].value("message", "")
                           : res->body.substr(0, 200);
     out.error = "HTTP " + std::to_string(res->status) + ": " + msg;
     return out;
   }
-  if (body.is_discarded()) {
+  if (answer.is_discarded()) {
     out.status = 0;
     out.error = "answer is not JSON";
     return out;
   }
-  auto v = parse(body);
+  auto v = parse(answer);
   if (!v) {
     out.status = 0;
     out.error = v.error().message;
@@ -58,33 +66,32 @@ static Reply<T> finish(const httplib::Result& res, Parse parse) {
   return out;
 }
 
+// The scheduler commits registrations, heartbeats and reports (a report also frees
+// the cards of ended jobs) before it answers: a few ms usually, more on a busy
+// cluster or a slow disk; 10 s is a scheduler in trouble.
+constexpr std::chrono::seconds kCallTimeout{10};
+
 Reply<api::RegisterResponse> SchedulerClient::register_node(const api::RegisterRequest& req) {
-  http_->set_read_timeout(10, 0);
-  auto res = http_->Post("/v1/agent/register", api::to_json(req).dump(), "application/json");
-  return finish<api::RegisterResponse>(res, api::register_response_from_json);
+  return call<api::RegisterResponse>("POST", "/v1/agent/register", api::to_json(req).dump(), kCallTimeout,
+                                     api::register_response_from_json);
 }
 
 Reply<api::HeartbeatResponse> SchedulerClient::heartbeat(const api::HeartbeatRequest& req) {
-  http_->set_read_timeout(10, 0);
-  auto res = http_->Post("/v1/agent/heartbeat", api::to_json(req).dump(), "application/json");
-  return finish<api::HeartbeatResponse>(res, api::heartbeat_response_from_json);
+  return call<api::HeartbeatResponse>("POST", "/v1/agent/heartbeat", api::to_json(req).dump(), kCallTimeout,
+                                      api::heartbeat_response_from_json);
 }
 
 Reply<api::ReportResponse> SchedulerClient::report(const api::ReportRequest& req) {
-  // The scheduler commits the reports (and frees the cards of ended jobs) before it
-  // answers: a few ms usually, more on a busy cluster or a slow disk. Its scheduling
-  // pass runs on its own thread and does not delay the answer.
-  http_->set_read_timeout(10, 0);
-  auto res = http_->Post("/v1/agent/report", api::to_json(req).dump(), "application/json");
-  return finish<api::ReportResponse>(res, api::report_response_from_json);
+  return call<api::ReportResponse>("POST", "/v1/agent/report", api::to_json(req).dump(), kCallTimeout,
+                                   api::report_response_from_json);
 }
 
 Reply<api::DesiredState> SchedulerClient::desired_state(const std::string& node, int64_t version, int wait_s) {
-  http_->set_read_timeout(wait_s + 10, 0);
+  // The long poll holds its answer up to wait_s; the node name is a path segment.
   std::string path = "/v1/agent/nodes/" + node + "/assignments?version=" + std::to_string(version) +
                      "&wait_s=" + std::to_string(wait_s);
-  auto res = http_->Get(path);
-  return finish<api::DesiredState>(res, api::desired_state_from_json);
+  return call<api::DesiredState>("GET", path, "", std::chrono::seconds(wait_s) + kCallTimeout,
+                                 api::desired_state_from_json);
 }
 
 Result<std::string> read_token_file(const std::string& path) {

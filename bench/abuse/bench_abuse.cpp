@@ -34,10 +34,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,17 +45,22 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "benchkit.hpp"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+namespace benchkit = tessel::benchkit;
+using benchkit::Clock;
+using benchkit::cpu_ticks;
+using benchkit::ms_between;
+using benchkit::raise_nofile;
+using benchkit::status_field;
 using namespace std::chrono_literals;
 
 struct Options {
@@ -74,94 +77,17 @@ struct Options {
   std::vector<std::string> baseline_args;
 };
 
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  size_t k = std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())));
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
-  return v[k];
-}
-
-// utime+stime in clock ticks, from /proc/<pid>/stat.
-long cpu_ticks(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto close = s.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(s.substr(close + 2));
-  std::string field;
-  long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14) utime = std::atol(field.c_str());
-    if (i == 15) stime = std::atol(field.c_str());
-  }
-  return utime + stime;
-}
-
-// VmRSS / VmHWM / Threads from /proc/<pid>/status (kB fields in MiB).
-double status_field(pid_t pid, const std::string& key, bool kib) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(key + ":", 0) == 0) return std::atof(line.c_str() + key.size() + 1) / (kib ? 1024.0 : 1.0);
-  return 0;
-}
-
 // A scheduler child with a fresh DB in its own temp dir; SIGTERM (then SIGKILL) on destruction.
 struct Scheduler {
-  pid_t pid = -1;
-  int port = 0;
-  std::filesystem::path dir;
-  Scheduler(const std::string& bin, const std::vector<std::string>& extra, const std::string& tag) {
-    dir = std::filesystem::temp_directory_path() / ("tessel-bench-abuse-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    const std::string db = (dir / "s.db").string();
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    pid = fork();
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // Dies with the benchmark.
-      dup2(fds[1], 1);
-      close(fds[0]);
-      std::vector<std::string> args = {bin, "--listen", "127.0.0.1:0", "--db", db, "--log-level", "warn"};
-      args.insert(args.end(), extra.begin(), extra.end());
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(bin.c_str(), argv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    FILE* f = fdopen(fds[0], "r");
-    char line[256];
-    if (fgets(line, sizeof line, f)) {
-      std::string l(line);
-      if (l.rfind("listening on", 0) == 0) port = std::atoi(l.c_str() + l.rfind(':') + 1);
-    }
-    fclose(f);
+  Scheduler(const std::string& bin, const std::vector<std::string>& extra, const std::string& tag)
+      : dir("tessel-bench-abuse-" + tag),
+        server(benchkit::scheduler_argv(bin, dir.str("s.db"), with_log_level(extra)), dir.str("scheduler.out")) {}
+  static std::vector<std::string> with_log_level(std::vector<std::string> extra) {
+    extra.insert(extra.begin(), {"--log-level", "warn"});
+    return extra;
   }
-  ~Scheduler() {
-    if (pid > 0) {
-      kill(pid, SIGTERM);
-      for (int i = 0; i < 100; ++i) {  // 10 s at most, then SIGKILL.
-        if (waitpid(pid, nullptr, WNOHANG) == pid) {
-          pid = -1;
-          break;
-        }
-        std::this_thread::sleep_for(100ms);
-      }
-      if (pid > 0) {
-        std::fprintf(stderr, "bench_abuse: scheduler %d did not stop in 10 s: SIGKILL\n", pid);
-        kill(pid, SIGKILL);
-        waitpid(pid, nullptr, 0);
-      }
-    }
-    std::filesystem::remove_all(dir);
-  }
+  benchkit::TempDir dir;
+  benchkit::ServerProcess server;
 };
 
 // ---- The measuring client: one request on a fresh connection ------------------
@@ -449,7 +375,7 @@ void print_series(const std::string& label, const std::string& phase, const std:
                 errors, "-", "-", "-");
   } else {
     std::printf("%-10s %-6s %-8s %5ld %5zu %6ld %9.2f %9.2f %9.2f\n", label.c_str(), phase.c_str(), what.c_str(),
-                s.total, s.ok_ms.size(), errors, pct(s.ok_ms, 50), pct(s.ok_ms, 99),
+                s.total, s.ok_ms.size(), errors, benchkit::percentile(s.ok_ms, 50), benchkit::percentile(s.ok_ms, 99),
                 *std::max_element(s.ok_ms.begin(), s.ok_ms.end()));
   }
   for (auto& [k, v] : s.errors)
@@ -468,7 +394,7 @@ std::string metric(const std::string& text, const std::string& name) {
 std::string summary(std::vector<double> v) {
   if (v.empty()) return "-";
   char b[96];
-  std::snprintf(b, sizeof b, "%.1f/%.1f/%.1f", *std::min_element(v.begin(), v.end()), pct(v, 50),
+  std::snprintf(b, sizeof b, "%.1f/%.1f/%.1f", *std::min_element(v.begin(), v.end()), benchkit::percentile(v, 50),
                 *std::max_element(v.begin(), v.end()));
   return b;
 }
@@ -477,7 +403,7 @@ const std::string kJob = R"({"command":["true"],"devices":1})";
 
 bool run_one(const Options& o, const std::string& label, const std::string& bin, const std::vector<std::string>& args) {
   Scheduler s(bin, args, label);
-  if (s.port <= 0) {
+  if (s.server.port() <= 0) {
     std::fprintf(stderr, "bench_abuse: %s (%s) did not start\n", label.c_str(), bin.c_str());
     return false;
   }
@@ -485,21 +411,21 @@ bool run_one(const Options& o, const std::string& label, const std::string& bin,
   // Quiet: nothing else going on.
   Series qh, qs;
   for (int k = 0; k < o.quiet_samples; ++k) {
-    record(qh, request(s.port, "GET", "/healthz", "", timeout), 200);
-    record(qs, request(s.port, "POST", "/v1/jobs", kJob, timeout), 201);
+    record(qh, request(s.server.port(), "GET", "/healthz", "", timeout), 200);
+    record(qs, request(s.server.port(), "POST", "/v1/jobs", kJob, timeout), 201);
   }
   print_series(label, "quiet", "healthz", qh);
   print_series(label, "quiet", "submit", qs);
   std::fflush(stdout);
 
   // Abuse, then the measured window while it goes on.
-  Abuse abuse(s.port, o);
+  Abuse abuse(s.server.port(), o);
   std::atomic<bool> stop{false}, ready{false};
   const auto abuse_start = Clock::now();
   std::thread t([&] { abuse.run(stop, ready); });
   while (!ready && Clock::now() - abuse_start < 15s) std::this_thread::sleep_for(10ms);
   const double setup_s = std::chrono::duration<double>(Clock::now() - abuse_start).count();
-  const long ticks0 = cpu_ticks(s.pid);
+  const long ticks0 = cpu_ticks(s.server.pid());
   const auto w0 = Clock::now();
   const auto step = std::chrono::duration<double>(o.seconds / std::max(1, o.samples));
   // Open loop: each request goes out at its own time on its own thread, whether or not
@@ -511,8 +437,8 @@ bool run_one(const Options& o, const std::string& label, const std::string& bin,
     const auto due = w0 + std::chrono::duration_cast<Clock::duration>(step * (k / 2 + 0.5 * (k % 2)));
     std::this_thread::sleep_until(due);
     senders.emplace_back([&, k] {
-      answers[static_cast<size_t>(k)] = k % 2 == 0 ? request(s.port, "GET", "/healthz", "", timeout)
-                                                   : request(s.port, "POST", "/v1/jobs", kJob, timeout);
+      answers[static_cast<size_t>(k)] = k % 2 == 0 ? request(s.server.port(), "GET", "/healthz", "", timeout)
+                                                   : request(s.server.port(), "POST", "/v1/jobs", kJob, timeout);
     });
   }
   for (auto& t : senders) t.join();
@@ -527,11 +453,11 @@ bool run_one(const Options& o, const std::string& label, const std::string& bin,
   std::this_thread::sleep_until(w0 +
                                 std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds)));
   const double wall = std::chrono::duration<double>(Clock::now() - w0).count();
-  const double cpu =
-      100.0 * static_cast<double>(cpu_ticks(s.pid) - ticks0) / static_cast<double>(sysconf(_SC_CLK_TCK)) / wall;
-  const double rss = status_field(s.pid, "VmRSS", true), hwm = status_field(s.pid, "VmHWM", true),
-               threads = status_field(s.pid, "Threads", false);
-  const Answer m = request(s.port, "GET", "/metrics", "", timeout);
+  const double cpu = 100.0 * static_cast<double>(cpu_ticks(s.server.pid()) - ticks0) /
+                     static_cast<double>(sysconf(_SC_CLK_TCK)) / wall;
+  const double rss = status_field(s.server.pid(), "VmRSS", true), hwm = status_field(s.server.pid(), "VmHWM", true),
+               threads = status_field(s.server.pid(), "Threads", false);
+  const Answer m = request(s.server.port(), "GET", "/metrics", "", timeout);
   stop = true;
   t.join();
   const double abuse_s = std::chrono::duration<double>(Clock::now() - abuse_start).count();
@@ -565,21 +491,6 @@ bool run_one(const Options& o, const std::string& label, const std::string& bin,
                 m.status ? std::to_string(m.status).c_str() : m.err.c_str());
   std::fflush(stdout);
   return true;
-}
-
-rlim_t raise_nofile() {
-  rlimit lim{};
-  getrlimit(RLIMIT_NOFILE, &lim);
-  rlim_t nr_open = 1 << 20;
-  if (std::ifstream f("/proc/sys/fs/nr_open"); f) f >> nr_open;
-  if (lim.rlim_max < nr_open) {
-    rlimit want{nr_open, nr_open};
-    if (setrlimit(RLIMIT_NOFILE, &want) == 0) return nr_open;
-  }
-  lim.rlim_cur = lim.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &lim);
-  getrlimit(RLIMIT_NOFILE, &lim);
-  return lim.rlim_cur;
 }
 
 }  // namespace

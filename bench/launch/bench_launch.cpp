@@ -4,64 +4,23 @@
 // worker is this program in `--worker` mode: it prints CLOCK_REALTIME in ns to its
 // log. Latency = worker time - time just before POST /v1/jobs. Each job is awaited
 // (succeeded) before the next, so no job queues behind busy cards.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "benchkit.hpp"
 
 using nlohmann::json;
 using namespace std::chrono;
 
 static int64_t now_ns() { return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count(); }
-
-static std::string slurp(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-static pid_t spawn(std::vector<std::string> argv, const std::string& out, const std::string& env = "") {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    int efd = open((out + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(efd, 2);
-    if (!env.empty()) putenv(const_cast<char*>(env.c_str()));
-    std::vector<char*> av;
-    for (auto& a : argv) av.push_back(a.data());
-    av.push_back(nullptr);
-    execv(av[0], av.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-// Waits (polling with a deadline) until `file` holds a line with "listening on"; returns the port.
-static int wait_port(const std::string& file) {
-  auto deadline = steady_clock::now() + seconds(30);
-  while (steady_clock::now() < deadline) {
-    std::string s = slurp(file);
-    auto p = s.find("listening on");
-    if (p != std::string::npos && s.find('\n', p) != std::string::npos)
-      return std::stoi(s.substr(s.rfind(':', s.find('\n', p)) + 1));
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return -1;
-}
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "--worker") {
@@ -81,24 +40,26 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  char tmpl[] = "/tmp/tessel-bench-launch-XXXXXX";
-  std::string root = mkdtemp(tmpl);
+  const tessel::benchkit::TempDir dir("tessel-bench-launch");
+  const std::string root = dir.path().string();
   char self[4096] = {};
   if (readlink("/proc/self/exe", self, sizeof self - 1) < 0) return 1;
 
-  pid_t sched = spawn({TESSEL_SCHEDULER_BIN, "--listen", "127.0.0.1:0", "--db", root + "/s.db", "--log-level", "warn"},
-                      root + "/sched.out");
-  int port = wait_port(root + "/sched.out");
-  if (port < 0) {
+  tessel::benchkit::ServerProcess sched(
+      tessel::benchkit::scheduler_argv(TESSEL_SCHEDULER_BIN, root + "/s.db", {"--log-level", "warn"}),
+      root + "/sched.out", root + "/sched.out.err");
+  const int port = sched.port();
+  if (port <= 0) {
     std::fprintf(stderr, "bench_launch: scheduler did not start\n");
     return 1;
   }
-  std::string fixture = "FAKE_HL_SMI_FIXTURE=" + std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv";
-  pid_t agent = spawn({TESSEL_AGENT_BIN, "--scheduler", "http://127.0.0.1:" + std::to_string(port), "--node", "n1",
-                       "--address", "127.0.0.1", "--listen", "127.0.0.1:0", "--state-dir", root + "/agent", "--vendor",
-                       "habana", "--hl-smi", FAKE_HL_SMI_BIN, "--heartbeat-interval", hb, "--log-level", "warn"},
-                      root + "/agent.out", fixture);
-  if (wait_port(root + "/agent.out") < 0) {
+  tessel::benchkit::ServerProcess agent(
+      {TESSEL_AGENT_BIN, "--scheduler", "http://127.0.0.1:" + std::to_string(port), "--node", "n1", "--address",
+       "127.0.0.1", "--listen", "127.0.0.1:0", "--state-dir", root + "/agent", "--vendor", "habana", "--hl-smi",
+       FAKE_HL_SMI_BIN, "--heartbeat-interval", hb, "--log-level", "warn"},
+      root + "/agent.out", root + "/agent.out.err",
+      {{"FAKE_HL_SMI_FIXTURE", std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv"}});
+  if (agent.port() <= 0) {
     std::fprintf(stderr, "bench_launch: agent did not start\n");
     return 1;
   }
@@ -129,7 +90,7 @@ int main(int argc, char** argv) {
     auto deadline = steady_clock::now() + seconds(30);
     std::string text;
     while (steady_clock::now() < deadline) {
-      text = slurp(log);
+      text = tessel::benchkit::read_file(log);
       if (!text.empty() && text.back() == '\n') break;
       std::this_thread::sleep_for(microseconds(200));
     }
@@ -144,11 +105,6 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(milliseconds(2));
     }
   }
-  kill(agent, SIGTERM);
-  kill(sched, SIGTERM);
-  waitpid(agent, nullptr, 0);
-  waitpid(sched, nullptr, 0);
-  std::filesystem::remove_all(root);
   std::sort(lat_ms.begin(), lat_ms.end());
   auto pct = [&](double p) {
     return lat_ms.empty() ? 0.0 : lat_ms[std::min(lat_ms.size() - 1, size_t(p * lat_ms.size()))];

@@ -54,10 +54,8 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,8 +66,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
@@ -84,6 +80,8 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "benchkit.hpp"
+
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24
 #endif
@@ -91,7 +89,11 @@
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
+namespace benchkit = tessel::benchkit;
+using benchkit::Clock;
+using benchkit::cpu_ticks;
+using benchkit::ms_between;
+using benchkit::raise_nofile;
 using namespace std::chrono_literals;
 
 struct Options {
@@ -114,75 +116,19 @@ struct Options {
 constexpr int kPollWaitS = 30;
 constexpr auto kReadTimeout = 10s;  // The agent's read timeout for a heartbeat or a report.
 
-// A tessel-scheduler child with a fresh DB; SIGTERM on destruction.
+// A tessel-scheduler child with a fresh DB; SIGTERM (then SIGKILL) on destruction.
 struct Scheduler {
-  pid_t pid = -1;
-  int port = 0;
-  std::filesystem::path dir;
-  explicit Scheduler(const Options& o) {
-    dir = std::filesystem::temp_directory_path() / ("tessel-bench-load-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    std::string db = (dir / "s.db").string();
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    pid = fork();
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGTERM);  // Dies with the benchmark.
-      dup2(fds[1], 1);
-      close(fds[0]);
-      std::vector<std::string> args = {o.scheduler, "--listen",    "127.0.0.1:0",         "--db",
-                                       db,          "--log-level", o.scheduler_log_level, "--heartbeat-timeout",
-                                       "15"};
-      args.insert(args.end(), o.scheduler_args.begin(), o.scheduler_args.end());
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(o.scheduler.c_str(), argv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    FILE* f = fdopen(fds[0], "r");
-    char line[256];
-    if (fgets(line, sizeof line, f)) {
-      std::string l(line);
-      port = std::atoi(l.c_str() + l.rfind(':') + 1);
-    }
-    fclose(f);
+  explicit Scheduler(const Options& o)
+      : dir("tessel-bench-load"),
+        server(benchkit::scheduler_argv(o.scheduler, dir.str("s.db"), flags(o)), dir.str("scheduler.out")) {}
+  static std::vector<std::string> flags(const Options& o) {
+    std::vector<std::string> f = {"--log-level", o.scheduler_log_level, "--heartbeat-timeout", "15"};
+    f.insert(f.end(), o.scheduler_args.begin(), o.scheduler_args.end());
+    return f;
   }
-  ~Scheduler() {
-    if (pid > 0) {
-      kill(pid, SIGTERM);
-      waitpid(pid, nullptr, 0);
-    }
-    std::filesystem::remove_all(dir);
-  }
+  benchkit::TempDir dir;
+  benchkit::ServerProcess server;
 };
-
-// utime+stime in clock ticks, from /proc/<pid>/stat.
-long cpu_ticks(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto close = s.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(s.substr(close + 2));
-  std::string field;
-  long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14) utime = std::atol(field.c_str());
-    if (i == 15) stime = std::atol(field.c_str());
-  }
-  return utime + stime;
-}
-
-// VmRSS / VmHWM in MiB from /proc/<pid>/status.
-double status_mib(pid_t pid, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(key + ":", 0) == 0) return std::atof(line.c_str() + key.size() + 1) / 1024.0;
-  return 0;
-}
 
 json inventory() {
   json devs = json::array();
@@ -207,17 +153,6 @@ std::string node_name(int i) {
   char b[32];
   std::snprintf(b, sizeof b, "sim-%05d", i);
   return b;
-}
-
-double pct(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  size_t k = std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())));
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
-  return v[k];
-}
-
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
 // ---- One HTTP exchange on a non-blocking socket -------------------------------
@@ -819,13 +754,13 @@ Row run(const Options& o, int n) {
   row.nodes = n;
   row.long_poll = o.long_poll;
   Scheduler s(o);
-  if (s.port <= 0) {
+  if (s.server.port() <= 0) {
     std::fprintf(stderr, "bench_load: scheduler did not start\n");
     return row;
   }
   Plan p;
   p.n = n;
-  p.port = s.port;
+  p.port = s.server.port();
   p.o = &o;
   p.src.count = o.source_ips > 0 ? o.source_ips : std::max(1, (n + 9999) / 10000);
   row.sources = p.src.count;
@@ -854,7 +789,7 @@ Row run(const Options& o, int n) {
     std::vector<std::thread> ts;
     for (int t = 0; t < o.reg_threads; ++t)
       ts.emplace_back([&] {
-        httplib::Client c("127.0.0.1", s.port);
+        httplib::Client c("127.0.0.1", s.server.port());
         c.set_connection_timeout(5, 0);
         c.set_read_timeout(30, 0);
         c.set_tcp_nodelay(true);
@@ -887,21 +822,21 @@ Row run(const Options& o, int n) {
   p.measure_from_t = measure_from.time_since_epoch().count();
   p.end_t = end.time_since_epoch().count();
   std::this_thread::sleep_until(measure_from);
-  const long ticks0 = cpu_ticks(s.pid), self0 = cpu_ticks(::getpid());
+  const long ticks0 = cpu_ticks(s.server.pid()), self0 = cpu_ticks(::getpid());
   polls.shed = 0;  // Count from the measured window on.
   polls.answered = 0;
   polls.errors = 0;
   for (auto& t : hb_threads) t.join();
   const auto measured_end = Clock::now();
   const double wall = std::chrono::duration<double>(measured_end - measure_from).count();
-  const long ticks1 = cpu_ticks(s.pid), self1 = cpu_ticks(::getpid());
+  const long ticks1 = cpu_ticks(s.server.pid()), self1 = cpu_ticks(::getpid());
   const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
   row.cpu_pct = 100.0 * static_cast<double>(ticks1 - ticks0) / hz / wall;
   row.gen_cpu_pct = 100.0 * static_cast<double>(self1 - self0) / hz / wall;
-  row.rss = status_mib(s.pid, "VmRSS");
-  row.hwm = status_mib(s.pid, "VmHWM");
+  row.rss = benchkit::status_field(s.server.pid(), "VmRSS", true);
+  row.hwm = benchkit::status_field(s.server.pid(), "VmHWM", true);
   {
-    httplib::Client c("127.0.0.1", s.port);
+    httplib::Client c("127.0.0.1", s.server.port());
     c.set_connection_timeout(2, 0);
     c.set_read_timeout(10, 0);
     auto r = c.Get("/v1/inventory");
@@ -932,11 +867,11 @@ Row run(const Options& o, int n) {
   row.shed = polls.shed;
   row.poll_errors = polls.errors;
   row.heartbeats = static_cast<long>(lat.size());
-  row.p50 = pct(lat, 50);
-  row.p90 = pct(lat, 90);
-  row.p99 = pct(lat, 99);
+  row.p50 = benchkit::percentile(lat, 50);
+  row.p90 = benchkit::percentile(lat, 90);
+  row.p99 = benchkit::percentile(lat, 99);
   row.max = lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end());
-  row.rep_p99 = pct(rep, 99);
+  row.rep_p99 = benchkit::percentile(rep, 99);
   if (row.reg_errors || row.register_s > 10)
     std::fprintf(stderr, "bench_load: %d nodes: registration took %.1f s, %ld failed\n", n, row.register_s,
                  row.reg_errors);
@@ -951,22 +886,6 @@ std::vector<int> parse_list(const std::string& s) {
   while (std::getline(in, item, ','))
     if (!item.empty()) out.push_back(std::atoi(item.c_str()));
   return out;
-}
-
-// Raises RLIMIT_NOFILE as far as allowed: the hard limit too when privileged.
-rlim_t raise_nofile() {
-  rlimit lim{};
-  getrlimit(RLIMIT_NOFILE, &lim);
-  rlim_t nr_open = 1 << 20;
-  if (std::ifstream f("/proc/sys/fs/nr_open"); f) f >> nr_open;
-  if (lim.rlim_max < nr_open) {
-    rlimit want{nr_open, nr_open};
-    if (setrlimit(RLIMIT_NOFILE, &want) == 0) return nr_open;
-  }
-  lim.rlim_cur = lim.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &lim);
-  getrlimit(RLIMIT_NOFILE, &lim);
-  return lim.rlim_cur;
 }
 
 }  // namespace

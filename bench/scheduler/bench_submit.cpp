@@ -4,14 +4,9 @@
 // (201) submissions per second, once with --sync full (the default: fsynced,
 // on disk) and once with --sync normal (written to the OS only), so the cost of
 // the fsync shows as a ratio within one run.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -19,37 +14,9 @@
 
 #include <httplib.h>
 
-namespace {
+#include "benchkit.hpp"
 
-struct Server {
-  pid_t pid = -1;
-  int port = 0;
-  Server(const std::string& db, const std::string& sync) {
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    pid = fork();
-    if (pid == 0) {
-      dup2(fds[1], 1);
-      close(fds[0]);
-      execl(TESSEL_SCHEDULER_BIN, TESSEL_SCHEDULER_BIN, "--listen", "127.0.0.1:0", "--db", db.c_str(), "--sync",
-            sync.c_str(), "--log-level", "warn", nullptr);
-      _exit(127);
-    }
-    close(fds[1]);
-    FILE* f = fdopen(fds[0], "r");
-    char line[256];
-    if (fgets(line, sizeof line, f)) {
-      std::string l(line);
-      port = std::stoi(l.substr(l.rfind(':') + 1));
-    }
-  }
-  ~Server() {
-    if (pid > 0) {
-      kill(pid, SIGTERM);
-      waitpid(pid, nullptr, 0);
-    }
-  }
-};
+namespace {
 
 double run(int port, int clients, double seconds) {
   std::atomic<bool> stop{false};
@@ -84,19 +51,21 @@ double run(int port, int clients, double seconds) {
 
 int main(int argc, char** argv) {
   double seconds = argc > 1 ? std::stod(argv[1]) : 5.0;
-  auto dir = std::filesystem::temp_directory_path() / ("tessel-bench-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  const tessel::benchkit::TempDir dir("tessel-bench");
   for (const std::string sync : {"full", "normal"})
     for (int clients : {1, 16}) {
-      Server s((dir / ("b" + sync + std::to_string(clients) + ".db")).string(), sync);
-      if (s.port <= 0) {
+      const std::string db = dir.str("b" + sync + std::to_string(clients) + ".db");
+      const tessel::benchkit::ServerProcess s(
+          tessel::benchkit::scheduler_argv(TESSEL_SCHEDULER_BIN, db, {"--sync", sync, "--log-level", "warn"}),
+          db + ".out");
+      if (s.port() <= 0) {
         std::fprintf(stderr, "could not start %s\n", TESSEL_SCHEDULER_BIN);
         return 1;
       }
       std::printf("sync=%-6s clients=%2d  acknowledged submissions/s: %.0f\n", sync.c_str(), clients,
-                  run(s.port, clients, seconds));
+                  run(s.port(), clients, seconds));
       // Scheduling passes that ran meanwhile (every submission triggers one, coalesced).
-      httplib::Client c("127.0.0.1", s.port);
+      httplib::Client c("127.0.0.1", s.port());
       if (auto m = c.Get("/metrics")) {
         std::istringstream in(m->body);
         std::string line;
@@ -107,6 +76,5 @@ int main(int argc, char** argv) {
       }
       std::fflush(stdout);
     }
-  std::filesystem::remove_all(dir);
   return 0;
 }

@@ -140,10 +140,7 @@ struct RecordingNotifier : Notifier {
 class AgentLoopTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(dir.init().ok()); }
-  void TearDown() override {
-    stop();
-    std::filesystem::remove_all(root);
-  }
+  void TearDown() override { stop(); }
   // An interval of an hour means: no heartbeat and no periodic report check in a test.
   void start(std::chrono::milliseconds heartbeat_interval = 20ms) {
     TaskManagerConfig tcfg;
@@ -172,7 +169,7 @@ class AgentLoopTest : public ::testing::Test {
   }
   template <class F>
   bool until(F f) {
-    return agent_test::poll_until(
+    return testkit::eventually(
         [&] {
           std::lock_guard l(sched.mu);
           return f();
@@ -187,10 +184,11 @@ class AgentLoopTest : public ::testing::Test {
         [&] { return sched.last_reports.size() == 1 && sched.last_reports[0].state == api::TaskState::running; }));
   }
   bool acknowledged(const api::Assignment& a) {
-    return agent_test::poll_until([&] { return std::filesystem::exists(dir.task_dir(a.id) + "/acknowledged"); }, 10s);
+    return testkit::eventually([&] { return std::filesystem::exists(dir.task_dir(a.id) + "/acknowledged"); }, 10s);
   }
 
-  std::string root = agent_test::make_temp_dir();
+  testkit::TempDir tmp{"tessel-agent-test"};
+  std::string root = tmp.str();
   StateDir dir{root};
   FakeScheduler sched;
   FakeApi hb{sched}, poll{sched}, rep{sched};
@@ -209,7 +207,7 @@ TEST_F(AgentLoopTest, RegistersSignalsReadyAndLaunchesAssignments) {
   EXPECT_EQ(notifier.readies, 1);
   auto a = agent_test::gaudi_assignment({0}, {3});
   sched.set_desired({a});
-  ASSERT_TRUE(agent_test::poll_until(
+  ASSERT_TRUE(testkit::eventually(
       [&] {
         std::lock_guard l(launcher.mu);
         return launcher.launched.size() == 1;
@@ -221,7 +219,7 @@ TEST_F(AgentLoopTest, RegistersSignalsReadyAndLaunchesAssignments) {
            sched.last_reports[0].port == 4000;
   }));
   std::string status;  // Updated after each heartbeat and report.
-  EXPECT_TRUE(agent_test::poll_until(
+  EXPECT_TRUE(testkit::eventually(
       [&] {
         std::lock_guard l(notifier.mu);
         status = notifier.last_status;

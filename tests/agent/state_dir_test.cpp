@@ -16,9 +16,9 @@ namespace {
 class StateDirTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(dir.init().ok()); }
-  void TearDown() override { std::filesystem::remove_all(root); }
   void write(const std::string& rel, const std::string& text) { std::ofstream(root + "/" + rel) << text; }
-  std::string root = agent_test::make_temp_dir();
+  testkit::TempDir tmp{"tessel-agent-test"};
+  std::string root = tmp.str();
   StateDir dir{root};
 };
 

@@ -23,7 +23,6 @@ namespace {
 class SupervisorTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(dir.init().ok()); }
-  void TearDown() override { std::filesystem::remove_all(root); }
 
   // Writes a one-rank plan for `argv` and starts its supervisor.
   std::string start(const std::string& id, std::vector<std::string> argv, int64_t limit = 0, int64_t grace = 1,
@@ -65,11 +64,11 @@ class SupervisorTest : public ::testing::Test {
     return e;
   }
   bool supervisor_gone() {
-    return agent_test::poll_until([&] { return !process_start_time(supervisor_pid).has_value(); }, 10s);
+    return testkit::eventually([&] { return !process_start_time(supervisor_pid).has_value(); }, 10s);
   }
   std::optional<TaskResult> wait_result(const std::string& id, std::chrono::milliseconds t = 10s) {
     std::optional<TaskResult> res;
-    agent_test::poll_until(
+    testkit::eventually(
         [&] {
           auto s = dir.load(id);
           if (s.ok() && s->result) res = s->result;
@@ -83,7 +82,8 @@ class SupervisorTest : public ::testing::Test {
     return t ? *t : "";
   }
 
-  std::string root = agent_test::make_temp_dir();
+  testkit::TempDir tmp{"tessel-agent-test"};
+  std::string root = tmp.str();
   StateDir dir{root};
   DetachedLauncher launcher{TESSEL_AGENT_BIN};
   int supervisor_pid = 0;
@@ -108,7 +108,7 @@ TEST_F(SupervisorTest, RecordsExitCodeAppendsLogsAndUsesWorkdirAndEnv) {
 TEST_F(SupervisorTest, SupervisorIsDetachedFromUs) {
   start("d.0.0", {"sleep", "1000"});
   std::optional<SupervisorRecord> sup;
-  ASSERT_TRUE(agent_test::poll_until(
+  ASSERT_TRUE(testkit::eventually(
       [&] {
         auto s = dir.load("d.0.0");
         if (s.ok()) sup = s->supervisor;
@@ -123,7 +123,7 @@ TEST_F(SupervisorTest, SupervisorIsDetachedFromUs) {
 TEST_F(SupervisorTest, StopKillsTheWholeTree) {
   start("k.0.0", {"sh", "-c", "sleep 1000 & echo $! > child.pid; wait"}, 0, 1);
   const std::string pidfile = dir.task_dir("k.0.0") + "/child.pid";
-  ASSERT_TRUE(agent_test::poll_until(
+  ASSERT_TRUE(testkit::eventually(
       [&] {
         auto t = read_small_file(pidfile);
         return t.ok() && !t->empty() && t->back() == '\n';
@@ -138,8 +138,8 @@ TEST_F(SupervisorTest, StopKillsTheWholeTree) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->signal, SIGTERM);
   EXPECT_NE(r->message.find("stopped"), std::string::npos);
-  EXPECT_TRUE(agent_test::poll_until([&] { return !process_start_time(child).has_value(); }, 5s));
-  EXPECT_TRUE(agent_test::poll_until([&] { return !process_start_time(sup->pid).has_value(); }, 5s));
+  EXPECT_TRUE(testkit::eventually([&] { return !process_start_time(child).has_value(); }, 5s));
+  EXPECT_TRUE(testkit::eventually([&] { return !process_start_time(sup->pid).has_value(); }, 5s));
 }
 
 TEST_F(SupervisorTest, TimeLimitTermsThenKills) {
@@ -253,7 +253,7 @@ TEST_F(SupervisorTest, StateDirTooLongForASocketSkipsTellingAndSaysSoOnce) {
   ASSERT_TRUE(pid.ok());
   supervisor_pid = *pid;
   std::optional<TaskResult> r;
-  ASSERT_TRUE(agent_test::poll_until(
+  ASSERT_TRUE(testkit::eventually(
       [&] {
         auto s = long_dir.load(a.id);
         if (s.ok()) r = s->result;

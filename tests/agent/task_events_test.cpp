@@ -17,8 +17,8 @@ namespace {
 
 class TaskEventsTest : public ::testing::Test {
  protected:
-  void TearDown() override { std::filesystem::remove_all(root); }
-  std::string root = agent_test::make_temp_dir();
+  testkit::TempDir tmp{"tessel-agent-test"};
+  std::string root = tmp.str();
   std::string path = events_socket_path(root);
 };
 
@@ -45,7 +45,7 @@ TEST_F(TaskEventsTest, DeliversAssignmentIdsInOrder) {
   sender.send("a.0.0");
   sender.send("b.0.1");
   std::vector<std::string> got;
-  ASSERT_TRUE(agent_test::poll_until(
+  ASSERT_TRUE(testkit::eventually(
       [&] {
         auto ids = (*sock)->wait(0ms);
         if (ids) got.insert(got.end(), ids->begin(), ids->end());

@@ -47,7 +47,8 @@ TEST(MakeReport, SupervisorNotYetRecordedWithinGrace) {
 }
 
 TEST(MakeLaunchPlan, OneRankPerDeviceWithLogsAndPorts) {
-  std::string root = agent_test::make_temp_dir();
+  testkit::TempDir tmp{"tessel-agent-test"};
+  std::string root = tmp.str();
   StateDir dir(root);
   auto a = agent_test::gaudi_assignment({0, 1}, {4, 0});
   a.spec.task_per_device = true;

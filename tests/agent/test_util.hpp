@@ -1,30 +1,14 @@
 #pragma once
-// Helpers for agent tests: temp dirs and polling with a deadline (no sleeps to wait).
-#include <chrono>
-#include <filesystem>
-#include <functional>
-#include <string>
-#include <thread>
+// Helpers for agent tests: a Gaudi assignment to start from. Temp dirs and waits
+// come from the test kit (tests/support).
+#include <vector>
 
+#include "eventually.hpp"
+#include "temp_dir.hpp"
 #include "tessel/api/agent_protocol.hpp"
 
 using namespace tessel;
 namespace agent_test {
-
-inline std::string make_temp_dir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "tessel-agent-test-XXXXXX").string();
-  return ::mkdtemp(tmpl.data());
-}
-
-// Re-checks `cond` every few ms until it holds or `timeout` passes.
-inline bool poll_until(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return cond();
-}
 
 inline api::Assignment gaudi_assignment(std::vector<int> modules, std::vector<int> indices) {
   api::Assignment a;

@@ -5,11 +5,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
+#include "files.hpp"
 #include "tessel/api/logging.hpp"
 
 namespace {
@@ -34,11 +33,9 @@ std::string capture_stderr(bool as_journal, F body) {
   close(saved);
   close(fd);
   unsetenv("JOURNAL_STREAM");
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string text = tessel::testkit::read_file(path);
   unlink(path);
-  return ss.str();
+  return text;
 }
 
 }  // namespace

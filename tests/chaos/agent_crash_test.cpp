@@ -24,7 +24,7 @@ TEST(ChaosAgent, Kill9WhileTasksRunExitCodesReachSchedulerEvenIfProducedWhileDow
   Child sched = start_scheduler(dir, "1", dir.str("tessel.db"), "127.0.0.1:0", {"--heartbeat-timeout", "30"});
   const int port = sched.wait_listening();
   ASSERT_GT(port, 0) << sched.stderr_text();
-  Api api("127.0.0.1", port);
+  Api api(port);
   const AgentSpec spec = agent_spec("chaos-a", "http://127.0.0.1:" + std::to_string(port));
   Child agent = start_agent(dir, spec);
   ASSERT_TRUE(wait_nodes(api, {"chaos-a"}, "ready")) << agent.stderr_text();
@@ -34,36 +34,39 @@ TEST(ChaosAgent, Kill9WhileTasksRunExitCodesReachSchedulerEvenIfProducedWhileDow
   ASSERT_EQ(early.status, 201);
   ASSERT_EQ(late.status, 201);
   const std::string early_id = early.body["id"], late_id = late.body["id"];
-  ASSERT_TRUE(eventually([&] { return api.job_state(early_id) == "running" && api.job_state(late_id) == "running"; }))
+  ASSERT_TRUE(
+      eventually([&] { return api.job_state(early_id) == "running" && api.job_state(late_id) == "running"; }, 20s))
       << agent.stderr_text();
 
   agent.kill9();
   std::ofstream(dir.str("go-early")).put('\n');
-  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir.str("done-early")); }))
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir.str("done-early")); }, 20s))
       << "the task did not survive its agent";
   // The scheduler has not heard of it yet: the node is still up, the job running.
   EXPECT_EQ(api.job_state(early_id), "running");
 
   agent = start_agent(dir, spec);
-  ASSERT_TRUE(eventually([&] { return api.job_state(early_id) == "failed"; })) << agent.stderr_text();
+  ASSERT_TRUE(eventually([&] { return api.job_state(early_id) == "failed"; }, 20s)) << agent.stderr_text();
   EXPECT_EQ(api.job(early_id)->value("exit_code", -1), 7) << api.job(early_id)->dump();
   EXPECT_EQ(api.job_state(late_id), "running");
 
   std::ofstream(dir.str("go-late")).put('\n');
-  ASSERT_TRUE(eventually([&] { return api.job_state(late_id) == "succeeded"; })) << agent.stderr_text();
+  ASSERT_TRUE(eventually([&] { return api.job_state(late_id) == "succeeded"; }, 20s)) << agent.stderr_text();
   EXPECT_EQ(api.job(late_id)->value("exit_code", -1), 0);
 
   auto runs = read_lines(dir.str("runs.txt"));
   std::sort(runs.begin(), runs.end());
   EXPECT_EQ(runs, (std::vector<std::string>{early_id + ".0.0", late_id + ".0.0"}));
   // Both cards are free again.
-  ASSERT_TRUE(eventually([&] {
-    auto n = api.node("chaos-a");
-    if (!n) return false;
-    for (const auto& d : (*n)["inventory"]["devices"])
-      if (!d.value("job", json()).is_null()) return false;
-    return true;
-  }));
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto n = api.node("chaos-a");
+        if (!n) return false;
+        for (const auto& d : (*n)["inventory"]["devices"])
+          if (!d.value("job", json()).is_null()) return false;
+        return true;
+      },
+      20s));
 }
 
 }  // namespace

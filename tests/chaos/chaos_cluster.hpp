@@ -1,11 +1,11 @@
 #pragma once
 // A real cluster for chaos tests: tessel-scheduler and tessel-agent child
-// processes on loopback (ports 0), each in a temp dir, plus a small REST client.
+// processes on loopback (ports 0), each in a temp dir, started with the test kit
+// (tests/support), which also gives the REST client and `eventually`.
 //
 // Contracts:
 // - Nothing here sleeps to wait for an outcome: `eventually` polls a predicate
-//   until a deadline (with a short pause between polls so two shared cores are
-//   not burnt).
+//   until a deadline.
 // - Every process started through `Child` is SIGKILLed and reaped by its
 //   destructor. Task supervisors and tasks outlive agents on purpose, so
 //   `TempDir`'s destructor SIGKILLs every process whose command line names the
@@ -13,18 +13,20 @@
 // - Single-threaded use per object, except `Api`, which opens one connection
 //   per call and may be shared by threads.
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <filesystem>
-#include <functional>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "binaries.hpp"
+#include "child_process.hpp"
+#include "eventually.hpp"
+#include "files.hpp"
+#include "rest_client.hpp"
+#include "temp_dir.hpp"
 
 namespace tessel::chaos {
 
@@ -32,85 +34,20 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// Polls `pred` until it holds or `timeout` passes; returns the last result.
-bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout = 20s);
+using testkit::Child;
+using testkit::ChildOptions;
+using testkit::eventually;
+using testkit::read_lines;
+using Api = testkit::RestClient;
 
-// A unique directory under the system temp dir, removed (with the processes
-// that name it) on destruction.
-class TempDir {
+// A temp dir "tessel-chaos-NAME-XXXXXX", removed (with the processes that name
+// it) on destruction.
+class TempDir : public testkit::TempDir {
  public:
-  explicit TempDir(const std::string& name);
+  explicit TempDir(const std::string& name) : testkit::TempDir("tessel-chaos-" + name) {}
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  std::string str(const std::string& child = "") const {
-    return child.empty() ? path_.string() : (path_ / child).string();
-  }
-
- private:
-  fs::path path_;
-};
-
-// SIGKILLs every process (other than this one) whose /proc/<pid>/cmdline contains `needle`.
-int kill_processes_mentioning(const std::string& needle);
-
-struct ChildOptions {
-  std::vector<std::string> argv;           // argv[0] is the executable path.
-  std::map<std::string, std::string> env;  // Added to (or replacing in) this process's env.
-  std::string stdout_path, stderr_path;    // Files the child writes to.
-  std::optional<long> rlimit_fsize_bytes;  // RLIMIT_FSIZE in the child (SIGXFSZ ignored).
-};
-
-// One child process; SIGKILLed and reaped on destruction.
-class Child {
- public:
-  Child() = default;
-  explicit Child(ChildOptions o);
-  ~Child();
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  Child(Child&& o) noexcept;
-  Child& operator=(Child&& o) noexcept;
-
-  pid_t pid() const { return pid_; }
-  bool running();   // Not yet exited (reaps it if it has).
-  void kill9();     // SIGKILL and reap.
-  int terminate();  // SIGTERM, wait (up to 20 s, then SIGKILL); returns the wait status.
-  // Polls the stdout file for "listening on HOST:PORT"; returns PORT or 0.
-  int wait_listening(std::chrono::milliseconds timeout = 20s);
-  std::string stderr_text() const;
-  void forget() { pid_ = -1; }  // Already reaped elsewhere.
-
- private:
-  pid_t pid_ = -1;
-  ChildOptions o_;
-};
-
-// Minimal REST client for the scheduler (a fresh connection per call).
-class Api {
- public:
-  Api(std::string host, int port) : host_(std::move(host)), port_(port) {}
-  void set_port(int port) { port_ = port; }
-  int port() const { return port_; }
-
-  struct Reply {
-    int status = 0;  // 0: no HTTP answer (connection failed).
-    json body;
-  };
-  Reply post(const std::string& path, const json& body) const;
-  Reply get(const std::string& path) const;
-
-  // GET /v1/jobs (every page).
-  std::vector<json> all_jobs() const;
-  std::optional<json> job(const std::string& id) const;
-  std::string job_state(const std::string& id) const;
-  std::optional<json> node(const std::string& name) const;
-  std::vector<json> nodes() const;
-
- private:
-  std::string host_;
-  int port_;
 };
 
 // Paths of the binaries under test and fixtures.
@@ -157,8 +94,5 @@ json shell_job(const std::string& script, int devices, int max_retries = 0);
 // with output appended to `log`; returns its exit code (-1 when it did not exit
 // within 20 s or was killed).
 int run_and_wait(std::vector<std::string> argv, const std::string& log);
-
-// Lines of a text file ("" when missing).
-std::vector<std::string> read_lines(const std::string& path);
 
 }  // namespace tessel::chaos

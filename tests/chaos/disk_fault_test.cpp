@@ -80,7 +80,7 @@ void expect_all_present_after_restart(const TempDir& dir, Child& sched, const st
   sched = start_scheduler(dir, "restart", db, "127.0.0.1:0");
   int port = sched.wait_listening();
   ASSERT_GT(port, 0) << sched.stderr_text();
-  Api api("127.0.0.1", port);
+  Api api(port);
   for (const auto& id : acked) EXPECT_TRUE(api.job(id)) << id << " lost";
   auto r = api.post("/v1/jobs", kJob);
   EXPECT_EQ(r.status, 201) << r.body.dump();
@@ -98,7 +98,7 @@ TEST(ChaosDisk, FileSizeLimitRefusesWritesWith503ServesReadsAndRecovers) {
   Child sched = start_scheduler(dir, "1", db, "127.0.0.1:0", {}, static_cast<long>(RLIM_INFINITY));
   const int port = sched.wait_listening();
   ASSERT_GT(port, 0) << sched.stderr_text();
-  Api api("127.0.0.1", port);
+  Api api(port);
   std::vector<std::string> acked;
   submit_some(api, acked, 5);
 
@@ -151,7 +151,7 @@ TEST(ChaosDisk, ROOT_TmpfsFullRefusesWritesServesReadsAndRecovers) {
   Child sched = start_scheduler(dir, "1", db, "127.0.0.1:0");
   const int port = sched.wait_listening();
   ASSERT_GT(port, 0) << sched.stderr_text();
-  Api api("127.0.0.1", port);
+  Api api(port);
   std::vector<std::string> acked;
   submit_some(api, acked, 5);
 
@@ -263,7 +263,7 @@ TEST(ChaosDisk, ROOT_Ext4ErrorTurnsDiskReadOnlyRefusesWritesServesReadsLosesNoth
   Child sched = start_scheduler(dir, "1", db, "127.0.0.1:0");
   const int port = sched.wait_listening();
   ASSERT_GT(port, 0) << sched.stderr_text();
-  Api api("127.0.0.1", port);
+  Api api(port);
   std::vector<std::string> acked;
   submit_some(api, acked, 20);
 

@@ -77,7 +77,7 @@ TEST(ChaosNetwork, ROOT_PartitionedNodeGoesDownJobRequeuesStaleTaskKilledBeforeC
       start_scheduler(dir, "1", dir.str("tessel.db"), link.host_ip + ":0", {"--insecure", "--heartbeat-timeout", "2"});
   const int port = sched.wait_listening();
   ASSERT_GT(port, 0) << sched.stderr_text();
-  Api api(link.host_ip, port);
+  Api api(port, link.host_ip);
   AgentSpec island = agent_spec("island", "http://" + link.host_ip + ":" + std::to_string(port));
   island.listen = link.ns_ip + ":0";
   island.address = link.ns_ip;
@@ -97,29 +97,32 @@ TEST(ChaosNetwork, ROOT_PartitionedNodeGoesDownJobRequeuesStaleTaskKilledBeforeC
   auto r = api.post("/v1/jobs", shell_job(script, 8, 1));
   ASSERT_EQ(r.status, 201) << r.body.dump();
   const std::string id = r.body["id"];
-  ASSERT_TRUE(eventually([&] { return read_lines(log).size() == 1; })) << agent.stderr_text();
+  ASSERT_TRUE(eventually([&] { return read_lines(log).size() == 1; }, 20s)) << agent.stderr_text();
   // The task writes its line before the agent's report of it reaches the scheduler.
-  ASSERT_TRUE(eventually([&] { return api.job_state(id) == "running"; })) << api.job(id)->dump();
+  ASSERT_TRUE(eventually([&] { return api.job_state(id) == "running"; }, 20s)) << api.job(id)->dump();
 
   // Cut the node off: it goes down and the job goes back to the queue.
   ASSERT_TRUE(link.set_link(false));
   ASSERT_TRUE(wait_nodes(api, {"island"}, "down", 20s)) << sched.stderr_text();
-  ASSERT_TRUE(eventually([&] {
-    auto j = api.job(id);
-    return j && j->value("state", "") == "pending" && j->value("attempt", 0) >= 1;
-  })) << api.job(id)->dump();
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto j = api.job(id);
+        return j && j->value("state", "") == "pending" && j->value("attempt", 0) >= 1;
+      },
+      20s))
+      << api.job(id)->dump();
   EXPECT_EQ(read_lines(log).size(), 1u) << "a new attempt started while the node was unreachable";
 
   // The link returns: the stale attempt must die before the cards are reused.
   ASSERT_TRUE(link.set_link(true));
   ASSERT_TRUE(eventually([&] { return api.job_state(id) == "running"; }, 30s)) << api.job(id)->dump() << "\n"
                                                                                << sched.stderr_text();
-  ASSERT_TRUE(eventually([&] { return read_lines(log).size() == 2; }));
+  ASSERT_TRUE(eventually([&] { return read_lines(log).size() == 2; }, 20s));
   EXPECT_EQ(read_lines(log), (std::vector<std::string>{"start " + id + ".0.0", "start " + id + ".1.0"}))
       << "attempt 1 must start once, after attempt 0 is gone (no 'overlap' line)";
 
   std::ofstream(go).put('\n');
-  ASSERT_TRUE(eventually([&] { return api.job_state(id) == "succeeded"; })) << api.job(id)->dump();
+  ASSERT_TRUE(eventually([&] { return api.job_state(id) == "succeeded"; }, 20s)) << api.job(id)->dump();
   agent.kill9();  // Before the namespace goes.
 }
 

@@ -123,7 +123,7 @@ TEST(ChaosScheduler, Kill9DuringSubmissionsAndCompletionsLosesNothingRunsNothing
   Child sched = start_scheduler(dir, "1", db, "127.0.0.1:0", {"--heartbeat-timeout", "30"});
   const int port = sched.wait_listening();
   ASSERT_GT(port, 0) << sched.stderr_text();
-  Api api("127.0.0.1", port);
+  Api api(port);
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
   Child a = start_agent(dir, agent_spec("chaos-a", url));
   Child b = start_agent(dir, agent_spec("chaos-b", url));

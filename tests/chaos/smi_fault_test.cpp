@@ -50,7 +50,7 @@ TEST_P(ChaosSmi, FaultyHlSmiMarksCardsUnhealthyStopsPlacementSparesRunningJobAnd
   Child sched = start_scheduler(dir, "1", dir.str("tessel.db"), "127.0.0.1:0", {"--heartbeat-timeout", "30"});
   const int port = sched.wait_listening();
   ASSERT_GT(port, 0) << sched.stderr_text();
-  Api api("127.0.0.1", port);
+  Api api(port);
   const std::string url = "http://127.0.0.1:" + std::to_string(port), mode_file = dir.str("hl-smi-mode");
   write_file(mode_file, "normal");
   AgentSpec sick = agent_spec("smi-a", url);
@@ -62,7 +62,7 @@ TEST_P(ChaosSmi, FaultyHlSmiMarksCardsUnhealthyStopsPlacementSparesRunningJobAnd
   auto x = api.post("/v1/jobs", gated_job(dir, "x", 1));
   ASSERT_EQ(x.status, 201);
   const std::string x_id = x.body["id"];
-  ASSERT_TRUE(eventually([&] { return api.job_state(x_id) == "running"; })) << a.stderr_text();
+  ASSERT_TRUE(eventually([&] { return api.job_state(x_id) == "running"; }, 20s)) << a.stderr_text();
   Child b = start_agent(dir, agent_spec("smi-b", url));
   ASSERT_TRUE(wait_nodes(api, {"smi-b"}, "ready")) << b.stderr_text();
 
@@ -80,10 +80,11 @@ TEST_P(ChaosSmi, FaultyHlSmiMarksCardsUnhealthyStopsPlacementSparesRunningJobAnd
     ASSERT_EQ(r.status, 201);
     quads.push_back(r.body["id"]);
   }
-  ASSERT_TRUE(eventually([&] { return api.job_state(quads[0]) == "running" && api.job_state(quads[1]) == "running"; }));
+  ASSERT_TRUE(
+      eventually([&] { return api.job_state(quads[0]) == "running" && api.job_state(quads[1]) == "running"; }, 20s));
   EXPECT_EQ(alloc_node(api, quads[0]), "smi-b");
   EXPECT_EQ(alloc_node(api, quads[1]), "smi-b");
-  ASSERT_TRUE(eventually([&] { return !api.job(quads[2])->value("reason", "").empty(); }));
+  ASSERT_TRUE(eventually([&] { return !api.job(quads[2])->value("reason", "").empty(); }, 20s));
   EXPECT_EQ(api.job_state(quads[2]), "pending") << api.job(quads[2])->dump();
 
   // The job on the sick node is not harmed.
@@ -95,14 +96,16 @@ TEST_P(ChaosSmi, FaultyHlSmiMarksCardsUnhealthyStopsPlacementSparesRunningJobAnd
   // hl-smi recovers: the cards are offered again and the waiting job lands there.
   write_file(mode_file, "normal");
   ASSERT_TRUE(eventually([&] { return node_health_is(api, "smi-a", true); }, 40s)) << a.stderr_text();
-  ASSERT_TRUE(eventually([&] { return api.job_state(quads[2]) == "running"; })) << api.job(quads[2])->dump();
+  ASSERT_TRUE(eventually([&] { return api.job_state(quads[2]) == "running"; }, 20s)) << api.job(quads[2])->dump();
   EXPECT_EQ(alloc_node(api, quads[2]), "smi-a");
   for (const char* tag : {"q1", "q2", "q3"}) std::ofstream(dir.str(std::string("go-") + tag)).put('\n');
-  ASSERT_TRUE(eventually([&] {
-    for (const auto& id : quads)
-      if (api.job_state(id) != "succeeded") return false;
-    return true;
-  }));
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& id : quads)
+          if (api.job_state(id) != "succeeded") return false;
+        return true;
+      },
+      20s));
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ChaosSmi, ::testing::Values("fail", "garbage", "crash", "hang"),

@@ -49,7 +49,7 @@ TEST_F(CliBinary, UsageErrorsExit2AndSendNothing) {
            {"wait", "j-1", "--timeout", "forever"},
        }) {
     auto r = run_tessel(with_server(args));
-    EXPECT_EQ(r.rc, 2) << ::testing::PrintToString(args) << r.err;
+    EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(args) << r.err;
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err.rfind("tessel: ", 0), 0u) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -59,13 +59,13 @@ TEST_F(CliBinary, UsageErrorsExit2AndSendNothing) {
 
 TEST_F(CliBinary, BadServerUrlIsUsageError) {
   auto r = run_tessel({"--server", "localhost:7450", "jobs"});
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "tessel: jobs: invalid server URL 'localhost:7450': expected http://HOST[:PORT]\n");
 }
 
 TEST_F(CliBinary, HelpExits0) {
   auto r = run_tessel({"--help"});
-  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("submit"), std::string::npos);
   EXPECT_NE(r.out.find("Exit codes"), std::string::npos);
 }
@@ -101,7 +101,7 @@ TEST_F(CliBinary, SubmitSendsSpecAndTokenPrintsId) {
                                    "3",
                                    "-o",
                                    "x"}));
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "j-42\n");
   EXPECT_EQ(r.err, "");
   auto reqs = api.requests();
@@ -124,7 +124,7 @@ TEST_F(CliBinary, SubmitSendsSpecAndTokenPrintsId) {
 TEST_F(CliBinary, CommandWithoutDoubleDashStillTakesItsFlags) {
   api.on("POST", "/v1/jobs", 201, sample_job("j-1", "pending").dump());
   auto r = run_tessel(with_server({"submit", "--devices", "1", "python", "x.py", "--devices", "8"}));
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   auto body = json::parse(api.requests().at(0).body);
   EXPECT_EQ(body["devices"], 1);
   EXPECT_EQ(body["command"], json({"python", "x.py", "--devices", "8"}));
@@ -134,7 +134,7 @@ TEST_F(CliBinary, SubmitJsonOutputIsTheApiJob) {
   auto job = sample_job("j-7", "pending");
   api.on("POST", "/v1/jobs", 201, job.dump());
   auto r = run_tessel(with_server({"submit", "-o", "json", "--", "true"}));
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out), job);
   EXPECT_EQ(r.out, job.dump(2) + "\n");
 }
@@ -144,18 +144,18 @@ TEST_F(CliBinary, ServerRejectionIsOneLineExit1) {
       "POST", "/v1/jobs", 400,
       R"({"error":{"code":"invalid_argument","message":"devices: must be one of 0, 1, 2, 4, 8","field":"devices"}})");
   auto r = run_tessel(with_server({"submit", "--devices", "3", "--", "true"}));
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "tessel: submit: devices: must be one of 0, 1, 2, 4, 8 (invalid_argument)\n");
 }
 
 TEST_F(CliBinary, ServerAndTokenFromEnvironment) {
   TempDir dir;
-  std::string token_file = dir.path() + "/token";
+  std::string token_file = dir.str("token");
   std::ofstream(token_file) << "  from-file\n\n";
   api.on("GET", "/v1/inventory", 200, R"({"models":[],"nodes":{"ready":0,"draining":0,"down":0}})");
   auto r = run_tessel({"inventory"}, {{"TESSEL_SERVER", api.url()}, {"TESSEL_TOKEN_FILE", token_file}});
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(api.requests().at(0).authorization, "Bearer from-file");
   // TESSEL_TOKEN beats TESSEL_TOKEN_FILE; --token beats both.
   r = run_tessel({"inventory"},
@@ -167,8 +167,8 @@ TEST_F(CliBinary, ServerAndTokenFromEnvironment) {
   r = run_tessel({"inventory"}, {{"TESSEL_SERVER", api.url()}});
   EXPECT_EQ(api.requests().at(3).authorization, "");
   // A missing token file is a one-line usage error.
-  r = run_tessel({"--token-file", dir.path() + "/nope", "inventory"}, {{"TESSEL_SERVER", api.url()}});
-  EXPECT_EQ(r.rc, 2);
+  r = run_tessel({"--token-file", dir.str("nope"), "inventory"}, {{"TESSEL_SERVER", api.url()}});
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("reading token file"), std::string::npos);
   EXPECT_EQ(api.requests().size(), 4u);
 }
@@ -180,7 +180,7 @@ TEST_F(CliBinary, ConnectionRefusedIsOneLineExit1) {
     dead_port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1));
   }
   auto r = run_tessel({"--server", "http://127.0.0.1:" + std::to_string(dead_port), "jobs"});
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.rfind("tessel: jobs: cannot reach http://127.0.0.1:", 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
 }
@@ -196,7 +196,7 @@ TEST_F(CliBinary, JobsFollowsPagingAndHidesFinishedByDefault) {
     res.set_content(page.dump(), "application/json");
   });
   auto r = run_tessel(with_server({"jobs"}));
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("ID    NAME    USER    STATE", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("j-1"), std::string::npos);
   EXPECT_EQ(r.out.find("j-2"), std::string::npos);
@@ -207,26 +207,26 @@ TEST_F(CliBinary, JobsFollowsPagingAndHidesFinishedByDefault) {
   EXPECT_EQ(reqs[1].param("after"), "c1");
 
   r = run_tessel(with_server({"jobs", "--all", "--user", "alice", "-o", "json"}));
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = json::parse(r.out);
   ASSERT_EQ(j["jobs"].size(), 3u);
   EXPECT_EQ(j["jobs"][1]["id"], "j-2");
   EXPECT_EQ(api.requests().at(2).param("user"), "alice");
 
   r = run_tessel(with_server({"jobs", "--state", "succeeded"}));
-  ASSERT_EQ(r.rc, 0);
+  ASSERT_EQ(r.exit_code, 0);
   EXPECT_EQ(api.requests().at(4).param("state"), "succeeded");
 }
 
 TEST_F(CliBinary, ShowAndNotFound) {
   api.on("GET", "/v1/jobs/j-1", 200, sample_job("j-1", "running").dump());
   auto r = run_tessel(with_server({"show", "j-1"}));
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("ID: j-1\n"), std::string::npos);
   EXPECT_NE(r.out.find("Command: python train.py\n"), std::string::npos);
   api.on("GET", "/v1/jobs/j-9", 404, R"({"error":{"code":"not_found","message":"no such job"}})");
   r = run_tessel(with_server({"show", "j-9"}));
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "tessel: show: j-9: no such job (not_found)\n");
 }
 
@@ -234,7 +234,7 @@ TEST_F(CliBinary, CancelContinuesPastFailures) {
   api.on("POST", "/v1/jobs/j-1/cancel", 200, sample_job("j-1", "cancelled").dump());
   api.on("POST", "/v1/jobs/j-3/cancel", 200, sample_job("j-3", "cancelled").dump());
   auto r = run_tessel(with_server({"cancel", "j-1", "j-2", "j-3"}));
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "j-1: cancelled\nj-3: cancelled\n");
   EXPECT_EQ(r.err.rfind("tessel: cancel: j-2: ", 0), 0u) << r.err;
   EXPECT_EQ(api.requests().size(), 3u);
@@ -253,7 +253,7 @@ TEST_F(CliBinary, LogsStreamsBodyToStdout) {
     });
   });
   auto r = run_tessel(with_server({"logs", "j-1", "--rank", "1"}));
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, text);
   auto req = api.requests().at(0);
   EXPECT_EQ(req.param("rank"), "1");
@@ -261,7 +261,7 @@ TEST_F(CliBinary, LogsStreamsBodyToStdout) {
 
   api.on("GET", "/v1/jobs/j-2/logs", 404, R"({"error":{"code":"not_found","message":"no such job"}})");
   r = run_tessel(with_server({"logs", "j-2", "-f"}));
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "tessel: logs: j-2: no such job (not_found)\n");
   EXPECT_EQ(api.requests().back().param("follow"), "true");
@@ -288,13 +288,13 @@ TEST_F(CliBinary, NodesTableAndJsonPassThrough) {
   api.on("GET", "/v1/nodes", 200, nodes.dump());
   api.on("GET", "/v1/nodes/gaudi-a", 200, node_json().dump());
   auto r = run_tessel(with_server({"nodes"}));
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("gaudi-a   ready   HL-225   4/8    [UUUU....]   4:{4-7}"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("U in use"), std::string::npos);
   r = run_tessel(with_server({"nodes", "-o", "json"}));
   EXPECT_EQ(json::parse(r.out), nodes);
   r = run_tessel(with_server({"node", "gaudi-a"}));
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Free groups: 4:{4-7}\n"), std::string::npos) << r.out;
 }
 
@@ -304,12 +304,12 @@ TEST_F(CliBinary, DrainAndUndrain) {
   api.on("POST", "/v1/nodes/gaudi-a/drain", 200, drained.dump());
   api.on("POST", "/v1/nodes/gaudi-a/undrain", 200, node_json().dump());
   auto r = run_tessel(with_server({"drain", "gaudi-a"}));
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "gaudi-a: draining\n");
   r = run_tessel(with_server({"undrain", "gaudi-a"}));
   EXPECT_EQ(r.out, "gaudi-a: ready\n");
   r = run_tessel(with_server({"drain", "nope"}));
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.rfind("tessel: drain: nope: ", 0), 0u);
 }
 
@@ -318,11 +318,11 @@ TEST_F(CliBinary, WaitExitsWithJobExitCode) {
   failed["exit_code"] = 3;
   api.on("GET", "/v1/jobs/j-1", 200, failed.dump());
   auto r = run_tessel(with_server({"wait", "j-1"}));
-  EXPECT_EQ(r.rc, 3);
+  EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.err, "j-1: failed (exit 3)\n");
   api.on("GET", "/v1/jobs/j-2", 200, sample_job("j-2", "succeeded").dump());
   r = run_tessel(with_server({"wait", "j-2"}));
-  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "j-2: succeeded\n");
 }
 

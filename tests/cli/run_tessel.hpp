@@ -6,32 +6,23 @@
 #include <string>
 #include <vector>
 
+#include "child_process.hpp"
+#include "temp_dir.hpp"
+
 namespace tessel::cli::testing {
 
-struct Outcome {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
+using testkit::TempDir;
 
-Outcome run_binary(const std::string& exe, const std::vector<std::string>& args,
-                   const std::map<std::string, std::string>& env = {});
-
-inline Outcome run_tessel(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
-  return run_binary(TESSEL_CLI_BINARY, args, env);
+// The binary bounds its own HTTP calls; ctest's TIMEOUT bounds a hang.
+inline testkit::RunResult run_tessel(const std::vector<std::string>& args,
+                                     const std::map<std::string, std::string>& env = {}) {
+  testkit::ChildOptions o;
+  o.argv = {TESSEL_CLI_BINARY};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.inherit_env = false;
+  o.env = testkit::environment_without("TESSEL_");
+  for (const auto& [k, v] : env) o.env[k] = v;
+  return testkit::run_process(o);
 }
-
-// A fresh temporary directory, removed by the destructor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 }  // namespace tessel::cli::testing

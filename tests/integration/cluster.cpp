@@ -1,49 +1,22 @@
 #include "cluster.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <sstream>
-#include <thread>
+
+#include "files.hpp"
 
 namespace tessel::itest {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-bool poll_until(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return cond();
-}
-
-static std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool pid_alive(pid_t pid) {
-  std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-  auto close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return false;
-  char st = stat[close + 2];
-  return st != 'Z' && st != 'X';
-}
 
 std::map<std::string, std::string> parse_env_dump(const std::string& text) {
   std::map<std::string, std::string> env;
@@ -56,87 +29,20 @@ std::map<std::string, std::string> parse_env_dump(const std::string& text) {
   return env;
 }
 
-Proc::Proc(std::vector<std::string> argv, std::map<std::string, std::string> extra_env, const std::string& prefix)
-    : out_(prefix + ".out"), err_(prefix + ".err") {
-  std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    if (!extra_env.count(kv.substr(0, kv.find('=')))) envs.push_back(kv);
-  }
-  for (const auto& [k, v] : extra_env) envs.push_back(k + "=" + v);
-  std::vector<char*> av, ev;
-  for (auto& a : argv) av.push_back(a.data());
-  av.push_back(nullptr);
-  for (auto& e : envs) ev.push_back(e.data());
-  ev.push_back(nullptr);
-  int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  int err = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    ::execve(av[0], av.data(), ev.data());
-    ::_exit(127);
-  }
-  ::close(out);
-  ::close(err);
-}
-
-Proc::~Proc() {
-  if (!reaped_) {
-    ::kill(pid_, SIGCONT);
-    ::kill(pid_, SIGKILL);
-    wait();
-  }
-}
-
-void Proc::signal(int sig) const { ::kill(pid_, sig); }
-
-int Proc::wait() {
-  int status = 0;
-  if (!reaped_) ::waitpid(pid_, &status, 0);
-  reaped_ = true;
-  return status;
-}
-
-std::string Proc::out() const { return slurp(out_); }
-std::string Proc::err() const { return slurp(err_); }
-
-std::optional<std::string> Proc::wait_line_with(const std::string& needle, std::chrono::milliseconds t) const {
-  std::optional<std::string> found;
-  poll_until(
-      [&] {
-        std::istringstream in(out());
-        std::string line;
-        while (std::getline(in, line))
-          if (line.find(needle) != std::string::npos) found = line;
-        return found.has_value();
-      },
-      t);
-  return found;
-}
-
-Cluster::Cluster() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "tessel-it-XXXXXX").string();
-  root_ = ::mkdtemp(tmpl.data());
-}
+Cluster::Cluster() = default;
 
 Cluster::~Cluster() {
   // Agents first (tasks' supervisors are detached: stop them through their state).
-  for (auto& [name, a] : agents_) a.reset();
-  for (const auto& e : std::filesystem::directory_iterator(root_)) {
+  agents_.clear();
+  for (const auto& e : std::filesystem::directory_iterator(root_.path())) {
     if (e.path().filename().string().rfind("agent-", 0) != 0) continue;
     std::error_code ec;
     for (const auto& t : std::filesystem::directory_iterator(e.path() / "tasks", ec)) {
-      auto j = json::parse(slurp((t.path() / "supervisor.json").string()), nullptr, false);
+      auto j = json::parse(testkit::read_file(t.path() / "supervisor.json"), nullptr, false);
       if (j.is_object() && !std::filesystem::exists(t.path() / "result.json")) ::kill(j["pid"].get<int>(), SIGTERM);
     }
   }
-  scheduler_.reset();
-  if (!::getenv("TESSEL_KEEP_TEST_DIRS")) {
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
+  scheduler_.kill9();
 }
 
 namespace {
@@ -160,47 +66,49 @@ int free_port() {
 
 void Cluster::start_scheduler() {
   if (master_port_ == 0) master_port_ = free_port();
-  std::string prefix = root_ + "/scheduler" + std::to_string(sched_starts_++);
-  std::string listen = port_ ? "127.0.0.1:" + std::to_string(port_) : "127.0.0.1:0";
-  std::vector<std::string> argv{
-      TESSEL_SCHEDULER_BIN,
-      "--listen",
-      listen,
-      "--db",
-      root_ + "/sched.db",
-      "--heartbeat-timeout",
-      "2",
-      "--master-port-range",
-      std::to_string(master_port_) + "-" + std::to_string(std::min(master_port_ + 19, 65535))};
-  argv.insert(argv.end(), scheduler_args.begin(), scheduler_args.end());
-  scheduler_ = std::make_unique<Proc>(std::move(argv), std::map<std::string, std::string>{}, prefix);
-  auto line = scheduler_->wait_line_with("listening on", 20s);
-  ASSERT_TRUE(line) << scheduler_->err();
-  port_ = std::stoi(line->substr(line->rfind(':') + 1));
+  std::string prefix = root_.str("scheduler" + std::to_string(sched_starts_++));
+  testkit::SchedulerOptions o;
+  o.bin = TESSEL_SCHEDULER_BIN;
+  o.listen = port_ ? "127.0.0.1:" + std::to_string(port_) : "127.0.0.1:0";
+  o.db = root_.str("sched.db");
+  o.args = {"--heartbeat-timeout", "2", "--master-port-range",
+            std::to_string(master_port_) + "-" + std::to_string(std::min(master_port_ + 19, 65535))};
+  o.args.insert(o.args.end(), scheduler_args.begin(), scheduler_args.end());
+  o.stdout_path = prefix + ".out";
+  o.stderr_path = prefix + ".err";
+  scheduler_ = testkit::start_scheduler(o);
+  const int port = scheduler_.wait_listening(20s);
+  ASSERT_GT(port, 0) << scheduler_.stderr_text();
+  port_ = port;
 }
 
 void Cluster::stop_scheduler(int sig) {
-  scheduler_->signal(sig);
-  scheduler_->wait();
+  scheduler_.signal(sig);
+  scheduler_.wait();
 }
 
 void Cluster::start_agent(const std::string& node, const std::string& fixture, std::map<std::string, std::string> env) {
   agents_.erase(node);
-  env["FAKE_HL_SMI_FIXTURE"] = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/" + fixture;
-  std::string prefix = root_ + "/agent-" + node + "-" + std::to_string(agent_starts_[node]++);
-  auto p = std::make_unique<Proc>(
-      std::vector<std::string>{TESSEL_AGENT_BIN, "--scheduler", "http://127.0.0.1:" + std::to_string(port_), "--node",
-                               node, "--address", "127.0.0.1", "--listen", "127.0.0.1:0", "--state-dir",
-                               state_dir(node), "--vendor", "habana", "--hl-smi", FAKE_HL_SMI_BIN,
-                               "--heartbeat-interval", "0.3"},
-      env, prefix);
-  ASSERT_TRUE(p->wait_line_with("listening on", 20s)) << p->err();
+  testkit::AgentOptions o;
+  o.bin = TESSEL_AGENT_BIN;
+  o.scheduler_url = "http://127.0.0.1:" + std::to_string(port_);
+  o.node = node;
+  o.state_dir = state_dir(node);
+  o.hl_smi = FAKE_HL_SMI_BIN;
+  o.hl_smi_fixture = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/" + fixture;
+  o.args = {"--heartbeat-interval", "0.3"};
+  o.env = std::move(env);
+  const std::string prefix = root_.str("agent-" + node + "-" + std::to_string(agent_starts_[node]++));
+  o.stdout_path = prefix + ".out";
+  o.stderr_path = prefix + ".err";
+  testkit::Child p = testkit::start_agent(o);
+  ASSERT_TRUE(p.wait_line_with("listening on", 20s)) << p.stderr_text();
   agents_[node] = std::move(p);
 }
 
 void Cluster::kill_agent(const std::string& node, int sig) {
-  agents_.at(node)->signal(sig);
-  if (sig == SIGKILL || sig == SIGTERM) agents_.at(node)->wait();
+  agents_.at(node).signal(sig);
+  if (sig == SIGKILL || sig == SIGTERM) agents_.at(node).wait();
 }
 
 std::string Cluster::task_dir(const std::string& node, const std::string& job, int rank) const {
@@ -208,36 +116,30 @@ std::string Cluster::task_dir(const std::string& node, const std::string& job, i
 }
 
 std::string Cluster::log(const std::string& node, const std::string& job, int rank, int local) const {
-  return slurp(task_dir(node, job, rank) + "/rank" + std::to_string(local) + ".log");
+  return testkit::read_file(task_dir(node, job, rank) + "/rank" + std::to_string(local) + ".log");
 }
 
 json Cluster::get(const std::string& path, int* status) {
-  httplib::Client c("127.0.0.1", port_);
-  c.set_read_timeout(10, 0);
-  auto r = c.Get(path.c_str());
-  if (status) *status = r ? r->status : 0;
-  if (!r) return json();
-  return json::parse(r->body, nullptr, false);
+  auto r = testkit::RestClient(port_).get(path);
+  if (status) *status = r.status;
+  return r.status ? r.body : json();
 }
 
 int Cluster::post(const std::string& path, const json& body) {
-  httplib::Client c("127.0.0.1", port_);
-  auto r = c.Post(path.c_str(), body.dump(), "application/json");
-  return r ? r->status : 0;
+  return testkit::RestClient(port_).post(path, body).status;
 }
 
 json Cluster::submit(const json& spec) {
-  httplib::Client c("127.0.0.1", port_);
-  auto r = c.Post("/v1/jobs", spec.dump(), "application/json");
-  EXPECT_TRUE(r && r->status / 100 == 2) << (r ? r->body : std::string("no answer"));
-  return r ? json::parse(r->body, nullptr, false) : json();
+  auto r = testkit::RestClient(port_).post("/v1/jobs", spec);
+  EXPECT_TRUE(r.status / 100 == 2) << (r.status ? r.text : std::string("no answer"));
+  return r.status ? r.body : json();
 }
 
 std::optional<json> Cluster::wait_job(const std::string& id, const std::vector<std::string>& states,
                                       std::chrono::milliseconds t) {
   std::optional<json> job;
   json last;
-  bool ok = poll_until(
+  bool ok = eventually(
       [&] {
         last = get("/v1/jobs/" + id);
         if (!last.is_object()) return false;
@@ -251,7 +153,7 @@ std::optional<json> Cluster::wait_job(const std::string& id, const std::vector<s
 }
 
 bool Cluster::wait_node_state(const std::string& node, const std::string& state, std::chrono::milliseconds t) {
-  return poll_until(
+  return eventually(
       [&] {
         auto n = get("/v1/nodes/" + node);
         return n.is_object() && n.value("state", "") == state;

@@ -10,17 +10,13 @@
 #include <fstream>
 
 #include "cluster.hpp"
+#include "files.hpp"
 
 using namespace tessel::itest;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string read(const std::string& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // A job whose shell starts a grandchild `sleep 1000` and records its pid.
 json tree_job(int devices = 1) {
@@ -30,9 +26,9 @@ json tree_job(int devices = 1) {
 pid_t wait_grandchild(Cluster& c, const std::string& node, const std::string& job) {
   std::string f = c.task_dir(node, job) + "/grandchild.pid";
   pid_t pid = 0;
-  poll_until(
+  eventually(
       [&] {
-        auto t = read(f);
+        auto t = tessel::testkit::read_file(f);
         if (t.empty() || t.back() != '\n') return false;
         pid = std::stoi(t);
         return true;
@@ -58,8 +54,8 @@ TEST_F(ClusterFault, CancelKillsTheWholeTree) {
   ASSERT_TRUE(pid_alive(gc));
   EXPECT_EQ(c.post("/v1/jobs/" + id + "/cancel", json::object()) / 100, 2);
   ASSERT_TRUE(c.wait_job(id, {"cancelled"}));
-  EXPECT_TRUE(poll_until([&] { return !pid_alive(gc); }, 20s)) << "grandchild " << gc << " survived";
-  EXPECT_TRUE(poll_until([&] { return std::filesystem::exists(c.task_dir("n1", id) + "/result.json"); }, 20s));
+  EXPECT_TRUE(eventually([&] { return !pid_alive(gc); }, 20s)) << "grandchild " << gc << " survived";
+  EXPECT_TRUE(eventually([&] { return std::filesystem::exists(c.task_dir("n1", id) + "/result.json"); }, 20s));
 }
 
 TEST_F(ClusterFault, TimeLimitAndNonZeroExitFail) {
@@ -72,7 +68,8 @@ TEST_F(ClusterFault, TimeLimitAndNonZeroExitFail) {
   auto s = c.wait_job(slow["id"], {"failed", "succeeded"});
   ASSERT_TRUE(s);
   EXPECT_EQ((*s)["state"], "failed");
-  EXPECT_NE(read(c.task_dir("n1", slow["id"]) + "/result.json").find("time limit"), std::string::npos);
+  EXPECT_NE(tessel::testkit::read_file(c.task_dir("n1", slow["id"]) + "/result.json").find("time limit"),
+            std::string::npos);
 }
 
 TEST_F(ClusterFault, AgentKill9TasksSurviveAndResultsArrive) {
@@ -87,7 +84,7 @@ TEST_F(ClusterFault, AgentKill9TasksSurviveAndResultsArrive) {
   EXPECT_TRUE(pid_alive(gc));
   // Let the task finish while the agent is down.
   { std::ofstream(c.task_dir("n1", id) + "/go") << "go\n"; }
-  ASSERT_TRUE(poll_until([&] { return std::filesystem::exists(c.task_dir("n1", id) + "/result.json"); }, 20s));
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(c.task_dir("n1", id) + "/result.json"); }, 20s));
   c.start_agent("n1");
   auto done = c.wait_job(id, {"failed", "succeeded"});
   ASSERT_TRUE(done);
@@ -105,7 +102,7 @@ TEST_F(ClusterFault, AgentRestartReattachesRunningTask) {
   EXPECT_TRUE(pid_alive(gc));
   EXPECT_EQ(c.post("/v1/jobs/" + id + "/cancel", json::object()) / 100, 2);
   ASSERT_TRUE(c.wait_job(id, {"cancelled"}));
-  EXPECT_TRUE(poll_until([&] { return !pid_alive(gc); }, 20s));
+  EXPECT_TRUE(eventually([&] { return !pid_alive(gc); }, 20s));
 }
 
 TEST_F(ClusterFault, SchedulerRestartKeepsRunningTasks) {
@@ -134,7 +131,7 @@ TEST_F(ClusterFault, NodeDownAndBackStaleTaskKilledBeforeCardsReused) {
   auto next = c.submit({{"command", {"true"}}, {"devices", 8}});
   c.kill_agent("n1", SIGCONT);
   ASSERT_TRUE(c.wait_node_state("n1", "ready"));
-  EXPECT_TRUE(poll_until([&] { return !pid_alive(gc); }, 20s)) << "stale task survived";
+  EXPECT_TRUE(eventually([&] { return !pid_alive(gc); }, 20s)) << "stale task survived";
   auto n = c.wait_job(next["id"], {"succeeded"}, 30s);
   ASSERT_TRUE(n);
   // The new job's task was recorded after the stale one had ended.
@@ -156,7 +153,7 @@ TEST(ClusterNotify, SdNotifyReadyAndStatus) {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   c.start_agent("n1", "gaudi2-hl225-8.csv", {{"NOTIFY_SOCKET", path}, {"WATCHDOG_USEC", "400000"}});
   std::string all;
-  bool ok = poll_until(
+  bool ok = eventually(
       [&] {
         char buf[4096];
         ssize_t n = ::recv(fd, buf, sizeof buf, 0);

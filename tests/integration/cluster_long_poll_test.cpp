@@ -30,7 +30,7 @@ TEST(ClusterLongPollLimit, AgentsPastTheLimitPollLaterAndStillRunJobs) {
   ASSERT_TRUE(c.wait_node_state("n2", "ready"));
   httplib::Client http("127.0.0.1", c.port());
   std::string text;
-  ASSERT_TRUE(poll_until(
+  ASSERT_TRUE(eventually(
       [&] {
         auto r = http.Get("/metrics");
         text = r ? r->body : "";
@@ -46,7 +46,8 @@ TEST(ClusterLongPollLimit, AgentsPastTheLimitPollLaterAndStillRunJobs) {
   std::set<std::string> nodes;
   for (const auto& id : ids) {
     auto j = c.wait_job(id, {"succeeded", "failed", "cancelled"}, 30s);
-    ASSERT_TRUE(j) << c.get("/v1/jobs/" + id).dump() << "\n" << c.agent("n1").err() << c.agent("n2").err();
+    ASSERT_TRUE(j) << c.get("/v1/jobs/" + id).dump() << "\n"
+                   << c.agent("n1").stderr_text() << c.agent("n2").stderr_text();
     EXPECT_EQ((*j)["state"], "succeeded") << j->dump();
     nodes.insert((*j)["allocations"][0]["node"].get<std::string>());
   }

@@ -112,9 +112,9 @@ TEST_F(SmiInventoryTest, ModeFileChangesBehaviourOfTheSameSource) {
   auto mode_file = scratch_.path() / "mode";
   ScopedEnv mode_env("FAKE_HL_SMI_MODE_FILE", mode_file.string());
   auto source = make_hl_smi_inventory(runner_, config());
-  testing::write_text(mode_file, "fail\n");
+  testing::write_file(mode_file, "fail\n");
   EXPECT_EQ(read_error(*source).rfind("hl-smi exited 3", 0), 0u);
-  testing::write_text(mode_file, "normal\n");
+  testing::write_file(mode_file, "normal\n");
   EXPECT_EQ(read_error(*source), "(ok)");
 }
 

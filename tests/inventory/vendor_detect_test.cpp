@@ -12,7 +12,7 @@ namespace {
 namespace fs = std::filesystem;
 
 void make_tool(const fs::path& p, bool executable = true) {
-  testing::write_text(p, "#!/bin/sh\nexit 0\n");
+  testing::write_file(p, "#!/bin/sh\nexit 0\n");
   fs::permissions(p, executable ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write);
 }
 

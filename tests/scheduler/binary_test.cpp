@@ -14,71 +14,35 @@
 #include <sstream>
 #include <thread>
 
+#include "binaries.hpp"
 #include "harness.hpp"
+#include "temp_dir.hpp"
 
 namespace tessel::scheduler::testing {
 namespace {
 
-// A child tessel-scheduler whose stdout we read for "listening on HOST:PORT".
+// A tessel-scheduler child on `listen` with its DB at `db` and further `args`, its
+// stdout in `dir`, and the port it printed (0: it exited first). nofile_soft > 0:
+// the child starts with that soft RLIMIT_NOFILE (as under systemd's 1,024);
+// nofile_hard > 0: and that hard one.
 struct Proc {
-  pid_t pid = -1;
+  Proc(const testkit::TempDir& dir, const std::string& listen, const std::string& db,
+       std::vector<std::string> args = {}, rlim_t nofile_soft = 0, rlim_t nofile_hard = 0) {
+    static int starts = 0;
+    testkit::SchedulerOptions o;
+    o.bin = TESSEL_SCHEDULER_BIN;
+    o.listen = listen;
+    o.db = db;
+    o.args = std::move(args);
+    o.stdout_path = dir.str("scheduler-" + std::to_string(starts++) + ".out");
+    o.nofile_soft = nofile_soft;
+    o.nofile_hard = nofile_hard;
+    child = testkit::start_scheduler(o);
+    port = child.wait_listening();
+  }
+  testkit::Child child;
   int port = 0;
-  FILE* out = nullptr;
-
-  // nofile_soft > 0: the child starts with that soft RLIMIT_NOFILE (as under systemd's 1,024);
-  // nofile_hard > 0: and that hard one.
-  explicit Proc(std::vector<std::string> args, rlim_t nofile_soft = 0, rlim_t nofile_hard = 0) {
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    pid = fork();
-    if (pid == 0) {
-      rlimit lim{};
-      if (nofile_soft > 0 && getrlimit(RLIMIT_NOFILE, &lim) == 0) {
-        if (nofile_hard > 0) lim.rlim_max = std::min(nofile_hard, lim.rlim_max);
-        lim.rlim_cur = std::min(nofile_soft, lim.rlim_max);
-        setrlimit(RLIMIT_NOFILE, &lim);
-      }
-      dup2(fds[1], 1);
-      close(fds[0]);
-      close(fds[1]);
-      std::vector<char*> argv;
-      static std::string bin = TESSEL_SCHEDULER_BIN;
-      argv.push_back(bin.data());
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(bin.c_str(), argv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    out = fdopen(fds[0], "r");
-    char line[256];
-    if (fgets(line, sizeof line, out)) {
-      std::string l(line);
-      auto colon = l.rfind(':');
-      if (l.rfind("listening on ", 0) == 0 && colon != std::string::npos) port = std::stoi(l.substr(colon + 1));
-    }
-  }
-  int wait_exit() {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    pid = -1;
-    return status;
-  }
-  ~Proc() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    if (out) fclose(out);
-  }
 };
-
-std::filesystem::path temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("tessel-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
-}
 
 // Soft and hard "Max open files" of a running process, from /proc/PID/limits.
 std::pair<std::string, std::string> open_files_limit(pid_t pid) {
@@ -96,13 +60,13 @@ std::pair<std::string, std::string> open_files_limit(pid_t pid) {
 // Each agent holds a connection: started with a soft limit of 256 open files, the
 // scheduler raises it to the hard limit (capped at 2^20) before serving.
 TEST(SchedulerBinary, RaisesItsOpenFileLimitToTheHardLimit) {
-  auto dir = temp_dir("nofile");
+  testkit::TempDir dir("tessel-nofile");
   rlimit lim{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &lim), 0);
   if (lim.rlim_max <= 256) GTEST_SKIP() << "hard open-file limit " << lim.rlim_max << " leaves nothing to raise";
-  Proc p({"--listen", "127.0.0.1:0", "--db", (dir / "s.db").string(), "--log-level", "warn"}, 256);
+  Proc p(dir, "127.0.0.1:0", dir.str("s.db"), {"--log-level", "warn"}, 256);
   ASSERT_GT(p.port, 0);
-  auto [soft, hard] = open_files_limit(p.pid);
+  auto [soft, hard] = open_files_limit(p.child.pid());
   const rlim_t want = std::min<rlim_t>(lim.rlim_max, rlim_t{1} << 20);
   EXPECT_EQ(soft, std::to_string(want)) << "hard " << hard;
 }
@@ -110,8 +74,8 @@ TEST(SchedulerBinary, RaisesItsOpenFileLimitToTheHardLimit) {
 // Past the open-file limit accept() would fail and clients would hang in the backlog:
 // the default connection cap stays below it, so the next client gets a 503 at once.
 TEST(SchedulerBinary, ConnectionCapFollowsTheOpenFileLimit) {
-  auto dir = temp_dir("cap");
-  Proc p({"--listen", "127.0.0.1:0", "--db", (dir / "s.db").string(), "--log-level", "warn"}, 300, 300);
+  testkit::TempDir dir("tessel-cap");
+  Proc p(dir, "127.0.0.1:0", dir.str("s.db"), {"--log-level", "warn"}, 300, 300);
   ASSERT_GT(p.port, 0);  // A hard limit of 300 leaves 150 connections.
   std::vector<std::unique_ptr<httplib::Client>> held;
   for (int i = 0; i < 150; ++i) {
@@ -126,74 +90,70 @@ TEST(SchedulerBinary, ConnectionCapFollowsTheOpenFileLimit) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 503);
   held.clear();
-  kill(p.pid, SIGTERM);
-  p.wait_exit();
-  std::filesystem::remove_all(dir);
+  p.child.signal(SIGTERM);
+  p.child.wait();
 }
 
 TEST(SchedulerBinary, ServesOnPortZeroAndStopsOnSigterm) {
-  auto dir = temp_dir("bin");
-  Proc p({"--listen", "127.0.0.1:0", "--db", (dir / "s.db").string(), "--log-level", "warn"});
+  testkit::TempDir dir("tessel-bin");
+  Proc p(dir, "127.0.0.1:0", dir.str("s.db"), {"--log-level", "warn"});
   ASSERT_GT(p.port, 0);
   httplib::Client c("127.0.0.1", p.port);
   EXPECT_EQ(c.Get("/healthz")->status, 200);
   auto r = c.Post("/v1/jobs", R"({"command":["true"]})", "application/json");
   ASSERT_EQ(r->status, 201);
-  kill(p.pid, SIGTERM);
-  int st = p.wait_exit();
+  p.child.signal(SIGTERM);
+  int st = p.child.wait();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  std::filesystem::remove_all(dir);
 }
 
 // A second scheduler must not share the first one's port (cpp-httplib's default
 // SO_REUSEPORT allowed it) nor its database (both would place the same cards).
 TEST(SchedulerBinary, SecondInstanceOnTheSamePortOrDatabaseIsRefused) {
-  auto dir = temp_dir("second");
-  Proc first({"--listen", "127.0.0.1:0", "--db", (dir / "a.db").string(), "--log-level", "warn"});
+  testkit::TempDir dir("tessel-second");
+  Proc first(dir, "127.0.0.1:0", dir.str("a.db"), {"--log-level", "warn"});
   ASSERT_GT(first.port, 0);
   {
-    Proc same_port({"--listen", "127.0.0.1:" + std::to_string(first.port), "--db", (dir / "b.db").string()});
-    int st = same_port.wait_exit();
+    Proc same_port(dir, "127.0.0.1:" + std::to_string(first.port), dir.str("b.db"));
+    int st = same_port.child.wait();
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0) << "second scheduler bound port " << first.port;
   }
   {
-    Proc same_db({"--listen", "127.0.0.1:0", "--db", (dir / "a.db").string()});
-    int st = same_db.wait_exit();
+    Proc same_db(dir, "127.0.0.1:0", dir.str("a.db"));
+    int st = same_db.child.wait();
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0) << "second scheduler opened the same database";
   }
   httplib::Client c("127.0.0.1", first.port);
   EXPECT_EQ(c.Get("/healthz")->status, 200);
-  kill(first.pid, SIGTERM);
-  first.wait_exit();
+  first.child.signal(SIGTERM);
+  first.child.wait();
   // Once the first has stopped, the database is free again.
-  Proc again({"--listen", "127.0.0.1:0", "--db", (dir / "a.db").string(), "--log-level", "warn"});
+  Proc again(dir, "127.0.0.1:0", dir.str("a.db"), {"--log-level", "warn"});
   EXPECT_GT(again.port, 0);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(SchedulerBinary, RejectsBadStartup) {
-  auto dir = temp_dir("badstart");
-  std::ofstream(dir / "tokens") << "good admin root\nbad line\n";
+  testkit::TempDir dir("tessel-badstart");
+  std::ofstream(dir.path() / "tokens") << "good admin root\nbad line\n";
   {
-    Proc p({"--listen", "127.0.0.1:0", "--db", (dir / "s.db").string(), "--tokens", (dir / "tokens").string()});
-    int st = p.wait_exit();
+    Proc p(dir, "127.0.0.1:0", dir.str("s.db"), {"--tokens", dir.str("tokens")});
+    int st = p.child.wait();
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0);
   }
   {
-    Proc p({"--listen", "0.0.0.0:0", "--db", (dir / "s.db").string()});
-    int st = p.wait_exit();
+    Proc p(dir, "0.0.0.0:0", dir.str("s.db"));
+    int st = p.child.wait();
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0);
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(SchedulerBinary, EveryAcknowledgedJobSurvivesKill9) {
-  auto dir = temp_dir("durable");
-  const std::string db = (dir / "s.db").string();
+  testkit::TempDir dir("tessel-durable");
+  const std::string db = dir.str("s.db");
   std::set<std::string> acked;
   std::mutex mu;
   {
-    Proc p({"--listen", "127.0.0.1:0", "--db", db, "--log-level", "warn"});
+    Proc p(dir, "127.0.0.1:0", db, {"--log-level", "warn"});
     ASSERT_GT(p.port, 0);
     std::atomic<bool> stop{false};
     std::vector<std::thread> clients;
@@ -214,12 +174,12 @@ TEST(SchedulerBinary, EveryAcknowledgedJobSurvivesKill9) {
       std::lock_guard lk(mu);
       return acked.size() >= 300;
     }));
-    kill(p.pid, SIGKILL);  // Mid-stream.
-    p.wait_exit();
+    p.child.signal(SIGKILL);  // Mid-stream.
+    p.child.wait();
     stop = true;
     for (auto& t : clients) t.join();
   }
-  Proc p({"--listen", "127.0.0.1:0", "--db", db, "--log-level", "warn"});
+  Proc p(dir, "127.0.0.1:0", db, {"--log-level", "warn"});
   ASSERT_GT(p.port, 0);
   httplib::Client c("127.0.0.1", p.port);
   std::set<std::string> found;
@@ -233,7 +193,6 @@ TEST(SchedulerBinary, EveryAcknowledgedJobSurvivesKill9) {
     after = j["next"];
   }
   for (const auto& id : acked) EXPECT_TRUE(found.count(id)) << "lost acknowledged job " << id;
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 // HTTP client. Helpers build inventories and act as a fake agent over raw HTTP.
 
 #include <chrono>
-#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -14,6 +13,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "eventually.hpp"
 #include "tessel/scheduler/service.hpp"
 #include "tessel/scheduler/store.hpp"
 
@@ -21,16 +21,7 @@ namespace tessel::scheduler::testing {
 
 using nlohmann::json;
 
-// Polls `pred` until it holds or `timeout` passes (no fixed sleeps).
-inline bool eventually(const std::function<bool()>& pred,
-                       std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::yield();
-  }
-  return pred();
-}
+using testkit::eventually;
 
 // An 8-card Gaudi 2 node inventory (module ids = indices 0..7).
 inline json gaudi_inventory(int cards = 8, const std::string& model = "HL-225") {

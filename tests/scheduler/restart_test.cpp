@@ -1,15 +1,13 @@
 // Restart: jobs, nodes, allocations and fences come back from the database.
-#include <filesystem>
-
 #include "harness.hpp"
+#include "temp_dir.hpp"
 
 namespace tessel::scheduler::testing {
 namespace {
 
 TEST(Restart, StateAndHoldsAreRestored) {
-  auto dir = std::filesystem::temp_directory_path() / ("tessel-restart-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string db = (dir / "s.db").string();
+  const testkit::TempDir dir("tessel-restart");
+  const std::string db = dir.str("s.db");
   FakeClock clock;
   ServiceOptions opts;
   opts.port = 0;
@@ -47,7 +45,6 @@ TEST(Restart, StateAndHoldsAreRestored) {
   // New ids continue after the restored ones.
   auto r = c.Post("/v1/jobs", json{{"command", {"x"}}}.dump(), "application/json");
   EXPECT_GT(json::parse(r->body)["id"].get<std::string>(), id);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -21,25 +21,6 @@ namespace tessel::testkit {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(1ms);  // Polling interval, not a wait for an outcome.
-  }
-  return pred();
-}
-
-TempDir::TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "tessel-test-XXXXXX").string();
-  path_ = ::mkdtemp(tmpl.data());
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 namespace {
 
 api::NodeInventory gaudi_board() {
@@ -94,7 +75,7 @@ struct FakeLauncher : agent::TaskLauncher {
 
 struct InProcessCluster::Node {
   Node(const std::string& name, const std::string& root, int port)
-      : dir(root), hb(url(port), "", false), poll(url(port), ""), report(url(port), "", false) {
+      : dir(root), hb(loop, url(port), "", false), poll(loop, url(port), ""), report(loop, url(port), "", false) {
     EXPECT_TRUE(dir.init().ok());
     agent::TaskManagerConfig tcfg;
     tcfg.node = name;
@@ -125,6 +106,7 @@ struct InProcessCluster::Node {
   FakeLauncher launcher;
   BoardInventory inventory;
   QuietNotifier notifier;
+  http::ClientLoop loop;
   agent::SchedulerClient hb, poll, report;
   std::unique_ptr<agent::TaskManager> tasks;
   std::unique_ptr<agent::Agent> agent;
@@ -151,7 +133,7 @@ InProcessCluster::~InProcessCluster() {
 
 void InProcessCluster::start_agent(const std::string& node) {
   nodes_.erase(node);
-  nodes_[node] = std::make_unique<Node>(node, root_.path() + "/" + node, service_->port());
+  nodes_[node] = std::make_unique<Node>(node, root_.str(node), service_->port());
   ASSERT_TRUE(eventually([&] { return service_->state().node(node).ok(); })) << node << " never registered";
 }
 

@@ -18,27 +18,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eventually.hpp"
+#include "temp_dir.hpp"
 #include "tessel/agent/agent.hpp"
 #include "tessel/scheduler/service.hpp"
 #include "tessel/scheduler/store.hpp"
 
 namespace tessel::testkit {
-
-// Polls `pred` until it holds or `timeout` passes.
-bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout = std::chrono::seconds(10));
-
-// A temporary directory, removed with the object.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 class InProcessCluster {
  public:

@@ -118,9 +118,10 @@ TEST_F(InferTest, BatchModeWritesJsonLinesAndNamesBadLine) {
   const auto input = dir.path() / "in.jsonl";
   const auto output = dir.path() / "out.jsonl";
   std::ofstream(input) << "{\"prompt\": \"GNU\"}\n\n{\"prompt\": \"free software\", \"max_new_tokens\": 5}\n";
-  auto r = testing::run_process({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--input", input.string(),
-                                 "--output", output.string(), "--max-new-tokens", "12", "--threads", "1"},
-                                std::chrono::seconds(60));
+  auto r = testkit::run_process(
+      testkit::command({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--input", input.string(),
+                        "--output", output.string(), "--max-new-tokens", "12", "--threads", "1"}),
+      std::chrono::seconds(60));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(output);
   std::vector<nlohmann::json> lines;
@@ -132,16 +133,19 @@ TEST_F(InferTest, BatchModeWritesJsonLinesAndNamesBadLine) {
   EXPECT_TRUE(lines[1]["completion"].is_string());
 
   std::ofstream(input) << "{\"prompt\": \"ok\"}\n{\"prompt\": 5}\n";
-  auto bad = testing::run_process(
-      {TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--input", input.string(), "--threads", "1"},
-      std::chrono::seconds(60));
+  auto bad = testkit::run_process(testkit::command({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(),
+                                                    "--input", input.string(), "--threads", "1"}),
+                                  std::chrono::seconds(60));
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("line 2: prompt must be a string"), std::string::npos) << bad.err;
 }
 
 TEST_F(InferTest, ServeAnswersOverHttp) {
-  testing::Child server(
+  TempDir out;
+  auto o = testkit::command(
       {TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--serve", "--port", "0", "--threads", "1"});
+  o.stdout_path = out.str("serve.out");
+  testkit::Child server(std::move(o));
   auto line = server.read_line(std::chrono::seconds(60));
   ASSERT_TRUE(line.has_value()) << "no listening line";
   auto event = nlohmann::json::parse(*line);
@@ -184,8 +188,9 @@ TEST_F(InferTest, ServeAnswersOverHttp) {
 }
 
 TEST_F(InferTest, ServeWithoutPortFails) {
-  auto r = testing::run_process({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--serve"},
-                                std::chrono::seconds(60), {"TESSEL_PORT="});
+  auto o = testkit::command({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--serve"});
+  o.env["TESSEL_PORT"] = "";
+  auto r = testkit::run_process(o, std::chrono::seconds(60));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("TESSEL_PORT"), std::string::npos) << r.err;
 }

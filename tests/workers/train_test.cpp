@@ -164,10 +164,10 @@ TEST_F(TrainTest, ResumeRejectsDifferentArchitecture) {
 
 TEST_F(TrainTest, BinaryPrintsJsonLinesAndWritesCheckpoint) {
   TempDir dir;
-  auto r = testing::run_process(
-      {TESSEL_TRAIN_BIN, "--data", text_fixture().string(), "--out", dir.path().string(), "--steps", "3", "--dim", "32",
-       "--context", "16", "--batch-size", "4", "--threads", "1", "--log-every", "1"},
-      std::chrono::seconds(120));
+  auto r = testkit::run_process(testkit::command({TESSEL_TRAIN_BIN, "--data", text_fixture().string(), "--out",
+                                                  dir.path().string(), "--steps", "3", "--dim", "32", "--context", "16",
+                                                  "--batch-size", "4", "--threads", "1", "--log-every", "1"}),
+                                std::chrono::seconds(120));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::istringstream in(r.out);
   int steps = 0;
@@ -183,24 +183,24 @@ TEST_F(TrainTest, BinaryPrintsJsonLinesAndWritesCheckpoint) {
 
 TEST_F(TrainTest, BinaryRejectsBadFlagsWithOneLine) {
   TempDir dir;
-  auto r = testing::run_process({TESSEL_TRAIN_BIN, "--data", text_fixture().string(), "--out", dir.path().string(),
-                                 "--steps", "3", "--dim", "30", "--heads", "4"},
+  auto r = testkit::run_process(testkit::command({TESSEL_TRAIN_BIN, "--data", text_fixture().string(), "--out",
+                                                  dir.path().string(), "--steps", "3", "--dim", "30", "--heads", "4"}),
                                 std::chrono::seconds(60));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--dim 30 is not divisible by --heads 4"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 
-  auto hpu = testing::run_process(
-      {TESSEL_TRAIN_BIN, "--data", text_fixture().string(), "--out", dir.path().string(), "--steps", "1", "--device",
-       "hpu", "--hpu-plugin", "/nonexistent/libhabana_pytorch_plugin.so"},
+  auto hpu = testkit::run_process(
+      testkit::command({TESSEL_TRAIN_BIN, "--data", text_fixture().string(), "--out", dir.path().string(), "--steps",
+                        "1", "--device", "hpu", "--hpu-plugin", "/nonexistent/libhabana_pytorch_plugin.so"}),
       std::chrono::seconds(60));
   EXPECT_NE(hpu.exit_code, 0);
   EXPECT_NE(hpu.err.find("--device hpu: cannot load Gaudi PyTorch plugin"), std::string::npos) << hpu.err;
   EXPECT_EQ(std::count(hpu.err.begin(), hpu.err.end(), '\n'), 1) << hpu.err;
 
-  auto missing = testing::run_process(
-      {TESSEL_TRAIN_BIN, "--data", (dir.path() / "nope.txt").string(), "--out", dir.path().string(), "--steps", "1"},
-      std::chrono::seconds(60));
+  auto missing = testkit::run_process(testkit::command({TESSEL_TRAIN_BIN, "--data", (dir.path() / "nope.txt").string(),
+                                                        "--out", dir.path().string(), "--steps", "1"}),
+                                      std::chrono::seconds(60));
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_NE(missing.err.find("--data"), std::string::npos) << missing.err;
 }
