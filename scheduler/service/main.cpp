@@ -1,10 +1,13 @@
-// tessel-scheduler: the central service. See scheduler/service/tessel/scheduler/service.hpp.
+// tessel-scheduler: the central service (see scheduler/service/tessel/scheduler/service.hpp),
+// plus `backup` and `check` of its database.
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +16,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "tessel/api/logging.hpp"
+#include "tessel/scheduler/backup.hpp"
 #include "tessel/scheduler/service.hpp"
 #include "tessel/scheduler/systemd_notifier.hpp"
 
@@ -21,6 +25,15 @@ using namespace tessel::scheduler;
 namespace {
 
 bool is_loopback(const std::string& host) { return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0; }
+
+// "LO-HI", two ports with 1 <= LO <= HI <= 65535, nothing else.
+bool parse_port_range(const std::string& s, int& lo, int& hi) {
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, lo);
+  if (ec != std::errc() || p == end || *p != '-') return false;
+  auto [q, ec2] = std::from_chars(p + 1, end, hi);
+  return ec2 == std::errc() && q == end && lo >= 1 && hi <= 65535 && lo <= hi;
+}
 
 // Splits "HOST:PORT" (IPv6 as "[::1]:PORT").
 bool split_listen(const std::string& s, std::string& host, int& port) {
@@ -74,6 +87,38 @@ int fail(const std::string& msg) {
   return 2;
 }
 
+// tessel-scheduler backup --db DB --to TO [--force]: exit 0 when the copy is made and checked, else 1.
+int run_backup(const std::string& db, const std::string& to, bool force) {
+  BackupOptions o;
+  o.force = force;
+  auto r = backup_database(db, to, o);
+  if (!r) {
+    std::fprintf(stderr, "tessel-scheduler: backup: %s\n", r.error().message.c_str());
+    return 1;
+  }
+  std::printf("backed up %s to %s (%lld bytes, quick_check ok)\n", db.c_str(), to.c_str(),
+              static_cast<long long>(r->bytes));
+  return 0;
+}
+
+// tessel-scheduler check --db DB [--quick]: prints "DB: ok" (exit 0) or each problem (exit 1).
+int run_check(const std::string& db, bool quick) {
+  const CheckDepth depth = quick ? CheckDepth::quick : CheckDepth::full;
+  auto problems = check_database(db, depth);
+  if (!problems) {
+    std::fprintf(stderr, "tessel-scheduler: check: %s\n", problems.error().message.c_str());
+    return 1;
+  }
+  if (problems->empty()) {
+    std::printf("%s: ok (%s)\n", db.c_str(), to_string(depth));
+    return 0;
+  }
+  for (const auto& p : *problems) std::printf("%s: %s\n", db.c_str(), p.c_str());
+  std::printf("%s: corrupt (%s found %zu problem%s)\n", db.c_str(), to_string(depth), problems->size(),
+              problems->size() == 1 ? "" : "s");
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,7 +168,32 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"full", "normal"}));
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  // Periodic backups while running (off unless --backup-dir is given).
+  std::string backup_dir, backup_every = "1h";
+  int backup_keep = 24;
+  auto* backup_dir_opt =
+      app.add_option("--backup-dir", backup_dir, "back the database up into DIR while running (default: off)");
+  app.add_option("--backup-every", backup_every, "time between backups: 90s, 15m, 1h (default), 1d")
+      ->needs(backup_dir_opt);
+  app.add_option("--backup-keep", backup_keep, "backups kept in --backup-dir, older ones deleted (default 24)")
+      ->check(CLI::Range(1, 100000))
+      ->needs(backup_dir_opt);
+  // Subcommands; without one, the scheduler runs with the flags above.
+  std::string backup_to;
+  bool backup_force = false, check_quick = false;
+  auto* backup_cmd =
+      app.add_subcommand("backup", "copy the database consistently, also while a scheduler runs on it; exit 0 or 1");
+  backup_cmd->add_option("--db", db_path, "SQLite database path (default ./tessel-scheduler.db)");
+  backup_cmd->add_option("--to", backup_to, "path of the copy")->required();
+  backup_cmd->add_flag("--force", backup_force, "replace an existing --to");
+  auto* check_cmd =
+      app.add_subcommand("check", "check a database or a backup: prints ok or its problems; exit 0 when ok, else 1");
+  check_cmd->add_option("--db", db_path, "SQLite database path (default ./tessel-scheduler.db)");
+  check_cmd->add_flag("--quick", check_quick, "PRAGMA quick_check instead of the full integrity_check");
+  app.require_subcommand(0, 1);
   CLI11_PARSE(app, argc, argv);
+  if (backup_cmd->parsed()) return run_backup(db_path, backup_to, backup_force);
+  if (check_cmd->parsed()) return run_check(db_path, check_quick);
 
   if (auto s = tessel::api::init_logging("tessel-scheduler", log_level); !s) return fail(s.error().message);
 
@@ -132,10 +202,18 @@ int main(int argc, char** argv) {
   lim.body_timeout = std::chrono::milliseconds(static_cast<int64_t>(body_timeout_s * 1000));
   lim.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(idle_timeout_s * 1000));
   opts.state.heartbeat_timeout_ms = static_cast<int64_t>(heartbeat_timeout_s * 1000);
-  if (std::sscanf(port_range.c_str(), "%d-%d", &opts.state.master_port_lo, &opts.state.master_port_hi) != 2 ||
-      opts.state.master_port_lo < 1 || opts.state.master_port_hi > 65535 ||
-      opts.state.master_port_lo > opts.state.master_port_hi)
+  if (!parse_port_range(port_range, opts.state.master_port_lo, opts.state.master_port_hi))
     return fail("--master-port-range: expected LO-HI within 1-65535, got '" + port_range + "'");
+  std::unique_ptr<PeriodicBackup> backups;
+  if (!backup_dir.empty()) {
+    if (db_path == ":memory:" || db_path.rfind("file:", 0) == 0)
+      return fail("--backup-dir: needs a database file, not " + db_path);
+    auto every = parse_duration(backup_every);
+    if (!every) return fail("--backup-every: " + every.error().message);
+    backups = std::make_unique<PeriodicBackup>(PeriodicBackupOptions{db_path, backup_dir, *every, backup_keep});
+    backup_every = std::to_string(every->count()) + " s";
+    opts.extra_metrics = [b = backups.get()] { return b->metrics(); };
+  }
 
   std::optional<TokenTable> tokens;
   if (!tokens_path.empty()) {
@@ -160,6 +238,10 @@ int main(int argc, char** argv) {
   SystemClock clock;
   Service service(**store, clock, std::move(tokens), opts);
   if (auto s = service.start(); !s) return fail(s.error().message);
+  if (backups) {
+    if (auto s = backups->start(); !s) return fail(s.error().message);
+    spdlog::info("backing up {} into {} every {}, keeping {}", db_path, backup_dir, backup_every, backup_keep);
+  }
   std::printf("listening on %s:%d\n", opts.host.c_str(), service.port());
   std::fflush(stdout);
   spdlog::info("listening on {}:{} (db {}, auth {})", opts.host, service.port(), db_path,
@@ -176,6 +258,7 @@ int main(int argc, char** argv) {
   SystemdNotifier notifier(service.state());
   notifier.start();
   service.wait();
+  if (backups) backups->stop();
   notifier.stop();
   service.stop();
   spdlog::info("stopped");

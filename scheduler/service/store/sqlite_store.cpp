@@ -51,37 +51,7 @@ class SqliteStore final : public Store {
   Result<Snapshot> load() override {
     // Runs on the writer's Db under db_mu_; callers load before writing.
     std::lock_guard lk(db_mu_);
-    Snapshot s;
-    {
-      Stmt st(db_->raw(), "SELECT body FROM jobs ORDER BY seq");
-      if (!st.ok()) return Error{"loading jobs: " + db_->errmsg()};
-      while (st.step() == SQLITE_ROW) {
-        auto j = nlohmann::json::parse(st.column_text(0), nullptr, false);
-        if (j.is_discarded()) return Error{"loading jobs: corrupt row"};
-        auto job = api::job_from_json(j);
-        if (!job) return job.error().wrap("loading jobs");
-        s.jobs.push_back(std::move(*job));
-      }
-    }
-    {
-      Stmt st(db_->raw(), "SELECT body FROM nodes ORDER BY name");
-      if (!st.ok()) return Error{"loading nodes: " + db_->errmsg()};
-      while (st.step() == SQLITE_ROW) {
-        auto n = node_record_from_json(st.column_text(0));
-        if (!n) return n.error().wrap("loading nodes");
-        s.nodes.push_back(std::move(*n));
-      }
-    }
-    {
-      Stmt st(db_->raw(), "SELECT body FROM fences ORDER BY id");
-      if (!st.ok()) return Error{"loading fences: " + db_->errmsg()};
-      while (st.step() == SQLITE_ROW) {
-        auto f = fence_from_json(st.column_text(0));
-        if (!f) return f.error().wrap("loading fences");
-        s.fences.push_back(std::move(*f));
-      }
-    }
-    return s;
+    return read_snapshot(*db_);
   }
 
  private:

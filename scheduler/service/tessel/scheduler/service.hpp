@@ -7,6 +7,7 @@
 // idempotent and called by the destructor.
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +35,9 @@ struct ServiceOptions {
   // Threads that run handlers which wait for a database commit (they share group commits).
   int blocking_threads = 32;
   http::Limits limits;
+  // More Prometheus text appended to GET /metrics (e.g. the periodic backups' counters);
+  // called from an I/O thread, must not block.
+  std::function<std::string()> extra_metrics;
 };
 
 class Service {
