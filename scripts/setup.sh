@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  clang libclang-rt-14-dev clang-format
+  clang libclang-rt-14-dev clang-format clang-tidy
   libgtest-dev libgmock-dev
   libsqlite3-dev libsystemd-dev systemd
   libboost-dev libboost-filesystem-dev libboost-system-dev
@@ -13,6 +13,7 @@ packages=(
   libtorch-dev libgloo-dev
   dpkg-dev fakeroot file
   iproute2 procps psmisc curl python3
+  python3-torch
 )
 
 missing=()

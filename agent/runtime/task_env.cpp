@@ -10,6 +10,7 @@ static std::string join(const std::vector<std::string>& parts) {
 
 static std::string join_ints(const std::vector<int>& v) {
   std::vector<std::string> s;
+  s.reserve(v.size());
   for (int x : v) s.push_back(std::to_string(x));
   return join(s);
 }
@@ -57,6 +58,18 @@ Result<Env> task_environment(const TaskEnvInput& in) {
   env["NODE_RANK"] = std::to_string(a.node_rank);
   env["MASTER_ADDR"] = a.master_addr;
   env["MASTER_PORT"] = std::to_string(a.master_port);
+  if (!a.spec.task_per_device) {
+    // One task per node: a launcher in it (torchrun) spawns the node's processes and
+    // reads its settings from PET_*; a value the job set itself is kept.
+    const int cards = static_cast<int>(a.module_ids.size());
+    const Env launcher = {{"PET_NNODES", std::to_string(a.nnodes)},
+                          {"PET_NODE_RANK", std::to_string(a.node_rank)},
+                          {"PET_MASTER_ADDR", a.master_addr},
+                          {"PET_MASTER_PORT", std::to_string(a.master_port)},
+                          {"PET_NPROC_PER_NODE", std::to_string(cards > 0 ? cards : 1)}};
+    for (const auto& [k, v] : launcher)
+      if (!a.spec.env.count(k)) env[k] = v;
+  }
   return env;
 }
 

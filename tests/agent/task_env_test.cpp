@@ -94,6 +94,49 @@ TEST(TaskEnv, GangOneTaskPerNode) {
   EXPECT_EQ(env->at("LOCAL_WORLD_SIZE"), "1");
 }
 
+TEST(TaskEnv, OneTaskPerNodeGetsLauncherVariables) {
+  auto a = gaudi_assignment({0, 1, 2, 3}, {4, 0, 2, 1});
+  a.node_rank = 1;
+  a.nnodes = 3;
+  auto inv = gaudi_inv();
+  Env b = base();
+  auto env = task_environment({a, inv, b, "n2", 0, 1});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->at("PET_NNODES"), "3");
+  EXPECT_EQ(env->at("PET_NODE_RANK"), "1");
+  EXPECT_EQ(env->at("PET_MASTER_ADDR"), "10.0.0.1");
+  EXPECT_EQ(env->at("PET_MASTER_PORT"), "29500");
+  EXPECT_EQ(env->at("PET_NPROC_PER_NODE"), "4");
+}
+
+TEST(TaskEnv, LauncherVariablesKeepTheJobsOwnAndNeedOneProcessWithoutCards) {
+  auto a = gaudi_assignment({}, {});
+  a.spec.env = {{"PET_NPROC_PER_NODE", "3"}};
+  auto inv = gaudi_inv();
+  Env b = base();
+  auto env = task_environment({a, inv, b, "n1", 0, 1});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->at("PET_NPROC_PER_NODE"), "3");
+  EXPECT_EQ(env->at("PET_NNODES"), "1");
+  auto none = gaudi_assignment({}, {});
+  auto env0 = task_environment({none, inv, b, "n1", 0, 1});
+  ASSERT_TRUE(env0.ok());
+  EXPECT_EQ(env0->at("PET_NPROC_PER_NODE"), "1");
+}
+
+TEST(TaskEnv, TaskPerDeviceSetsNoLauncherVariables) {
+  auto a = gaudi_assignment({0, 1}, {4, 0});
+  a.spec.task_per_device = true;
+  a.nnodes = 2;
+  auto inv = gaudi_inv();
+  Env b = base();
+  for (int local = 0; local < 2; ++local) {
+    auto env = task_environment({a, inv, b, "n1", local, 1});
+    ASSERT_TRUE(env.ok());
+    for (const auto& [k, v] : *env) EXPECT_NE(k.rfind("PET_", 0), 0u) << k << "=" << v;
+  }
+}
+
 TEST(TaskEnv, NvidiaUsesUuidsByIndex) {
   api::NodeInventory inv;
   inv.vendor = api::Vendor::nvidia;

@@ -10,6 +10,10 @@
 //   NVIDIA: CUDA_VISIBLE_DEVICES = GPU UUIDs looked up by index in the inventory.
 //   Always: TESSEL_JOB_ID, TESSEL_NODE, TESSEL_ASSIGNMENT_ID, TESSEL_PORT, RANK,
 //           WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK, MASTER_ADDR, MASTER_PORT.
+//   One task per node (not task per device), for a launcher such as torchrun, unless
+//   the job set the variable itself: PET_NNODES = nnodes, PET_NODE_RANK = node_rank,
+//   PET_MASTER_ADDR, PET_MASTER_PORT, PET_NPROC_PER_NODE = the assignment's cards (1
+//   with none). Task per device sets no PET_* (each task already is one rank).
 // A job with 0 cards gets empty visibility variables (it must not see any card).
 
 #include <functional>
