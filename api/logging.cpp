@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include <cstdio>
+#include <cerrno>
 #include <cstdlib>
 #include <memory>
 
@@ -39,8 +39,13 @@ class PriorityFlag : public spdlog::custom_flag_formatter {
 bool stderr_is_journal() {
   const char* js = std::getenv("JOURNAL_STREAM");  // "DEVICE:INODE"
   if (js == nullptr) return false;
-  unsigned long long dev = 0, ino = 0;
-  if (std::sscanf(js, "%llu:%llu", &dev, &ino) != 2) return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long dev = std::strtoull(js, &end, 10);
+  if (errno != 0 || end == js || *end != ':') return false;
+  const char* ino_text = end + 1;
+  const unsigned long long ino = std::strtoull(ino_text, &end, 10);
+  if (errno != 0 || end == ino_text || *end != '\0') return false;
   struct stat st {};
   if (fstat(2, &st) != 0) return false;
   return st.st_dev == dev && st.st_ino == ino;

@@ -125,8 +125,8 @@ Result<int64_t> parse_duration(std::string_view text) {
 std::string format_age(int64_t s) {
   if (s < 0) s = 0;
   if (s < 120) return std::to_string(s) + "s";
-  if (s < 2 * 3600) return std::to_string(s / 60) + "m";
-  if (s < 48 * 3600) return std::to_string(s / 3600) + "h";
+  if (s < int64_t{2} * 3600) return std::to_string(s / 60) + "m";
+  if (s < int64_t{48} * 3600) return std::to_string(s / 3600) + "h";
   return std::to_string(s / 86400) + "d";
 }
 

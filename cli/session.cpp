@@ -18,7 +18,7 @@ Result<std::string> read_token_file(const std::string& path) {
   std::ostringstream s;
   s << f.rdbuf();
   std::string t = s.str();
-  if (t.size() > 64 * 1024) return Error{"token file " + path + " is larger than 64 KiB"};
+  if (t.size() > size_t{64} * 1024) return Error{"token file " + path + " is larger than 64 KiB"};
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
   size_t start = 0;
   while (start < t.size() && std::isspace(static_cast<unsigned char>(t[start]))) ++start;

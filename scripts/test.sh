@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set-up plus every test: installs missing Debian packages, checks the formatting of
-# every tracked C++ file (scripts/check-format.sh), builds everything and runs ctest;
+# every tracked C++ file (scripts/check-format.sh), builds everything, runs clang-tidy
+# on the non-test sources (scripts/check-tidy.sh) and ctest;
 # then an ASan+UBSan build (clang, with its lock checks: -Wthread-safety) of everything
 # that does not link LibTorch and its tests;
 # then each libFuzzer target for a bounded time.
@@ -23,6 +24,9 @@ scripts/check-format.sh
 step "build (RelWithDebInfo, with LibTorch workers)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 cmake --build build -j "$jobs"
+
+step "clang-tidy (.clang-tidy, every finding an error)"
+scripts/check-tidy.sh build
 
 step "tests"
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600

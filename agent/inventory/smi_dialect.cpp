@@ -16,6 +16,7 @@ const Field* Dialect::field_for(Role role) const {
 
 static std::vector<std::string> names(const std::vector<Field>& fields) {
   std::vector<std::string> out;
+  out.reserve(fields.size());
   for (const Field& f : fields) out.push_back(f.name);
   return out;
 }

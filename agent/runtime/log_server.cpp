@@ -88,7 +88,7 @@ LogServer::LogServer(const StateDir& dir, TaskManager& tasks, std::string token)
 
 LogServer::~LogServer() { stop(); }
 
-void LogServer::serve_log(http::Request& req, http::Reply reply) {
+void LogServer::serve_log(http::Request& req, const http::Reply& reply) {
   if (!token_.empty() && req.header("Authorization") != "Bearer " + token_)
     return reply(Error::unauthenticated("missing or wrong bearer token"));
   const std::string id = req.captures[0];
@@ -120,7 +120,8 @@ Result<int> LogServer::start(const std::string& listen) {
   auto hp = parse_host_port(listen);
   if (!hp) return hp.error().wrap("--listen");
   http::Router router;
-  router.add("GET", "/v1/tasks/{id}/logs", [this](http::Request& req, http::Reply reply) { serve_log(req, reply); });
+  router.add("GET", "/v1/tasks/{id}/logs",
+             [this](http::Request& req, const http::Reply& reply) { serve_log(req, reply); });
   http::ServerOptions opts;
   opts.host = hp->first;
   opts.port = hp->second;

@@ -17,10 +17,8 @@ api::TaskReport make_report(const TaskSnapshot& t, bool supervisor_alive, int64_
     r.exit_code = t.result->exit_code;
     r.signal = t.result->signal;
     r.message = t.result->message;
-  } else if (supervisor_alive) {
-    r.state = api::TaskState::running;
-  } else if (!t.supervisor && now_unix_ms - t.started_unix_ms < launch_grace_ms) {
-    r.state = api::TaskState::running;  // Supervisor still starting.
+  } else if (supervisor_alive || (!t.supervisor && now_unix_ms - t.started_unix_ms < launch_grace_ms)) {
+    r.state = api::TaskState::running;  // Or its supervisor is still starting.
   } else if (!t.supervisor) {
     r.state = api::TaskState::failed_to_start;
     r.message = "the supervisor never started";

@@ -13,7 +13,7 @@ namespace {
 // Parses the body with `parse`, then answers with `call(request, token)`'s result.
 template <class Parse, class Call>
 http::Handler agent_post(RouteContext& ctx, Parse parse, Call call) {
-  return [&ctx, parse, call](http::Request& req, http::Reply reply) {
+  return [&ctx, parse, call](http::Request& req, const http::Reply& reply) {
     auto who = authorize(ctx, req, Action::agent);
     if (!who) return reply(who.error());
     auto body = parse_body(req);
@@ -46,7 +46,7 @@ void add_agent_routes(http::Router& r, RouteContext& ctx) {
         http::Exec::blocking);
 
   // The long poll parks a callback (a Watch) and a timer; no thread waits.
-  r.add("GET", "/v1/agent/nodes/{node}/assignments", [&ctx](http::Request& req, http::Reply reply) {
+  r.add("GET", "/v1/agent/nodes/{node}/assignments", [&ctx](http::Request& req, const http::Reply& reply) {
     if (auto who = authorize(ctx, req, Action::agent); !who) return reply(who.error());
     auto version = int_param(req, "version", 0, 0, INT64_MAX / 2);
     if (!version) return reply(version.error());

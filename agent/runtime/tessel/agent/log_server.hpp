@@ -30,7 +30,7 @@ class LogServer {
   void stop();
 
  private:
-  void serve_log(http::Request& req, http::Reply reply);
+  void serve_log(http::Request& req, const http::Reply& reply);
 
   const StateDir& dir_;
   TaskManager& tasks_;
