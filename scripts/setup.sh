@@ -4,11 +4,11 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git ca-certificates
+  build-essential cmake ninja-build pkg-config git ca-certificates openssl
   clang libclang-rt-14-dev clang-format clang-tidy
   libgtest-dev libgmock-dev
   libsqlite3-dev libsystemd-dev systemd
-  libboost-dev libboost-filesystem-dev libboost-system-dev
+  libboost-dev libboost-filesystem-dev libboost-system-dev libssl-dev
   libcpp-httplib-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libtorch-dev libgloo-dev
   dpkg-dev fakeroot file

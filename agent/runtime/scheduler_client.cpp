@@ -11,16 +11,17 @@ using nlohmann::json;
 
 SchedulerClient::SchedulerClient(http::ClientLoop& loop, const std::string& url, const std::string& token,
                                  bool keep_alive) {
-  auto hp = http::parse_http_url(url);
-  if (!hp) {
-    bad_url_ = hp.error();
+  auto u = http::parse_http_url(url);
+  if (!u) {
+    bad_url_ = u.error();
     return;
   }
   http::ClientOptions o;
+  o.tls = u->tls;
   o.connect_timeout = std::chrono::seconds(2);
   o.keep_alive = keep_alive;
   if (!token.empty()) o.headers.push_back({"Authorization", "Bearer " + token});
-  http_ = std::make_unique<http::Client>(loop, hp->first, hp->second, std::move(o));
+  http_ = std::make_unique<http::Client>(loop, u->host, u->port, std::move(o));
 }
 
 SchedulerClient::~SchedulerClient() = default;

@@ -1,6 +1,6 @@
 // tessel::http::Client on Beast: each call runs as completion handlers on its
-// Client's strand of the ClientLoop's io_context (resolve, connect, write, read),
-// bounded by one deadline; nothing blocks the loop's thread.
+// Client's strand of the ClientLoop's io_context (resolve, connect, TLS handshake,
+// write, read), bounded by one deadline; nothing blocks the loop's thread.
 #include "tessel/http/client.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -9,8 +9,10 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <future>
 #include <optional>
 #include <thread>
@@ -20,6 +22,7 @@ namespace tessel::http {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
+namespace ssl = boost::asio::ssl;
 using tcp = asio::ip::tcp;
 using beast::error_code;
 using Clock = std::chrono::steady_clock;
@@ -40,34 +43,72 @@ ClientLoop::~ClientLoop() {
   impl_->thread.join();
 }
 
-Result<std::pair<std::string, int>> parse_http_url(const std::string& url) {
-  const std::string scheme = "http://";
-  auto bad = [&](const std::string& why) { return Error::invalid("scheduler URL \"" + url + "\": " + why, "url"); };
-  if (url.rfind(scheme, 0) != 0) return bad("must start with http://");
-  std::string rest = url.substr(scheme.size());
+Result<HttpUrl> parse_http_url(const std::string& url) {
+  auto bad = [&](const std::string& why) { return Error::invalid("URL \"" + url + "\": " + why, "url"); };
+  HttpUrl out;
+  std::string rest;
+  if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+    out.port = 80;
+  } else if (url.rfind("https://", 0) == 0) {
+    rest = url.substr(8);
+    out.tls = true;
+    out.port = 443;
+  } else {
+    return bad("must start with http:// or https://");
+  }
   if (!rest.empty() && rest.back() == '/') rest.pop_back();
-  if (rest.find('/') != std::string::npos) return bad("a path is not supported");
-  const auto colon = rest.rfind(':');
-  if (colon == std::string::npos || colon == 0) return bad("expected http://HOST:PORT");
-  std::string host = rest.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  const std::string port_text = rest.substr(colon + 1);
-  if (port_text.empty() || port_text.size() > 5 || port_text.find_first_not_of("0123456789") != std::string::npos)
-    return bad("port must be a number");
-  const int port = std::stoi(port_text);
-  if (port < 1 || port > 65535) return bad("port must be 1-65535");
-  return std::pair{host, port};
+  if (rest.find_first_of("/?#@") != std::string::npos) return bad("expected only a host and a port");
+  std::string port_text;
+  if (!rest.empty() && rest.front() == '[') {  // [IPv6]:port
+    const auto close = rest.find(']');
+    if (close == std::string::npos) return bad("unclosed [");
+    out.host = rest.substr(1, close - 1);
+    if (close + 1 < rest.size()) {
+      if (rest[close + 1] != ':') return bad("expected :PORT after ]");
+      port_text = rest.substr(close + 2);
+      if (port_text.empty()) return bad("port must be a number");
+    }
+  } else {
+    const auto colon = rest.rfind(':');
+    out.host = rest.substr(0, colon);
+    if (colon != std::string::npos) {
+      port_text = rest.substr(colon + 1);
+      if (port_text.empty()) return bad("port must be a number");
+    }
+  }
+  if (out.host.empty()) return bad("no host");
+  if (!port_text.empty()) {
+    if (port_text.size() > 5 || port_text.find_first_not_of("0123456789") != std::string::npos)
+      return bad("port must be a number");
+    out.port = std::stoi(port_text);
+    if (out.port < 1 || out.port > 65535) return bad("port must be 1-65535");
+  }
+  return out;
 }
 
 struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   Impl(ClientLoop::Impl& l, std::string h, int p, ClientOptions o)
-      : loop(l), strand(asio::make_strand(l.ioc)), resolver(strand), host(std::move(h)), port(p), opts(std::move(o)) {}
+      : loop(l), strand(asio::make_strand(l.ioc)), resolver(strand), host(std::move(h)), port(p), opts(std::move(o)) {
+    if (!opts.tls) return;
+    ssl_ctx.emplace(ssl::context::tls_client);
+    error_code ec;
+    if (opts.ca_file.empty())
+      ssl_ctx->set_default_verify_paths(ec);
+    else
+      ssl_ctx->load_verify_file(opts.ca_file, ec);
+    if (ec)
+      setup_error =
+          "loading CA certificates" + (opts.ca_file.empty() ? "" : " from " + opts.ca_file) + ": " + ec.message();
+    ssl_ctx->set_verify_mode(ssl::verify_peer);
+  }
 
   // Everything below runs on `strand`.
   void start(std::string method, std::string target, std::string body, std::chrono::milliseconds timeout, Callback cb) {
     if (done) return cb(Error::internal("http client: a call is already in flight"));
     done = std::move(cb);
     if (cancelled) return fail("cancelled");
+    if (!setup_error.empty()) return fail(setup_error);
     req = {};
     req.method_string(method);
     req.target(target);
@@ -79,38 +120,69 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     req.keep_alive(opts.keep_alive);
     req.prepare_payload();
     deadline = Clock::now() + timeout;
-    if (stream && stream->socket().is_open()) {
+    if (connected()) {
       reused = true;
       return send();
     }
     connect();
   }
 
+  bool connected() const {
+    return plain ? plain->socket().is_open() : tls ? tls->next_layer().socket().is_open() : false;
+  }
+  beast::tcp_stream& tcp_layer() { return plain ? *plain : tls->next_layer(); }
+
   void connect() {
     reused = false;
-    stream.emplace(strand);
-    resolver.async_resolve(
-        host, std::to_string(port), [self = shared_from_this()](error_code ec, tcp::resolver::results_type results) {
-          if (ec) return self->fail_on(ec, "resolving " + self->host);
-          self->stream->expires_at(std::min(self->deadline, Clock::now() + self->opts.connect_timeout));
-          self->stream->async_connect(results, [self](error_code ec, const tcp::endpoint&) {
-            if (ec) return self->fail_on(ec, "connecting");
-            error_code ignored;
-            self->stream->socket().set_option(tcp::no_delay(true), ignored);
-            self->send();
-          });
-        });
+    close();
+    if (opts.tls)
+      tls.emplace(strand, *ssl_ctx);
+    else
+      plain.emplace(strand);
+    resolver.async_resolve(host, std::to_string(port),
+                           [self = shared_from_this()](error_code ec, tcp::resolver::results_type results) {
+                             if (ec) return self->fail_on(ec, "resolving " + self->host);
+                             if (!self->plain && !self->tls) return self->fail("cancelled");
+                             auto& layer = self->tcp_layer();
+                             layer.expires_at(std::min(self->deadline, Clock::now() + self->opts.connect_timeout));
+                             layer.async_connect(results, [self](error_code ec, const tcp::endpoint&) {
+                               if (ec) return self->fail_on(ec, "connecting");
+                               error_code ignored;
+                               self->tcp_layer().socket().set_option(tcp::no_delay(true), ignored);
+                               if (self->tls) return self->handshake();
+                               self->send();
+                             });
+                           });
+  }
+
+  void handshake() {
+    // SNI, and the certificate must name the host.
+    if (!SSL_set_tlsext_host_name(tls->native_handle(), host.c_str()))
+      return fail_on(error_code(static_cast<int>(::ERR_get_error()), asio::error::get_ssl_category()), "TLS set-up");
+    tls->set_verify_callback(ssl::host_name_verification(host));
+    tcp_layer().expires_at(deadline);
+    tls->async_handshake(ssl::stream_base::client, [self = shared_from_this()](error_code ec) {
+      if (ec) return self->fail_on(ec, "TLS handshake");
+      self->send();
+    });
   }
 
   void send() {
-    stream->expires_at(deadline);
-    bhttp::async_write(*stream, req, [self = shared_from_this()](error_code ec, size_t) {
+    tcp_layer().expires_at(deadline);
+    if (tls)
+      write_then_read(*tls);
+    else
+      write_then_read(*plain);
+  }
+
+  template <class Stream>
+  void write_then_read(Stream& s) {
+    bhttp::async_write(s, req, [self = shared_from_this(), &s](error_code ec, size_t) {
       if (ec) return self->retry_or_fail(ec, "sending");
       self->parser.emplace();
       self->parser->body_limit(self->opts.max_body_bytes);
       self->buffer.clear();
-      bhttp::async_read(*self->stream, self->buffer, *self->parser,
-                        [self](error_code ec, size_t) { self->on_read(ec); });
+      bhttp::async_read(s, self->buffer, *self->parser, [self](error_code ec, size_t) { self->on_read(ec); });
     });
   }
 
@@ -129,7 +201,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   // write, or at the read before any byte of an answer: connect and send once more.
   void retry_or_fail(error_code ec, const std::string& doing) {
     const bool closed_while_idle = ec == bhttp::error::end_of_stream || ec == asio::error::connection_reset ||
-                                   ec == asio::error::broken_pipe || ec == asio::error::eof;
+                                   ec == asio::error::broken_pipe || ec == asio::error::eof ||
+                                   ec == ssl::error::stream_truncated;
     if (reused && closed_while_idle && !cancelled && Clock::now() < deadline) return connect();
     fail_on(ec, doing);
   }
@@ -142,7 +215,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   }
 
   void fail(const std::string& why) {
-    finish(Error::unavailable("http://" + host + ":" + std::to_string(port) + ": " + why));
+    finish(Error::unavailable(std::string(opts.tls ? "https://" : "http://") + host + ":" + std::to_string(port) +
+                              ": " + why));
   }
 
   void finish(Result<ClientResponse> r) {
@@ -151,34 +225,40 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     if (cb) cb(std::move(r));
   }
 
+  // Closes the connection (no TLS close_notify: the peer sees a plain close).
   void close() {
-    if (!stream) return;
+    if (!plain && !tls) return;
     error_code ignored;
-    stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream->socket().close(ignored);
-    stream.reset();
+    tcp_layer().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    tcp_layer().socket().close(ignored);
+    plain.reset();
+    tls.reset();
   }
 
   void cancel() {
     cancelled = true;
     resolver.cancel();
-    if (stream) {
+    if (plain || tls) {
       error_code ignored;
-      stream->socket().cancel(ignored);
-      stream->socket().close(ignored);
+      tcp_layer().socket().cancel(ignored);
+      tcp_layer().socket().close(ignored);
     }
   }
 
   ClientLoop::Impl& loop;
   asio::strand<asio::io_context::executor_type> strand;
   tcp::resolver resolver;
-  std::optional<beast::tcp_stream> stream;
-  beast::flat_buffer buffer;
-  bhttp::request<bhttp::string_body> req;
-  std::optional<bhttp::response_parser<bhttp::string_body>> parser;
   std::string host;
   int port;
   ClientOptions opts;
+  std::optional<ssl::context> ssl_ctx;
+  std::string setup_error;
+  // One of them while connected.
+  std::optional<beast::tcp_stream> plain;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;
+  bhttp::request<bhttp::string_body> req;
+  std::optional<bhttp::response_parser<bhttp::string_body>> parser;
   Callback done;
   Clock::time_point deadline;
   bool reused = false;

@@ -1,15 +1,24 @@
 // tessel::http::Client against a tessel::http::Server on loopback: calls over one
 // kept-alive connection, reconnecting after the server closed an idle one, the call
-// deadline, cancel, an unreachable port, URL parsing.
+// deadline, cancel, an unreachable port, URL parsing; https against a TLS server.
 #include "tessel/http/client.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <thread>
 #include <future>
 #include <mutex>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
 #include "eventually.hpp"
+#include "temp_dir.hpp"
 #include "tessel/http/server.hpp"
 
 namespace tessel::http {
@@ -150,24 +159,140 @@ TEST_F(ClientTest, ABlockingCallFromTheLoopThreadIsRefused) {
   EXPECT_EQ(r.error().code, ErrorCode::internal);
 }
 
-TEST(ParseHttpUrl, AcceptsHostAndPortOnly) {
+TEST(ParseHttpUrl, AcceptsSchemeHostAndPortOnly) {
   auto ok = parse_http_url("http://sched:7450");
   ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(ok->first, "sched");
-  EXPECT_EQ(ok->second, 7450);
+  EXPECT_FALSE(ok->tls);
+  EXPECT_EQ(ok->host, "sched");
+  EXPECT_EQ(ok->port, 7450);
   auto slash = parse_http_url("http://127.0.0.1:1/");
   ASSERT_TRUE(slash.ok());
-  EXPECT_EQ(slash->first, "127.0.0.1");
+  EXPECT_EQ(slash->host, "127.0.0.1");
   auto v6 = parse_http_url("http://[::1]:80");
   ASSERT_TRUE(v6.ok());
-  EXPECT_EQ(v6->first, "::1");
-  for (const char* bad : {"sched:7450", "https://sched:7450", "http://sched", "http://sched:", "http://sched:0",
-                          "http://sched:70000", "http://sched:12a", "http://sched:7450/v1", "http://:80", ""}) {
+  EXPECT_EQ(v6->host, "::1");
+  auto plain_default = parse_http_url("http://sched");
+  ASSERT_TRUE(plain_default.ok());
+  EXPECT_EQ(plain_default->port, 80);
+  auto tls = parse_http_url("https://sched.example.com/");
+  ASSERT_TRUE(tls.ok());
+  EXPECT_TRUE(tls->tls);
+  EXPECT_EQ(tls->host, "sched.example.com");
+  EXPECT_EQ(tls->port, 443);
+  for (const char* bad :
+       {"sched:7450", "ftp://sched:7450", "http://sched:", "http://sched:0", "http://sched:70000", "http://sched:12a",
+        "http://sched:7450/v1", "http://:80", "http://u@sched:80", "http://[::1", "http://[::1]x", "https://", ""}) {
     auto r = parse_http_url(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().code, ErrorCode::invalid_argument) << bad;
     EXPECT_EQ(r.error().field, "url");
   }
+}
+
+// TLS against a small Asio TLS server on loopback, with a certificate made for the test.
+class TlsClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // A self-signed certificate for the name localhost only (not for 127.0.0.1).
+    const std::string cmd =
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -addext "
+        "subjectAltName=DNS:localhost -keyout " +
+        dir_.str("key.pem") + " -out " + dir_.str("cert.pem") + " >/dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << "openssl failed: " << cmd;
+    server_ctx_.use_certificate_chain_file(dir_.str("cert.pem"));
+    server_ctx_.use_private_key_file(dir_.str("key.pem"), boost::asio::ssl::context::pem);
+    acceptor_.open(boost::asio::ip::tcp::v4());
+    acceptor_.bind({boost::asio::ip::make_address("127.0.0.1"), 0});
+    acceptor_.listen();
+    port_ = acceptor_.local_endpoint().port();
+    thread_ = std::thread([this] { serve(); });
+  }
+  void TearDown() override {
+    ioc_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  // Answers every request on every connection with "tls-ok" until stopped.
+  void serve() {
+    accept();
+    ioc_.run();
+  }
+  void accept() {
+    acceptor_.async_accept([this](boost::system::error_code ec, boost::asio::ip::tcp::socket sock) {
+      if (ec) return;
+      auto s = std::make_shared<boost::beast::ssl_stream<boost::beast::tcp_stream>>(std::move(sock), server_ctx_);
+      s->async_handshake(boost::asio::ssl::stream_base::server, [this, s](boost::system::error_code ec) {
+        if (!ec) read(s);
+      });
+      accept();
+    });
+  }
+  void read(std::shared_ptr<boost::beast::ssl_stream<boost::beast::tcp_stream>> s) {
+    auto buf = std::make_shared<boost::beast::flat_buffer>();
+    auto req = std::make_shared<boost::beast::http::request<boost::beast::http::string_body>>();
+    boost::beast::http::async_read(*s, *buf, *req, [this, s, buf, req](boost::system::error_code ec, size_t) {
+      if (ec) return;
+      auto res = std::make_shared<boost::beast::http::response<boost::beast::http::string_body>>(
+          boost::beast::http::status::ok, 11);
+      res->body() = "tls-ok " + std::string(req->target());
+      res->prepare_payload();
+      boost::beast::http::async_write(*s, *res, [this, s, res](boost::system::error_code ec, size_t) {
+        if (!ec) read(s);
+      });
+    });
+  }
+
+  testkit::TempDir dir_;
+  boost::asio::io_context ioc_;
+  boost::asio::ssl::context server_ctx_{boost::asio::ssl::context::tls_server};
+  boost::asio::ip::tcp::acceptor acceptor_{ioc_};
+  int port_ = 0;
+  std::thread thread_;
+  ClientLoop loop_;
+};
+
+TEST_F(TlsClientTest, HttpsWithATrustedCertificateForTheHost) {
+  ClientOptions o;
+  o.tls = true;
+  o.ca_file = dir_.str("cert.pem");
+  Client c(loop_, "localhost", port_, o);
+  auto a = c.call("GET", "/one", "", 10s);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->status, 200);
+  EXPECT_EQ(a->body, "tls-ok /one");
+  auto b = c.call("POST", "/two", "{}", 10s);  // Same connection.
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->body, "tls-ok /two");
+}
+
+TEST_F(TlsClientTest, AnUntrustedCertificateFailsTheHandshake) {
+  ClientOptions o;
+  o.tls = true;  // The system's CAs do not know the test's certificate.
+  Client c(loop_, "localhost", port_, o);
+  auto r = c.call("GET", "/", "", 10s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::unavailable);
+  EXPECT_NE(r.error().message.find("TLS handshake"), std::string::npos) << r.error().message;
+}
+
+TEST_F(TlsClientTest, ACertificateForAnotherNameFailsTheHandshake) {
+  ClientOptions o;
+  o.tls = true;
+  o.ca_file = dir_.str("cert.pem");
+  Client c(loop_, "127.0.0.1", port_, o);  // The server, but not a name its certificate holds.
+  auto r = c.call("GET", "/", "", 10s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("TLS handshake"), std::string::npos) << r.error().message;
+}
+
+TEST_F(TlsClientTest, AMissingCaFileFailsEveryCallNamingIt) {
+  ClientOptions o;
+  o.tls = true;
+  ClientOptions missing = o;
+  missing.ca_file = dir_.str("nope.pem");
+  Client no_ca(loop_, "localhost", port_, missing);
+  auto n = no_ca.call("GET", "/", "", 10s);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().message.find("loading CA certificates"), std::string::npos) << n.error().message;
 }
 
 }  // namespace

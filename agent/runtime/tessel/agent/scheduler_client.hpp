@@ -39,7 +39,7 @@ class SchedulerApi {
 
 class SchedulerClient final : public SchedulerApi {
  public:
-  // `url` is "http://host:port" (else every call fails naming it); `token` may be
+  // `url` is "http[s]://host[:port]" (else every call fails naming it); `token` may be
   // empty (no Authorization header).
   // keep_alive: hold the connection open between requests. Right for the long poll (it
   // asks again at once); wrong for heartbeats and reports (one every few seconds), whose

@@ -7,7 +7,9 @@
 // must not block) or blocking for its caller (call: waits for the answer; never from
 // the loop's thread). One call at a time per Client; a keep-alive Client reuses its
 // connection and, when the server closed it while idle, reconnects and sends again
-// once. Beast stays in client.cpp: this header names no Boost type.
+// once. https URLs speak TLS (OpenSSL through Boost.Asio): the server's certificate
+// must verify against the system's CAs (or ClientOptions::ca_file) and name the host.
+// Beast stays in client.cpp: this header names no Boost type.
 
 #include <chrono>
 #include <functional>
@@ -37,6 +39,8 @@ class ClientLoop {
 };
 
 struct ClientOptions {
+  bool tls = false;     // https: TLS with certificate and host name verification.
+  std::string ca_file;  // PEM CAs to trust instead of the system's (tls only).
   std::chrono::milliseconds connect_timeout{2'000};
   bool keep_alive = true;       // Hold the connection open between calls.
   std::vector<Header> headers;  // Sent with every request (e.g. Authorization).
@@ -49,9 +53,15 @@ struct ClientResponse {
   std::string body;
 };
 
-// "http://host:port" (an optional trailing '/'): host and port. Errors name the URL;
-// https and paths are refused.
-Result<std::pair<std::string, int>> parse_http_url(const std::string& url);
+struct HttpUrl {
+  bool tls = false;  // https
+  std::string host;  // IPv6 without brackets.
+  int port = 0;      // Default 80 (http) or 443 (https).
+};
+
+// "http://host[:port]" or "https://host[:port]" (an optional trailing '/'). Errors
+// name the URL (field "url"); paths, queries and user info are refused.
+Result<HttpUrl> parse_http_url(const std::string& url);
 
 class Client {
  public:
