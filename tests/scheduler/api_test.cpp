@@ -114,6 +114,42 @@ TEST(SchedulerApi, RolesAndTokens) {
   EXPECT_EQ(Harness::body(h.post("/v1/jobs/" + id + "/cancel", json::object(), "admintok"))["state"], "cancelled");
 }
 
+// An agent token is bound to its node (issue 16): it registers, heartbeats, polls and
+// reports for that node only; another node's work cannot be moved, read or finished.
+TEST(SchedulerApi, AnAgentTokenActsForItsOwnNodeOnly) {
+  auto t = parse_tokens("admintok admin root\nn1tok agent n1\nn2tok agent n2\n");
+  ASSERT_TRUE(t.ok());
+  Harness h(*t);
+  h.register_node("n1", json::array(), "n1tok");
+  h.register_node("n2", json::array(), "n2tok");
+  auto job = h.submit({{"command", {"x"}}, {"devices", 8}, {"nodes", 2}}, "admintok");
+  const std::string id = job["id"];
+  // n1's token may not re-register n2 (at its own address), heartbeat or report for it, or read its assignments.
+  expect_error(h.post("/v1/agent/register",
+                      {{"node", "n2"},
+                       {"address", "10.9.9.9"},
+                       {"agent_port", 1},
+                       {"inventory", gaudi_inventory()},
+                       {"tasks", json::array()}},
+                      "n1tok"),
+               403, "permission_denied");
+  expect_error(h.heartbeat("n2", json::array(), "n1tok"), 403, "permission_denied");
+  expect_error(
+      h.post("/v1/agent/report",
+             {{"node", "n2"},
+              {"tasks", json::array({{{"assignment_id", id + ".0.1"}, {"state", "exited"}, {"exit_code", 0}}})}},
+             "n1tok"),
+      403, "permission_denied");
+  auto poll = h.get("/v1/agent/nodes/n2/assignments?wait_s=0", "n1tok");
+  expect_error(poll, 403, "permission_denied");
+  EXPECT_NE(poll->body.find("not n2"), std::string::npos) << poll->body;
+  EXPECT_EQ(Harness::body(h.get("/v1/nodes/n2", "admintok"))["address"], "10.0.0.2");
+  // Its own node, and an admin for any node, still may.
+  EXPECT_EQ(h.get("/v1/agent/nodes/n1/assignments?wait_s=0", "n1tok")->status, 200);
+  EXPECT_EQ(h.heartbeat("n1", json::array(), "n1tok")->status, 200);
+  EXPECT_EQ(h.get("/v1/agent/nodes/n2/assignments?wait_s=0", "admintok")->status, 200);
+}
+
 TEST(SchedulerApi, FailedWriteIs503AndStoresNothingReadsStillServed) {
   Harness h;
   auto a = h.submit({{"command", {"x"}}});

@@ -24,4 +24,9 @@ Result<Principal> Authenticator::authorize(const std::string& header, Action act
   return it->second;
 }
 
+Status may_act_for_node(const Principal& who, const std::string& node) {
+  if (who.role != Role::agent || who.name == node) return ok_status();
+  return Error::forbidden("the token of agent " + who.name + " may act for node " + who.name + " only, not " + node);
+}
+
 }  // namespace tessel::scheduler

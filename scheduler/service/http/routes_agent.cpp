@@ -1,4 +1,5 @@
-// REST: the agent protocol (role agent), exactly as api/tessel/api/agent_protocol.hpp documents it.
+// REST: the agent protocol (role agent, each token bound to its node: may_act_for_node),
+// exactly as api/tessel/api/agent_protocol.hpp documents it.
 #include <chrono>
 
 #include "tessel/api/agent_protocol.hpp"
@@ -20,6 +21,7 @@ http::Handler agent_post(RouteContext& ctx, Parse parse, Call call) {
     if (!body) return reply(body.error());
     auto parsed = parse(*body);
     if (!parsed) return reply(Error::invalid(parsed.error().message));
+    if (auto bound = may_act_for_node(*who, parsed->node); !bound) return reply(bound.error());
     auto out = call(*parsed, who->token);
     if (!out) return reply(out.error());
     reply(json_reply(200, api::to_json(*out)));
@@ -47,7 +49,9 @@ void add_agent_routes(http::Router& r, RouteContext& ctx) {
 
   // The long poll parks a callback (a Watch) and a timer; no thread waits.
   r.add("GET", "/v1/agent/nodes/{node}/assignments", [&ctx](http::Request& req, const http::Reply& reply) {
-    if (auto who = authorize(ctx, req, Action::agent); !who) return reply(who.error());
+    auto who = authorize(ctx, req, Action::agent);
+    if (!who) return reply(who.error());
+    if (auto bound = may_act_for_node(*who, req.captures[0]); !bound) return reply(bound.error());
     auto version = int_param(req, "version", 0, 0, INT64_MAX / 2);
     if (!version) return reply(version.error());
     auto wait_s = int_param(req, "wait_s", 30, 0, 60);

@@ -28,4 +28,9 @@ class Authenticator {
   std::optional<TokenTable> tokens_;
 };
 
+// An agent's token is bound to the node its NAME names: it may register, heartbeat,
+// poll and report for that node only (403 otherwise), so one node's credential
+// cannot move, read or finish another node's work. Admins may act for any node.
+Status may_act_for_node(const Principal& who, const std::string& node);
+
 }  // namespace tessel::scheduler
