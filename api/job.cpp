@@ -303,13 +303,14 @@ std::optional<int64_t> parse_rfc3339(std::string_view s) {
     if (!oh || !expect(s, pos, ':')) return std::nullopt;
     auto om = digits(s, pos, 2);
     if (!om || *oh > 23 || *om > 59) return std::nullopt;
-    offset_min = sign * (*oh * 60 + *om);
+    offset_min = int64_t{sign} * (*oh * 60 + *om);
   } else if (!expect(s, pos, 'Z')) {
     return std::nullopt;
   }
   if (pos != s.size()) return std::nullopt;
-  const int64_t local_s = days_from_civil(*year, *month, *day) * 86400 + *hour * 3600 + *minute * 60 + *second;
-  const int64_t unix_ms = (local_s - offset_min * 60) * 1000 + ms;
+  const int64_t local_s =
+      days_from_civil(*year, *month, *day) * int64_t{86400} + *hour * int64_t{3600} + *minute * int64_t{60} + *second;
+  const int64_t unix_ms = (local_s - offset_min * int64_t{60}) * 1000 + ms;
   if (unix_ms < kMinRfc3339Ms || unix_ms > kMaxRfc3339Ms) return std::nullopt;
   return unix_ms;
 }

@@ -172,7 +172,7 @@ Status ApiClient::stream(const std::string& path, const std::function<bool(std::
       },
       [&](const char* data, size_t n) {
         if (status < 200 || status >= 300) {
-          if (error_body.size() < 64 * 1024) error_body.append(data, n);
+          if (error_body.size() < size_t{64} * 1024) error_body.append(data, n);
           return true;
         }
         bytes += n;

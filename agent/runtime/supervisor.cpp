@@ -118,6 +118,7 @@ TaskResult summarize(const std::vector<Rank>& ranks, const std::string& why) {
   res.state = api::TaskState::exited;
   res.exit_code = 0;
   std::vector<const Rank*> by_exit;
+  by_exit.reserve(ranks.size());
   for (const auto& r : ranks) by_exit.push_back(&r);
   std::sort(by_exit.begin(), by_exit.end(), [](const Rank* a, const Rank* b) { return a->order < b->order; });
   for (const Rank* rp : by_exit) {

@@ -104,7 +104,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   }
 
   // Everything below runs on `strand`.
-  void start(std::string method, std::string target, std::string body, std::chrono::milliseconds timeout, Callback cb) {
+  void start(const std::string& method, const std::string& target, std::string body, std::chrono::milliseconds timeout,
+             Callback cb) {
     if (done) return cb(Error::internal("http client: a call is already in flight"));
     done = std::move(cb);
     if (cancelled) return fail("cancelled");
@@ -140,7 +141,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     else
       plain.emplace(strand);
     resolver.async_resolve(host, std::to_string(port),
-                           [self = shared_from_this()](error_code ec, tcp::resolver::results_type results) {
+                           [self = shared_from_this()](error_code ec, const tcp::resolver::results_type& results) {
                              if (ec) return self->fail_on(ec, "resolving " + self->host);
                              if (!self->plain && !self->tls) return self->fail("cancelled");
                              auto& layer = self->tcp_layer();
@@ -278,7 +279,7 @@ void Client::call_async(std::string method, std::string target, std::string body
                         Callback done) {
   asio::post(impl_->strand, [self = impl_, method = std::move(method), target = std::move(target),
                              body = std::move(body), timeout, done = std::move(done)]() mutable {
-    self->start(std::move(method), std::move(target), std::move(body), timeout, std::move(done));
+    self->start(method, target, std::move(body), timeout, std::move(done));
   });
 }
 

@@ -32,7 +32,7 @@ class Forward : public std::enable_shared_from_this<Forward> {
 
   void start() {
     resolver_.async_resolve(host_, std::to_string(port_),
-                            [self = shared_from_this()](error_code ec, tcp::resolver::results_type results) {
+                            [self = shared_from_this()](error_code ec, const tcp::resolver::results_type& results) {
                               if (ec) return self->unreachable(ec);
                               self->stream_.expires_after(self->opts_.connect_timeout);
                               self->stream_.async_connect(results, [self](error_code ec, const tcp::endpoint&) {

@@ -152,7 +152,7 @@ Response error_response(const Error& err) {
 
 // ---------------------------------------------------------------- routing
 
-void Router::add(std::string method, std::string pattern, Handler h, Exec exec) {
+void Router::add(std::string method, const std::string& pattern, Handler h, Exec exec) {
   routes_.push_back(Route{std::move(method), split_path(pattern), std::move(h), exec});
 }
 
@@ -431,7 +431,8 @@ void Connection::respond(Response r) {
 
 void Connection::write_and_continue(std::shared_ptr<bhttp::response<bhttp::string_body>> res) {
   stream_.expires_after(srv_.opts.limits.write_timeout);
-  bhttp::async_write(stream_, *res, [self = shared_from_this(), res](error_code ec, size_t) {
+  auto& message = *res;  // Kept alive by the handler, which owns `res`.
+  bhttp::async_write(stream_, message, [self = shared_from_this(), res = std::move(res)](error_code ec, size_t) {
     if (ec) return self->on_error(ec, "response");
     self->after_response(self->keep_alive_);
   });
@@ -455,7 +456,7 @@ void Connection::linger() {
   if (left <= std::chrono::steady_clock::duration::zero() || lingered_ > kLingerBytes) return close();
   buffer_.clear();
   stream_.expires_after(left);
-  stream_.async_read_some(buffer_.prepare(16 * 1024), [self = shared_from_this()](error_code ec, size_t n) {
+  stream_.async_read_some(buffer_.prepare(size_t{16} * 1024), [self = shared_from_this()](error_code ec, size_t n) {
     if (ec) return self->close();
     self->lingered_ += n;
     self->linger();

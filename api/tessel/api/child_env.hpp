@@ -20,7 +20,7 @@ class EnvBlock : public boost::process::extend::handler {
  public:
   explicit EnvBlock(const std::map<std::string, std::string>& vars) {
     entries_.reserve(vars.size());
-    for (const auto& [k, v] : vars) entries_.push_back(k + "=" + v);
+    for (const auto& [k, v] : vars) entries_.push_back(std::string(k).append("=").append(v));
     for (auto& e : entries_) envp_.push_back(e.data());
     envp_.push_back(nullptr);
   }

@@ -9,7 +9,7 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
   // Blocking: the 201 goes out once the job is committed (group commit).
   r.add(
       "POST", "/v1/jobs",
-      [&ctx](http::Request& req, http::Reply reply) {
+      [&ctx](http::Request& req, const http::Reply& reply) {
         auto who = authorize(ctx, req, Action::submit);
         if (!who) return reply(who.error());
         auto body = parse_body(req);
@@ -22,7 +22,7 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
       },
       http::Exec::blocking);
 
-  r.add("GET", "/v1/jobs", [&ctx](http::Request& req, http::Reply reply) {
+  r.add("GET", "/v1/jobs", [&ctx](http::Request& req, const http::Reply& reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
     JobFilter f;
     if (req.has_param("state")) {
@@ -45,7 +45,7 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
     reply(json_reply(200, out));
   });
 
-  r.add("GET", "/v1/jobs/{id}", [&ctx](http::Request& req, http::Reply reply) {
+  r.add("GET", "/v1/jobs/{id}", [&ctx](http::Request& req, const http::Reply& reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
     auto j = ctx.state.job(req.captures[0]);
     if (!j) return reply(Error::not_found("job " + req.captures[0] + " not found"));
@@ -54,7 +54,7 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
 
   r.add(
       "POST", "/v1/jobs/{id}/cancel",
-      [&ctx](http::Request& req, http::Reply reply) {
+      [&ctx](http::Request& req, const http::Reply& reply) {
         auto who = authorize(ctx, req, Action::cancel);
         if (!who) return reply(who.error());
         auto job = ctx.state.cancel(req.captures[0], *who);

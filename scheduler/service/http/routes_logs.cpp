@@ -13,7 +13,7 @@ constexpr std::chrono::seconds kReadTimeout{30};
 }  // namespace
 
 void add_log_routes(http::Router& r, RouteContext& ctx) {
-  r.add("GET", "/v1/jobs/{id}/logs", [&ctx](http::Request& req, http::Reply reply) {
+  r.add("GET", "/v1/jobs/{id}/logs", [&ctx](http::Request& req, const http::Reply& reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
     auto rank = int_param(req, "rank", 0, 0, 1 << 20);
     if (!rank) return reply(rank.error());

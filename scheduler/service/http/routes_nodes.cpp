@@ -42,13 +42,13 @@ json to_json(const InventoryView& v) {
 }  // namespace
 
 void add_node_routes(http::Router& r, RouteContext& ctx) {
-  r.add("GET", "/v1/nodes", [&ctx](http::Request& req, http::Reply reply) {
+  r.add("GET", "/v1/nodes", [&ctx](http::Request& req, const http::Reply& reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
     json nodes = json::array();
     for (const auto& n : ctx.state.nodes()) nodes.push_back(to_json(n));
     reply(json_reply(200, {{"nodes", nodes}}));
   });
-  r.add("GET", "/v1/nodes/{name}", [&ctx](http::Request& req, http::Reply reply) {
+  r.add("GET", "/v1/nodes/{name}", [&ctx](http::Request& req, const http::Reply& reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
     auto node = ctx.state.node(req.captures[0]);
     if (!node) return reply(node.error());
@@ -57,7 +57,7 @@ void add_node_routes(http::Router& r, RouteContext& ctx) {
   for (bool drain : {true, false}) {
     r.add(
         "POST", drain ? "/v1/nodes/{name}/drain" : "/v1/nodes/{name}/undrain",
-        [&ctx, drain](http::Request& req, http::Reply reply) {
+        [&ctx, drain](http::Request& req, const http::Reply& reply) {
           if (auto who = authorize(ctx, req, Action::admin); !who) return reply(who.error());
           auto node = ctx.state.set_drained(req.captures[0], drain);
           if (!node) return reply(node.error());
@@ -65,7 +65,7 @@ void add_node_routes(http::Router& r, RouteContext& ctx) {
         },
         http::Exec::blocking);
   }
-  r.add("GET", "/v1/inventory", [&ctx](http::Request& req, http::Reply reply) {
+  r.add("GET", "/v1/inventory", [&ctx](http::Request& req, const http::Reply& reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
     reply(json_reply(200, to_json(ctx.state.inventory())));
   });

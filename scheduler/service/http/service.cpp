@@ -26,14 +26,14 @@ std::string render_http_metrics(const http::ServerStats& s) {
 }
 
 void add_public_routes(http::Router& r, RouteContext& ctx, const Service& service,
-                       std::function<std::string()> extra_metrics) {
+                       const std::function<std::string()>& extra_metrics) {
   // Liveness: 200 while the process serves requests. "storage" says whether writes
   // work; a restart does not mend a failing disk, so it does not turn this into a 5xx.
-  r.add("GET", "/healthz", [&ctx](http::Request&, http::Reply reply) {
+  r.add("GET", "/healthz", [&ctx](http::Request&, const http::Reply& reply) {
     reply(json_reply(200, {{"ok", true}, {"storage", ctx.state.storage_ok() ? "ok" : "failing"}}));
   });
   // Metrics need no token (like /healthz): they carry counts, no job details.
-  r.add("GET", "/metrics", [&ctx, &service, extra_metrics](http::Request&, http::Reply reply) {
+  r.add("GET", "/metrics", [&ctx, &service, extra_metrics](http::Request&, const http::Reply& reply) {
     http::Response res;
     res.content_type = "text/plain; version=0.0.4; charset=utf-8";
     res.body = render_metrics(ctx.state.stats()) + render_http_metrics(service.http_stats());

@@ -38,7 +38,7 @@ struct Limits {
   std::chrono::milliseconds body_timeout{30'000};   // To read the body once the head is in.
   std::chrono::milliseconds idle_timeout{60'000};   // Keep-alive: waiting for a request's first byte.
   std::chrono::milliseconds write_timeout{30'000};  // To write a response, or one chunk of a stream.
-  size_t max_head_bytes = 16 * 1024;                // Request line and headers; past it: 431.
+  size_t max_head_bytes = size_t{16} * 1024;        // Request line and headers; past it: 431.
   size_t max_body_bytes = 1 << 20;                  // Past it: 413.
   size_t max_connections = 65'536;                  // Open at once; past it: 503 and close.
   size_t max_requests_per_connection = 10'000;      // Then "Connection: close".
@@ -124,7 +124,7 @@ enum class Exec {
 // another method: 405.
 class Router {
  public:
-  void add(std::string method, std::string pattern, Handler h, Exec exec = Exec::io);
+  void add(std::string method, const std::string& pattern, Handler h, Exec exec = Exec::io);
 
   struct Route {
     std::string method;
