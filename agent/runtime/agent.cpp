@@ -9,8 +9,6 @@ namespace tessel::agent {
 
 using namespace std::chrono;
 
-static int64_t steady_ns() { return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count(); }
-
 // Binds the socket supervisors tell about their tasks; without one the agent still
 // works, only later (the reporter's check every interval finds the changes).
 static std::unique_ptr<TaskEventSocket> bind_events_socket(const std::string& path) {
@@ -34,7 +32,8 @@ Agent::Agent(AgentConfig cfg, SchedulerApi& heartbeat_api, SchedulerApi& poll_ap
       tasks_(tasks),
       notifier_(notifier),
       events_(bind_events_socket(cfg_.events_socket)),
-      interval_(cfg_.heartbeat_interval.value_or(seconds(5))) {}
+      interval_(cfg_.heartbeat_interval.value_or(seconds(5))),
+      clock_(cfg_.clock ? *cfg_.clock : system_clock()) {}
 
 void Agent::stop() {
   {
@@ -150,7 +149,7 @@ milliseconds Agent::heartbeat_step(const api::NodeInventory& inv, Backoff& backo
 void Agent::heartbeat_loop() {
   Backoff backoff(cfg_.backoff_base, cfg_.backoff_cap, cfg_.seed);
   for (;;) {
-    progress_ns_ = steady_ns();
+    progress_ns_ = clock_.steady_ns();
     const auto inv = refresh_inventory();
     bool registered;
     {
@@ -237,7 +236,7 @@ void Agent::watchdog_loop(microseconds period) {
     }
     // Ping only while the heartbeat loop is not stuck (an iteration is bounded by
     // HTTP and inventory timeouts, well under a minute).
-    if (steady_ns() - progress_ns_.load() < duration_cast<nanoseconds>(minutes(2)).count()) notifier_.watchdog();
+    if (clock_.steady_ns() - progress_ns_.load() < duration_cast<nanoseconds>(minutes(2)).count()) notifier_.watchdog();
   }
 }
 

@@ -50,11 +50,6 @@ std::optional<std::string> get_env(const std::string& k) {
   return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
-int64_t unix_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 int supervise_main(int argc, char** argv) {
   CLI::App app{"tessel-agent supervise: run one task (started by the agent)"};
   std::string dir;
@@ -118,10 +113,9 @@ int agent_main(const Options& o) {
       minimal_base_env(get_env, run_as ? std::optional(run_as->user) : std::nullopt,
                        run_as ? std::optional(std::string(::getpwnam(o.run_as.c_str())->pw_dir)) : std::nullopt);
   tcfg.run_as = run_as;
-  tcfg.now_unix_ms = unix_ms;
   TaskManager tasks(dir, launcher, tcfg);
   tasks.load();
-  dir.remove_acknowledged_older_than(unix_ms(), 24LL * 3600 * 1000);
+  dir.remove_acknowledged_older_than(system_clock().now_ms(), 24LL * 3600 * 1000);
 
   LogServer logs(dir, tasks, token);
   auto port = logs.start(o.listen);

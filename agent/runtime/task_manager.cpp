@@ -54,7 +54,7 @@ Result<LaunchPlan> make_launch_plan(const api::Assignment& a, const api::NodeInv
 }
 
 TaskManager::TaskManager(const StateDir& dir, TaskLauncher& launcher, TaskManagerConfig cfg)
-    : dir_(dir), launcher_(launcher), cfg_(std::move(cfg)) {
+    : dir_(dir), launcher_(launcher), cfg_(std::move(cfg)), clock_(cfg_.clock ? *cfg_.clock : system_clock()) {
   if (!cfg_.supervisor_alive)
     cfg_.supervisor_alive = [](const SupervisorRecord& s) { return is_same_process_alive(s.pid, s.start_time); };
 }
@@ -97,7 +97,7 @@ void TaskManager::start_locked(const api::Assignment& a, const api::NodeInventor
   Entry e;
   e.snap.id = a.id;
   e.snap.assignment = a;
-  e.snap.started_unix_ms = cfg_.now_unix_ms();
+  e.snap.started_unix_ms = clock_.now_ms();
   auto fail = [&](const std::string& msg) REQUIRES(mu_) {
     spdlog::error("assignment {}: {}", a.id, msg);
     TaskResult res{api::TaskState::failed_to_start, std::nullopt, std::nullopt, msg};
@@ -156,7 +156,7 @@ std::vector<api::TaskReport> TaskManager::reports() {
     if (!alive && !e.snap.result) refresh_locked(e);  // It may have just written its result.
     out.push_back(make_report(
         e.snap, alive || (e.launched_pid && !e.snap.supervisor && process_start_time(*e.launched_pid).has_value()),
-        cfg_.now_unix_ms(), cfg_.launch_grace_ms));
+        clock_.now_ms(), cfg_.launch_grace_ms));
   }
   return out;
 }

@@ -235,8 +235,7 @@ int main(int argc, char** argv) {
   lim.max_connections = connection_cap(raise_fd_limit(), lim.max_connections, max_conns->count() > 0);
   auto store = open_sqlite_store(db_path, sync == "full" ? SyncMode::full : SyncMode::normal);
   if (!store) return fail(store.error().message);
-  SystemClock clock;
-  Service service(**store, clock, std::move(tokens), opts);
+  Service service(**store, tessel::system_clock(), std::move(tokens), opts);
   if (auto s = service.start(); !s) return fail(s.error().message);
   if (backups) {
     if (auto s = backups->start(); !s) return fail(s.error().message);

@@ -145,7 +145,7 @@ class AgentLoopTest : public ::testing::Test {
   void start(std::chrono::milliseconds heartbeat_interval = 20ms) {
     TaskManagerConfig tcfg;
     tcfg.node = "n1";
-    tcfg.now_unix_ms = [] { return int64_t{1000}; };
+    tcfg.clock = &clock;
     tcfg.reserve_port = [] { return Result<int>(4000); };
     tcfg.supervisor_alive = [this](const SupervisorRecord&) { return supervisor_alive.load(); };
     tasks = std::make_unique<TaskManager>(dir, launcher, tcfg);
@@ -190,6 +190,7 @@ class AgentLoopTest : public ::testing::Test {
   testkit::TempDir tmp{"tessel-agent-test"};
   std::string root = tmp.str();
   StateDir dir{root};
+  FakeClock clock{1000};  // Task start times; the tests never need it to move.
   FakeScheduler sched;
   FakeApi hb{sched}, poll{sched}, rep{sched};
   std::atomic<bool> supervisor_alive{true};  // What the TaskManager sees of a recorded supervisor.

@@ -74,15 +74,13 @@ struct FakeLauncher : agent::TaskLauncher {
 }  // namespace
 
 struct InProcessCluster::Node {
-  Node(const std::string& name, const std::string& root, int port)
+  // The agent's task times come from the cluster's FakeClock, like the scheduler's.
+  Node(const std::string& name, const std::string& root, int port, const Clock& clock)
       : dir(root), hb(loop, url(port), "", false), poll(loop, url(port), ""), report(loop, url(port), "", false) {
     EXPECT_TRUE(dir.init().ok());
     agent::TaskManagerConfig tcfg;
     tcfg.node = name;
-    tcfg.now_unix_ms = [] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-    };
+    tcfg.clock = &clock;
     tasks = std::make_unique<agent::TaskManager>(dir, launcher, tcfg);
     tasks->load();
     agent::AgentConfig cfg;
@@ -93,6 +91,7 @@ struct InProcessCluster::Node {
     cfg.backoff_base = 5ms;
     cfg.backoff_cap = 100ms;
     cfg.events_socket = agent::events_socket_path(dir.root());
+    cfg.clock = &clock;
     agent = std::make_unique<agent::Agent>(cfg, hb, poll, report, inventory, *tasks, notifier);
     thread = std::thread([this] { agent->run(); });
   }
@@ -133,7 +132,7 @@ InProcessCluster::~InProcessCluster() {
 
 void InProcessCluster::start_agent(const std::string& node) {
   nodes_.erase(node);
-  nodes_[node] = std::make_unique<Node>(node, root_.str(node), service_->port());
+  nodes_[node] = std::make_unique<Node>(node, root_.str(node), service_->port(), clock_);
   ASSERT_TRUE(eventually([&] { return service_->state().node(node).ok(); })) << node << " never registered";
 }
 

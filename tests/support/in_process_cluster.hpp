@@ -52,12 +52,12 @@ class InProcessCluster {
   // Sends `node`'s heartbeat now, as its agent would (theirs are an hour apart here).
   void heartbeat(const std::string& node);
 
-  scheduler::FakeClock& clock() { return clock_; }
+  FakeClock& clock() { return clock_; }
   scheduler::Service& service() { return *service_; }
 
  private:
   struct Node;
-  scheduler::FakeClock clock_;
+  FakeClock clock_;
   std::unique_ptr<scheduler::Store> store_;
   std::unique_ptr<scheduler::Service> service_;
   TempDir root_;

@@ -32,6 +32,7 @@
 #include <optional>
 #include <string>
 
+#include "tessel/time/clock.hpp"
 #include "tessel/agent/backoff.hpp"
 #include "tessel/agent/inventory_source.hpp"
 #include "tessel/agent/notifier.hpp"
@@ -56,6 +57,8 @@ struct AgentConfig {
   // Empty, or when it cannot be bound: task changes are found by the reporter's check
   // every heartbeat interval only.
   std::string events_socket;
+  // The agent's time (its watchdog's progress); null: the system clock.
+  const Clock* clock = nullptr;
 };
 
 class Agent {
@@ -114,7 +117,8 @@ class Agent {
   bool reports_dirty_ GUARDED_BY(mu_) = false;
   std::chrono::milliseconds interval_ GUARDED_BY(mu_);  // The heartbeat interval.
   std::optional<api::NodeInventory> last_inv_ GUARDED_BY(mu_);
-  std::atomic<int64_t> progress_ns_{0};  // Last heartbeat-loop progress (steady clock).
+  const Clock& clock_;                   // cfg_.clock or the system clock.
+  std::atomic<int64_t> progress_ns_{0};  // Last heartbeat-loop progress (clock_.steady_ns()).
 };
 
 }  // namespace tessel::agent

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tessel/time/clock.hpp"
 #include "tessel/agent/launcher.hpp"
 #include "tessel/agent/state_dir.hpp"
 #include "tessel/agent/task_env.hpp"
@@ -30,7 +31,7 @@ struct TaskManagerConfig {
   std::string node;
   Env base_env;
   std::optional<RunAs> run_as;
-  std::function<int64_t()> now_unix_ms;  // Injected clock.
+  const Clock* clock = nullptr;  // Task start times, launch grace; null: the system clock.
   std::function<Result<int>()> reserve_port = reserve_free_port;
   std::function<bool(const SupervisorRecord&)> supervisor_alive;  // Default: /proc check.
   int64_t launch_grace_ms = 30000;                                // How long a supervisor may take to record itself.
@@ -72,6 +73,7 @@ class TaskManager {
   const StateDir& dir_;
   TaskLauncher& launcher_;
   TaskManagerConfig cfg_;
+  const Clock& clock_;  // cfg_.clock or the system clock.
   Mutex mu_;
   std::map<std::string, Entry> tasks_ GUARDED_BY(mu_);
   std::set<std::string> started_ GUARDED_BY(mu_);

@@ -30,7 +30,7 @@
 #include "tessel/api/job.hpp"
 #include "tessel/scheduler/allocator.hpp"
 #include "tessel/scheduler/api_error.hpp"
-#include "tessel/scheduler/clock.hpp"
+#include "tessel/time/clock.hpp"
 #include "tessel/scheduler/metrics.hpp"
 #include "tessel/scheduler/store.hpp"
 #include "tessel/scheduler/tokens.hpp"

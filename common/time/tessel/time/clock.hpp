@@ -1,14 +1,16 @@
 #pragma once
-// Clock: the scheduler's only source of time, passed in rather than read from
-// the system, so tests control it and never sleep. Heartbeat
-// timeouts, timestamps and queue waits read it; tests drive a FakeClock.
-// Thread-safe: implementations may be read from any thread.
+// Clock: the only source of time of the scheduler and the agent, passed in rather
+// than read from the system, so tests control it and never sleep. Wall-clock
+// timestamps (jobs, heartbeat ages, task starts) and monotonic durations (metrics,
+// the agent's watchdog) read it; tests drive a FakeClock. Thread-safe:
+// implementations may be read from any thread. Waits for a duration (a heartbeat
+// interval, a backoff) still use the condition variables' real time.
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 
-namespace tessel::scheduler {
+namespace tessel {
 
 class Clock {
  public:
@@ -31,6 +33,12 @@ class SystemClock final : public Clock {
   }
 };
 
+// The process's SystemClock, for the programs' main() and for defaults.
+inline const Clock& system_clock() {
+  static const SystemClock clock;
+  return clock;
+}
+
 // A clock that moves only when told to.
 class FakeClock final : public Clock {
  public:
@@ -43,4 +51,4 @@ class FakeClock final : public Clock {
   std::atomic<int64_t> ms_;
 };
 
-}  // namespace tessel::scheduler
+}  // namespace tessel
