@@ -50,7 +50,7 @@ struct Target {
     service = std::make_unique<Service>(*store, clock, std::nullopt, o);
     if (!service->start().ok()) __builtin_trap();
   }
-  FakeClock clock;
+  tessel::FakeClock clock;
   std::unique_ptr<Store> store;
   std::unique_ptr<Service> service;
 };
