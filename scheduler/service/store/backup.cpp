@@ -27,22 +27,6 @@ void remove_with_journals(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
 }
 
-Status fsync_path(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{"opening " + path + ": " + std::strerror(errno)};
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return Error{"fsync " + path + ": " + std::strerror(err)};
-  return ok_status();
-}
-
-std::string parent_dir(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // Closes a sqlite3 connection on every path out.
 struct Conn {
   sqlite3* db = nullptr;

@@ -185,22 +185,6 @@ std::string summarize(const std::vector<std::string>& problems) {
   return out;
 }
 
-Status sync_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{"opening " + path + ": " + std::strerror(errno)};
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return Error{"fsync " + path + ": " + std::strerror(err)};
-  return ok_status();
-}
-
-std::string parent_dir(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 void remove_with_journals(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
 }
@@ -309,13 +293,13 @@ Status Db::create(const std::string& path) {
                 std::to_string(kApplicationId));
     if (s) s = migrate(db);
   }
-  if (s) s = sync_file(tmp);
+  if (s) s = fsync_path(tmp);
   if (s && ::rename(tmp.c_str(), path.c_str()) != 0) s = Error{std::string("rename: ") + std::strerror(errno)};
   if (!s) {
     remove_with_journals(tmp);
     return s.error().wrap("creating " + path);
   }
-  (void)sync_file(parent_dir(path));  // The rename; a failure here loses nothing but the new, empty file.
+  (void)fsync_path(parent_dir(path));  // The rename; a failure here loses nothing but the new, empty file.
   return ok_status();
 }
 
@@ -421,6 +405,22 @@ Result<Snapshot> read_snapshot(Db& db) {
     if (!r) return r.error().wrap("loading fences");
   }
   return s;
+}
+
+Status fsync_path(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{"opening " + path + ": " + std::strerror(errno)};
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return Error{"fsync " + path + ": " + std::strerror(err)};
+  return ok_status();
+}
+
+std::string parent_dir(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 }  // namespace tessel::scheduler

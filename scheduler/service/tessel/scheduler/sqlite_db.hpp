@@ -93,4 +93,9 @@ Result<std::vector<std::string>> check_integrity(sqlite3* db, CheckDepth depth);
 // Every job, node and fence in `db`. A read error is an error, never a shorter snapshot.
 Result<Snapshot> read_snapshot(Db& db);
 
+// File helpers the store's open and backup share: fsync a file or directory by path,
+// and the directory a path is in ("." for a bare name).
+Status fsync_path(const std::string& path);
+std::string parent_dir(const std::string& path);
+
 }  // namespace tessel::scheduler
