@@ -3,6 +3,7 @@
 #include <chrono>
 #include <fstream>
 
+#include "tessel/base/host_port.hpp"
 #include "tessel/http/server.hpp"
 
 namespace tessel::agent {
@@ -75,14 +76,6 @@ class LogPump : public std::enable_shared_from_this<LogPump> {
 
 }  // namespace
 
-Result<std::pair<std::string, int>> parse_host_port(const std::string& s) {
-  auto colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0) return Error::invalid("'" + s + "' is not HOST:PORT");
-  auto port = parse_nonneg(s.substr(colon + 1));
-  if (!port || *port > 65535) return Error::invalid("'" + s + "': port must be 0..65535");
-  return std::make_pair(s.substr(0, colon), static_cast<int>(*port));
-}
-
 LogServer::LogServer(const StateDir& dir, TaskManager& tasks, std::string token)
     : dir_(dir), tasks_(tasks), token_(std::move(token)) {}
 
@@ -123,8 +116,8 @@ Result<int> LogServer::start(const std::string& listen) {
   router.add("GET", "/v1/tasks/{id}/logs",
              [this](http::Request& req, const http::Reply& reply) { serve_log(req, reply); });
   http::ServerOptions opts;
-  opts.host = hp->first;
-  opts.port = hp->second;
+  opts.host = hp->host;
+  opts.port = hp->port;
   opts.io_threads = 1;  // Log reads are small and many followers share it.
   opts.blocking_threads = 1;
   // Readers come through the scheduler, a few at a time; the agent keeps systemd's

@@ -14,13 +14,14 @@
 
 #include <thread>
 
-#include "tessel/api/logging.hpp"
+#include "tessel/log/logging.hpp"
 #include "tessel/agent/agent.hpp"
 #include "tessel/agent/executable.hpp"
 #include "tessel/agent/inventory_cli.hpp"
 #include "tessel/agent/log_server.hpp"
 #include "tessel/agent/supervisor.hpp"
 #include "tessel/agent/vendor_detect.hpp"
+#include "tessel/base/host_port.hpp"
 
 using namespace tessel;
 using namespace tessel::agent;
@@ -55,7 +56,7 @@ int supervise_main(int argc, char** argv) {
   std::string dir;
   app.add_option("--task-dir", dir, "Task directory holding launch.json")->required();
   CLI11_PARSE(app, argc, argv);
-  if (auto s = tessel::api::init_logging("tessel-supervisor", "info"); !s) return 2;
+  if (auto s = tessel::init_logging("tessel-supervisor", "info"); !s) return 2;
   return run_supervisor(dir);
 }
 
@@ -121,7 +122,7 @@ int agent_main(const Options& o) {
   auto port = logs.start(o.listen);
   if (!port) return fail(port.error().message);
   auto hp = parse_host_port(o.listen);
-  std::cout << "listening on " << hp->first << ":" << *port << std::endl;
+  std::cout << "listening on " << hp->host << ":" << *port << std::endl;
 
   AgentConfig acfg;
   acfg.node = node;
@@ -186,7 +187,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (auto s = tessel::api::init_logging("tessel-agent", o.log_level); !s) {
+  if (auto s = tessel::init_logging("tessel-agent", o.log_level); !s) {
     std::cerr << "tessel-agent: " << s.error().message << "\n";
     return 2;
   }

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "tessel/agent/durable_file.hpp"
-#include "tessel/api/child_env.hpp"
+#include "tessel/base/env_block.hpp"
 #include "tessel/agent/proc_info.hpp"
 #include "tessel/agent/task_events.hpp"
 #include "tessel/agent/task_files.hpp"
@@ -97,7 +97,7 @@ Result<int> start_rank(const LaunchPlan& plan, const RankLaunch& r, int null_fd)
   } else if (plan.gid) {
     setup.groups = {static_cast<gid_t>(*plan.gid)};
   }
-  const tessel::api::EnvBlock env(r.env);
+  const tessel::EnvBlock env(r.env);
   std::vector<std::string> args(r.argv.begin() + 1, r.argv.end());
   std::error_code ec;
   bp::child c(bp::exe = exe.string(), bp::args = args, env, bp::start_dir = plan.workdir, setup, ec);

@@ -15,7 +15,7 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "tessel/api/logging.hpp"
+#include "tessel/log/logging.hpp"
 #include "tessel/scheduler/backup.hpp"
 #include "tessel/scheduler/service.hpp"
 #include "tessel/scheduler/systemd_notifier.hpp"
@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
   if (backup_cmd->parsed()) return run_backup(db_path, backup_to, backup_force);
   if (check_cmd->parsed()) return run_check(db_path, check_quick);
 
-  if (auto s = tessel::api::init_logging("tessel-scheduler", log_level); !s) return fail(s.error().message);
+  if (auto s = tessel::init_logging("tessel-scheduler", log_level); !s) return fail(s.error().message);
 
   if (!split_listen(listen, opts.host, opts.port)) return fail("--listen: expected HOST:PORT, got '" + listen + "'");
   lim.head_timeout = std::chrono::milliseconds(static_cast<int64_t>(head_timeout_s * 1000));

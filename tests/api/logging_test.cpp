@@ -9,7 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "files.hpp"
-#include "tessel/api/logging.hpp"
+#include "tessel/log/logging.hpp"
 
 namespace {
 
@@ -42,7 +42,7 @@ std::string capture_stderr(bool as_journal, F body) {
 
 TEST(Logging, JournalGetsPriorityPrefixes) {
   auto text = capture_stderr(true, [] {
-    ASSERT_TRUE(tessel::api::init_logging("t", "debug"));
+    ASSERT_TRUE(tessel::init_logging("t", "debug"));
     spdlog::warn("disk low");
     spdlog::error("broken");
     spdlog::debug("detail");
@@ -54,7 +54,7 @@ TEST(Logging, JournalGetsPriorityPrefixes) {
 
 TEST(Logging, TerminalGetsTimestampAndLevel) {
   auto text = capture_stderr(false, [] {
-    ASSERT_TRUE(tessel::api::init_logging("t", "info"));
+    ASSERT_TRUE(tessel::init_logging("t", "info"));
     spdlog::info("hello");
     spdlog::debug("hidden");
   });
@@ -64,7 +64,7 @@ TEST(Logging, TerminalGetsTimestampAndLevel) {
 }
 
 TEST(Logging, UnknownLevelIsAnError) {
-  auto s = tessel::api::init_logging("t", "loud");
+  auto s = tessel::init_logging("t", "loud");
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("--log-level"), std::string::npos);
 }

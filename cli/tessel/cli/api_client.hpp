@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace httplib {
 class Client;

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 #include "tessel/cli/api_client.hpp"
 #include "tessel/cli/app.hpp"
 

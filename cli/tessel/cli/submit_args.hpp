@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::cli {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::agent {
 

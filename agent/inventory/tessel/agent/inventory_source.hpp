@@ -3,7 +3,7 @@
 // read() at start and on each refresh; tests substitute their own.
 
 #include "tessel/api/inventory.hpp"
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::agent {
 

@@ -9,7 +9,7 @@
 
 #include "tessel/agent/smi_dialect.hpp"
 #include "tessel/agent/smi_table.hpp"
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::agent::smi {
 

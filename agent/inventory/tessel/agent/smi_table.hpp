@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tessel/agent/smi_dialect.hpp"
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::agent::smi {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::agent::smi {
 

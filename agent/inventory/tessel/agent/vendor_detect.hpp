@@ -8,7 +8,7 @@
 #include "tessel/agent/inventory_source.hpp"
 #include "tessel/agent/smi_inventory.hpp"
 #include "tessel/api/inventory.hpp"
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::agent {
 

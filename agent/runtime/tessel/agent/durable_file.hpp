@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::agent {
 

@@ -38,7 +38,4 @@ class LogServer {
   std::unique_ptr<http::Server> server_;
 };
 
-// Splits "host:port"; errors name the problem.
-Result<std::pair<std::string, int>> parse_host_port(const std::string& s);
-
 }  // namespace tessel::agent

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::agent {
 

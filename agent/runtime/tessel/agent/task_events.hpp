@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::agent {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "tessel/api/agent_protocol.hpp"
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::agent {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 #include "tessel/http/server.hpp"
 
 namespace tessel::http {

@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::http {
 

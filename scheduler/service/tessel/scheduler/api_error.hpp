@@ -1,11 +1,11 @@
 #pragma once
-// The scheduler's errors are tessel::Error values (tessel/api/result.hpp): an
+// The scheduler's errors are tessel::Error values (tessel/base/result.hpp): an
 // ErrorCode and, for bad input, the field at fault. The HTTP layer turns them into
 // {"error":{"code","message","field"}} with the matching status (http::status_of).
 
 #include <string>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::scheduler {
 

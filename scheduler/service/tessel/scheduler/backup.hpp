@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 #include "tessel/scheduler/sqlite_db.hpp"
 
 namespace tessel::scheduler {

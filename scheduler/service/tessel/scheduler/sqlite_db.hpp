@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 #include "tessel/scheduler/store.hpp"
 
 namespace tessel::scheduler {

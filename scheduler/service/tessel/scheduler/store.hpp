@@ -15,7 +15,7 @@
 
 #include "tessel/api/inventory.hpp"
 #include "tessel/api/job.hpp"
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::scheduler {
 

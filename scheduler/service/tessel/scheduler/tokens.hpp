@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
 namespace tessel::scheduler {
 

@@ -7,9 +7,9 @@
 
 #include <string>
 
-#include "tessel/api/result.hpp"
+#include "tessel/base/result.hpp"
 
-namespace tessel::api {
+namespace tessel {
 
 // Valid levels: trace, debug, info, warn, error, critical, off.
 Status init_logging(const std::string& program, const std::string& level);
@@ -17,4 +17,4 @@ Status init_logging(const std::string& program, const std::string& level);
 // True when stderr is connected to the journal (JOURNAL_STREAM matches its device and inode).
 bool stderr_is_journal();
 
-}  // namespace tessel::api
+}  // namespace tessel

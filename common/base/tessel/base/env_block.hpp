@@ -14,7 +14,7 @@
 
 #include <boost/process/extend.hpp>
 
-namespace tessel::api {
+namespace tessel {
 
 class EnvBlock : public boost::process::extend::handler {
  public:
@@ -39,4 +39,4 @@ class EnvBlock : public boost::process::extend::handler {
   std::vector<char*> envp_;
 };
 
-}  // namespace tessel::api
+}  // namespace tessel

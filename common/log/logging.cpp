@@ -1,4 +1,4 @@
-#include "tessel/api/logging.hpp"
+#include "tessel/log/logging.hpp"
 
 #include <sys/stat.h>
 
@@ -10,7 +10,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-namespace tessel::api {
+namespace tessel {
 
 namespace {
 
@@ -70,4 +70,4 @@ Status init_logging(const std::string& program, const std::string& level) {
   return ok_status();
 }
 
-}  // namespace tessel::api
+}  // namespace tessel
