@@ -65,6 +65,15 @@ void add_node_routes(http::Router& r, RouteContext& ctx) {
         },
         http::Exec::blocking);
   }
+  r.add(
+      "DELETE", "/v1/nodes/{name}",
+      [&ctx](http::Request& req, const http::Reply& reply) {
+        if (auto who = authorize(ctx, req, Action::admin); !who) return reply(who.error());
+        auto node = ctx.state.remove_node(req.captures[0]);
+        if (!node) return reply(node.error());
+        reply(json_reply(200, to_json(*node)));
+      },
+      http::Exec::blocking);
   r.add("GET", "/v1/inventory", [&ctx](http::Request& req, const http::Reply& reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
     reply(json_reply(200, to_json(ctx.state.inventory())));

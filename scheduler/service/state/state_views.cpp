@@ -65,6 +65,40 @@ Result<NodeView> ClusterState::set_drained(const std::string& name, bool drained
   return node_view_locked(it->second);
 }
 
+Result<NodeView> ClusterState::remove_node(const std::string& name) {
+  MutexLock lk(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return Error::not_found("node " + name + " not found");
+  if (auto holder = card_holder_on_locked(name))
+    return Error::conflict("node " + name + " still holds cards of " + *holder +
+                           ": drain it and wait for its jobs to end (or cancel them) before deleting it");
+  NodeView last = node_view_locked(it->second);
+  Txn txn;
+  txn.batch.delete_nodes.push_back(name);
+  txn.apply.push_back([this, name, vendor = it->second.rec.inventory.vendor]() REQUIRES(mu_) {
+    // The allocator keeps the name as an empty, unschedulable node until it registers again.
+    NodeSpec empty;
+    empty.name = name;
+    empty.vendor = vendor;
+    empty.schedulable = false;
+    alloc_.upsert_node(empty);
+    nodes_.erase(name);
+    bumped_.insert(name);  // Parked long polls of the node hear "no assignments".
+    spdlog::info("node {} deleted", name);
+  });
+  if (!commit_locked(txn, "node delete")) return storage_unavailable("the node's deletion");
+  return last;
+}
+
+std::optional<std::string> ClusterState::card_holder_on_locked(const std::string& node) const {
+  for (const auto& [job, allocations] : alloc_.holdings())
+    for (const auto& a : allocations)
+      if (a.node == node) return job;
+  for (const auto& [id, f] : fences_)
+    if (f.allocation.node == node) return f.job_id + " (fenced until its processes are gone)";
+  return std::nullopt;
+}
+
 InventoryView ClusterState::inventory() const {
   MutexLock lk(mu_);
   std::map<std::string, InventoryView::Model> models;

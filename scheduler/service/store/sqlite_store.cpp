@@ -101,7 +101,9 @@ class SqliteStore final : public Store {
     Stmt fence(db_->raw(),
                "INSERT INTO fences(id, body) VALUES(?1, ?2) ON CONFLICT(id) DO UPDATE SET body = excluded.body");
     Stmt unfence(db_->raw(), "DELETE FROM fences WHERE id = ?1");
-    if (!job.ok() || !node.ok() || !fence.ok() || !unfence.ok()) return Error{"prepare: " + db_->errmsg()};
+    Stmt unnode(db_->raw(), "DELETE FROM nodes WHERE name = ?1");
+    if (!job.ok() || !node.ok() || !fence.ok() || !unfence.ok() || !unnode.ok())
+      return Error{"prepare: " + db_->errmsg()};
     auto run = [&](Stmt& st) -> Status {
       int rc = st.step();
       st.reset();
@@ -120,6 +122,10 @@ class SqliteStore final : public Store {
         node.bind(1, n.name);
         node.bind(2, node_record_to_json(n));
         if (auto s = run(node); !s) return s.error().wrap("writing node " + n.name);
+      }
+      for (const auto& name : b.delete_nodes) {
+        unnode.bind(1, name);
+        if (auto s = run(unnode); !s) return s.error().wrap("deleting node " + name);
       }
       for (const auto& f : b.put_fences) {
         fence.bind(1, f.id);

@@ -111,6 +111,9 @@ class ClusterState {
   std::vector<NodeView> nodes() const EXCLUDES(mu_);
   Result<NodeView> node(const std::string& name) const EXCLUDES(mu_);
   Result<NodeView> set_drained(const std::string& name, bool drained) EXCLUDES(mu_);
+  // Forgets a node that holds no cards (conflict otherwise); returns its last view.
+  // An agent still running on it registers it again with its next heartbeat.
+  Result<NodeView> remove_node(const std::string& name) EXCLUDES(mu_);
   InventoryView inventory() const EXCLUDES(mu_);
   StatsSnapshot stats() const EXCLUDES(mu_);
   // False while the last write to the store failed (disk full, read-only, I/O error).
@@ -168,6 +171,8 @@ class ClusterState {
   Status write_store(const WriteBatch& batch);
 
   std::string node_state_locked(const NodeEntry& n) const REQUIRES(mu_);
+  // A job (or fence) holding cards on `node`, if any.
+  std::optional<std::string> card_holder_on_locked(const std::string& node) const REQUIRES(mu_);
   NodeSpec node_spec_locked(const NodeEntry& n) const REQUIRES(mu_);
   void bump_locked(const std::string& node) REQUIRES(mu_);
   // Asks for a scheduling pass. `capacity`: the change may let a pending job fit

@@ -41,9 +41,12 @@ struct Fence {
 struct WriteBatch {
   std::vector<api::Job> jobs;  // Upserted; the id carries the sequence number.
   std::vector<NodeRecord> nodes;
+  std::vector<std::string> delete_nodes;  // Names; applied after `nodes`.
   std::vector<Fence> put_fences;
   std::vector<std::string> delete_fences;
-  bool empty() const { return jobs.empty() && nodes.empty() && put_fences.empty() && delete_fences.empty(); }
+  bool empty() const {
+    return jobs.empty() && nodes.empty() && delete_nodes.empty() && put_fences.empty() && delete_fences.empty();
+  }
 };
 
 struct Snapshot {
