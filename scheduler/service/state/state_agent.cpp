@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tessel/base/printable.hpp"
 #include "tessel/scheduler/state.hpp"
 
 namespace tessel::scheduler {
@@ -24,6 +25,17 @@ bool same_shape(const api::NodeInventory& a, const api::NodeInventory& b) {
   return true;
 }
 
+// The agent's address as the scheduler will dial it: a host name, IPv4 or IPv6
+// (without brackets) address; never a URL, spaces or control characters.
+Status check_address(const std::string& address, int port) {
+  if (address.empty() || address.size() > 253 ||
+      address.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:") !=
+          std::string::npos)
+    return Error::invalid("address: 1-253 characters of letters, digits, '.', '-', '_', ':'", "address");
+  if (port < 0 || port > 65535) return Error::invalid("agent_port: must be 0-65535", "agent_port");
+  return ok_status();
+}
+
 bool failed_exit(const api::TaskReport& r) {
   return r.state == api::TaskState::exited && (r.signal || r.exit_code.value_or(0) != 0);
 }
@@ -34,7 +46,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
       req.node.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
           std::string::npos)
     return Error::invalid("node: 1-253 characters of letters, digits, '.', '-', '_'", "node");
-  if (req.address.empty()) return Error::invalid("address: must not be empty", "address");
+  if (auto s = check_address(req.address, req.agent_port); !s) return s.error();
   MutexLock lk(mu_);
   NodeEntry n;
   auto it = nodes_.find(req.node);
@@ -60,7 +72,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
                  is_new     ? "new, "
                  : was_down ? "back up, "
                             : "",
-                 n.rec.inventory.devices.size(), n.rec.address, n.rec.agent_port);
+                 n.rec.inventory.devices.size(), printable(n.rec.address), n.rec.agent_port);
     mark_dirty_locked();
   });
   std::vector<std::string> acks;

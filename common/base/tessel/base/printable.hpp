@@ -1,0 +1,15 @@
+#pragma once
+// Text from outside (a job's reason, an agent's address, a client's header) on
+// its way into a log line: control bytes become visible escapes, so no input
+// can forge a line, move the cursor or ring a terminal.
+
+#include <string>
+#include <string_view>
+
+namespace tessel {
+
+// `text` with every byte below 0x20, 0x7f and '\\' written as \n, \r, \t, \\ or
+// \xNN; everything else (UTF-8 included) is kept as it is.
+std::string printable(std::string_view text);
+
+}  // namespace tessel
