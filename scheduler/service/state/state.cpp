@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "tessel/base/printable.hpp"
+#include "tessel/base/log_safe.hpp"
 #include "tessel/scheduler/state.hpp"
 
 namespace tessel::scheduler {
@@ -241,7 +241,7 @@ void ClusterState::log_change(const api::Job& job, const std::string& what) cons
     where += "]";
   }
   spdlog::info("job {} {} ({}) attempt={} cards={} reason=\"{}\"", job.id, api::to_string(job.state), what, job.attempt,
-               where.empty() ? "-" : where, printable(job.reason));
+               where.empty() ? "-" : where, log_safe(job.reason));
 }
 
 }  // namespace tessel::scheduler

@@ -6,7 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "tessel/base/printable.hpp"
+#include "tessel/base/log_safe.hpp"
 #include "tessel/scheduler/state.hpp"
 
 namespace tessel::scheduler {
@@ -72,7 +72,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
                  is_new     ? "new, "
                  : was_down ? "back up, "
                             : "",
-                 n.rec.inventory.devices.size(), printable(n.rec.address), n.rec.agent_port);
+                 n.rec.inventory.devices.size(), log_safe(n.rec.address), n.rec.agent_port);
     mark_dirty_locked();
   });
   std::vector<std::string> acks;

@@ -10,6 +10,6 @@ namespace tessel {
 
 // `text` with every byte below 0x20, 0x7f and '\\' written as \n, \r, \t, \\ or
 // \xNN; everything else (UTF-8 included) is kept as it is.
-std::string printable(std::string_view text);
+std::string log_safe(std::string_view text);
 
 }  // namespace tessel

@@ -1,8 +1,8 @@
-#include "tessel/base/printable.hpp"
+#include "tessel/base/log_safe.hpp"
 
 namespace tessel {
 
-std::string printable(std::string_view text) {
+std::string log_safe(std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
