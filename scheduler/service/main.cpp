@@ -219,6 +219,7 @@ int main(int argc, char** argv) {
   if (!tokens_path.empty()) {
     auto t = load_tokens_file(tokens_path);
     if (!t) return fail("--tokens: " + t.error().message);
+    for (const auto& w : tokens_file_warnings(tokens_path, *t)) spdlog::warn("--tokens: {}", w);
     tokens = std::move(*t);
   }
   if (!tokens && !insecure && !is_loopback(opts.host))

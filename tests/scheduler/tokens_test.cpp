@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include "files.hpp"
+#include "temp_dir.hpp"
 #include "tessel/scheduler/auth.hpp"
 #include "tessel/scheduler/tokens.hpp"
 
@@ -27,6 +31,27 @@ TEST(Tokens, BadLinesNameTheLine) {
   EXPECT_FALSE(parse_tokens("# only comments\n").ok());
   EXPECT_FALSE(parse_tokens("a admin x extra\n").ok());
   EXPECT_FALSE(load_tokens_file("/nonexistent/tokens").ok());
+}
+
+TEST(Tokens, AnOpenFileAndShortTokensAreWarnedAboutWithoutQuotingAToken) {
+  const testkit::TempDir dir("tessel-tokens");
+  const std::string path = dir.str("tokens");
+  const std::string strong = "0123456789abcdef0123456789abcdef";
+  testkit::write_file(path, "shorty user alice\n" + strong + " admin root\n");
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  auto t = load_tokens_file(path);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  auto w = tokens_file_warnings(path, *t);
+  ASSERT_EQ(w.size(), 2U);
+  EXPECT_NE(w[0].find("mode 0644"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("user alice has 6 characters"), std::string::npos) << w[1];
+  for (const auto& line : w) EXPECT_EQ(line.find("shorty"), std::string::npos) << line;
+
+  testkit::write_file(path, strong + " admin root\n");
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  auto safe = load_tokens_file(path);
+  ASSERT_TRUE(safe.ok());
+  EXPECT_TRUE(tokens_file_warnings(path, *safe).empty());
 }
 
 TEST(Auth, RolesMapToActions) {

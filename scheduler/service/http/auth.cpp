@@ -29,4 +29,8 @@ Status may_act_for_node(const Principal& who, const std::string& node) {
   return Error::forbidden("the token of agent " + who.name + " may act for node " + who.name + " only, not " + node);
 }
 
+bool may_see_job_details(const Principal& who, const std::string& owner) {
+  return who.role == Role::admin || who.name == owner;
+}
+
 }  // namespace tessel::scheduler

@@ -5,6 +5,19 @@ namespace tessel::scheduler {
 
 using nlohmann::json;
 
+namespace {
+
+// The job as `who` may see it: without its secrets unless `who` owns it or is an admin.
+json job_json(const api::Job& job, const Principal& who) {
+  json j = api::to_json(job);
+  if (may_see_job_details(who, job.user)) return j;
+  for (const char* secret : {"command", "env", "workdir"}) j["spec"].erase(secret);
+  j["private"] = true;
+  return j;
+}
+
+}  // namespace
+
 void add_job_routes(http::Router& r, RouteContext& ctx) {
   // Blocking: the 201 goes out once the job is committed (group commit).
   r.add(
@@ -23,7 +36,8 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
       http::Exec::blocking);
 
   r.add("GET", "/v1/jobs", [&ctx](http::Request& req, const http::Reply& reply) {
-    if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
+    auto who = authorize(ctx, req, Action::read);
+    if (!who) return reply(who.error());
     JobFilter f;
     if (req.has_param("state")) {
       f.state = api::parse_job_state(req.param("state"));
@@ -39,17 +53,18 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
     }
     auto page = ctx.state.list_jobs(f);
     json jobs = json::array();
-    for (const auto& j : page.jobs) jobs.push_back(api::to_json(j));
+    for (const auto& j : page.jobs) jobs.push_back(job_json(j, *who));
     json out = {{"jobs", jobs}};
     if (!page.next.empty()) out["next"] = page.next;
     reply(json_reply(200, out));
   });
 
   r.add("GET", "/v1/jobs/{id}", [&ctx](http::Request& req, const http::Reply& reply) {
-    if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
+    auto who = authorize(ctx, req, Action::read);
+    if (!who) return reply(who.error());
     auto j = ctx.state.job(req.captures[0]);
     if (!j) return reply(Error::not_found("job " + req.captures[0] + " not found"));
-    reply(json_reply(200, api::to_json(*j)));
+    reply(json_reply(200, job_json(*j, *who)));
   });
 
   r.add(

@@ -14,7 +14,12 @@ constexpr std::chrono::seconds kReadTimeout{30};
 
 void add_log_routes(http::Router& r, RouteContext& ctx) {
   r.add("GET", "/v1/jobs/{id}/logs", [&ctx](http::Request& req, const http::Reply& reply) {
-    if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
+    auto who = authorize(ctx, req, Action::read);
+    if (!who) return reply(who.error());
+    auto job = ctx.state.job(req.captures[0]);
+    if (!job) return reply(Error::not_found("job " + req.captures[0] + " not found"));
+    if (!may_see_job_details(*who, job->user))
+      return reply(Error::forbidden("the logs of " + job->id + " are its owner's (" + job->user + ") and the admins'"));
     auto rank = int_param(req, "rank", 0, 0, 1 << 20);
     if (!rank) return reply(rank.error());
     auto offset = int_param(req, "offset", 0, 0, INT64_MAX / 2);

@@ -1,5 +1,8 @@
 #include "tessel/scheduler/tokens.hpp"
 
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -85,6 +88,21 @@ Result<TokenTable> load_tokens_file(const std::string& path) {
   auto t = parse_tokens(ss.str());
   if (!t) return t.error().wrap(path);
   return t;
+}
+
+std::vector<std::string> tokens_file_warnings(const std::string& path, const TokenTable& table) {
+  std::vector<std::string> out;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    out.push_back("tokens file " + path + " is open to group or others (mode " + mode + "): chmod 600 " + path);
+  }
+  for (const auto& [token, who] : table.by_token)
+    if (token.size() < kMinTokenChars)
+      out.push_back("the token of " + to_string(who.role) + " " + who.name + " has " + std::to_string(token.size()) +
+                    " characters: use at least 32 random ones (openssl rand -hex 16)");
+  return out;
 }
 
 }  // namespace tessel::scheduler

@@ -33,4 +33,9 @@ class Authenticator {
 // cannot move, read or finish another node's work. Admins may act for any node.
 Status may_act_for_node(const Principal& who, const std::string& node);
 
+// A job's command, environment, working directory and logs are its owner's and
+// the admins' (secrets travel in env); other users see that it exists, its
+// state and its cards.
+bool may_see_job_details(const Principal& who, const std::string& owner);
+
 }  // namespace tessel::scheduler

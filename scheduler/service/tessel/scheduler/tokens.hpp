@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tessel/base/result.hpp"
 
@@ -31,5 +32,12 @@ struct TokenTable {
 Result<TokenTable> parse_tokens(std::string_view text);
 // Reads and parses a file; errors start with the path.
 Result<TokenTable> load_tokens_file(const std::string& path);
+
+// Tokens shorter than this are easy to guess; the scheduler warns about each.
+inline constexpr size_t kMinTokenChars = 16;
+// What is unsafe about a tokens file that loads: readable or writable by group or
+// others (its mode), tokens shorter than kMinTokenChars (by NAME, never the
+// token). One line each; empty when nothing is.
+std::vector<std::string> tokens_file_warnings(const std::string& path, const TokenTable& table);
 
 }  // namespace tessel::scheduler
