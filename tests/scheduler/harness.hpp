@@ -39,14 +39,21 @@ inline json gaudi_inventory(int cards = 8, const std::string& model = "HL-225") 
   return {{"vendor", "habana"}, {"driver_version", "1.18.0"}, {"devices", devs}};
 }
 
+// The service as tests run it: an ephemeral port, the liveness ticker off (tests
+// call check_liveness() after moving their FakeClock).
+inline ServiceOptions test_service_options() {
+  ServiceOptions opts;
+  opts.port = 0;
+  opts.liveness_tick_ms = 0;
+  return opts;
+}
+
 struct Harness {
   explicit Harness(std::optional<TokenTable> tokens = std::nullopt, StateOptions so = {}) {
     auto s = open_sqlite_store(":memory:");
     EXPECT_TRUE(s.ok());
     store = std::make_unique<FaultyStore>(std::move(*s));
-    ServiceOptions opts;
-    opts.port = 0;
-    opts.liveness_tick_ms = 0;
+    ServiceOptions opts = test_service_options();
     opts.state = so;
     service = std::make_unique<Service>(*store, clock, std::move(tokens), opts);
     auto st = service->start();

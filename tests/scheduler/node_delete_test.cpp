@@ -66,9 +66,7 @@ TEST(NodeDelete, TheDeletionIsStored) {
   const testkit::TempDir dir("tessel-node-delete");
   const std::string db = dir.str("s.db");
   FakeClock clock;
-  ServiceOptions opts;
-  opts.port = 0;
-  opts.liveness_tick_ms = 0;
+  const ServiceOptions opts = test_service_options();
   for (int run = 0; run < 2; ++run) {
     auto store = open_sqlite_store(db);
     ASSERT_TRUE(store.ok()) << store.error().message;

@@ -9,9 +9,7 @@ TEST(Restart, StateAndHoldsAreRestored) {
   const testkit::TempDir dir("tessel-restart");
   const std::string db = dir.str("s.db");
   FakeClock clock;
-  ServiceOptions opts;
-  opts.port = 0;
-  opts.liveness_tick_ms = 0;
+  const ServiceOptions opts = test_service_options();
   std::string id;
   {
     auto store = open_sqlite_store(db);
