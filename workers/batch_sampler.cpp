@@ -18,10 +18,11 @@ Status check_shards(int64_t n, int64_t count, int64_t context) {
   for (int64_t s = 0; s < count; ++s) {
     auto r = shard_range(n, s, count);
     if (r.end - r.begin < context + 1)
-      return Error{"--data has " + std::to_string(n) + " bytes; each of " + std::to_string(count) +
-                   " shard(s) needs at least --context+1 = " + std::to_string(context + 1)};
+      return Error::invalid("--data has " + std::to_string(n) + " bytes; each of " + std::to_string(count) +
+                                " shard(s) needs at least --context+1 = " + std::to_string(context + 1),
+                            "data");
   }
-  return {};
+  return ok_status();
 }
 
 std::vector<int64_t> sample_offsets(int64_t n, int64_t shard, int64_t shard_count, int64_t context, int64_t count,

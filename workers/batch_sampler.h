@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "result.h"
+#include "tessel/base/result.hpp"
 
 namespace tessel::workers {
 

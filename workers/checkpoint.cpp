@@ -21,7 +21,7 @@ Status fsync_path(const fs::path& p, bool directory) {
   int rc = ::fsync(fd);
   ::close(fd);
   if (rc != 0) return Error{"fsync " + p.string() + ": " + std::strerror(errno)};
-  return {};
+  return ok_status();
 }
 
 }  // namespace
@@ -39,12 +39,12 @@ namespace {
 Result<fs::path> resolve(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) {
-    if (!fs::exists(path, ec)) return Error{path.string() + " does not exist"};
+    if (!fs::exists(path, ec)) return Error::not_found(path.string() + " does not exist");
     return path;
   }
   auto newest = newest_checkpoint(path);
   if (!newest) return newest.error();
-  if (!newest->has_value()) return Error{"no checkpoint (ckpt-*.pt) in folder " + path.string()};
+  if (!newest->has_value()) return Error::not_found("no checkpoint (ckpt-*.pt) in folder " + path.string());
   return **newest;
 }
 
@@ -106,14 +106,14 @@ Result<fs::path> save_checkpoint(const fs::path& dir, Gpt& model, torch::optim::
 
 Result<LoadedModel> load_model(const fs::path& path, torch::Device device) {
   auto file = resolve(path);
-  if (!file) return file.error().context("loading checkpoint");
+  if (!file) return file.error().wrap("loading checkpoint");
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(file->string(), device);
     c10::IValue v;
     archive.read("config", v);
     auto config = model_config_from_json(nlohmann::json::parse(v.toStringRef()));
-    if (!config) return config.error().context("loading " + file->string());
+    if (!config) return config.error().wrap("loading " + file->string());
     LoadedModel out;
     out.config = *config;
     archive.read("step", v);
@@ -140,7 +140,7 @@ Status load_optimizer(const fs::path& file, torch::optim::Optimizer& optimizer, 
     torch::serialize::InputArchive optim_archive;
     archive.read("optimizer", optim_archive);
     optimizer.load(optim_archive);
-    return {};
+    return ok_status();
   } catch (const std::exception& e) {
     return Error{"loading optimizer state from " + file.string() + ": " + describe(e)};
   }

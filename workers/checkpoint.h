@@ -19,7 +19,7 @@
 
 #include "gpt.h"
 #include "model_config.h"
-#include "result.h"
+#include "tessel/base/result.hpp"
 
 namespace tessel::workers {
 

@@ -1,5 +1,6 @@
 // The only translation unit that includes c10d; c10d signals failure with
-// exceptions, which are turned into Errors here.
+// exceptions, which are turned into tessel::Errors here (a failed rendezvous,
+// a peer not reachable, is `unavailable`; the rest `internal`).
 #define USE_C10D_GLOO 1
 #include "communicator.h"
 #include "torch_error.h"
@@ -16,8 +17,8 @@ class SingleProcess final : public Communicator {
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
   std::string backend_note() const override { return "single process; no collectives"; }
-  Status broadcast_from_rank0(const std::vector<at::Tensor>&) override { return {}; }
-  Status allreduce_mean(const std::vector<at::Tensor>&) override { return {}; }
+  Status broadcast_from_rank0(const std::vector<at::Tensor>&) override { return ok_status(); }
+  Status allreduce_mean(const std::vector<at::Tensor>&) override { return ok_status(); }
 };
 
 // Groups tensors (in order) into buckets of at most `limit` bytes; a tensor
@@ -91,7 +92,7 @@ class GlooCommunicator final : public Communicator {
         auto parts = torch::utils::unflatten_dense_tensors(flat, buckets[i]);
         for (size_t j = 0; j < parts.size(); ++j) buckets[i][j].copy_(parts[j]);
       }
-      return {};
+      return ok_status();
     } catch (const std::exception& e) {
       return Error{std::string(what) + " over gloo (rank " + std::to_string(env_.rank) + "): " + describe(e)};
     }
@@ -132,8 +133,9 @@ Result<std::unique_ptr<Communicator>> Communicator::connect(const DistEnv& env, 
     return std::unique_ptr<Communicator>(
         std::make_unique<GlooCommunicator>(std::move(store), std::move(pg), actual, o.bucket_bytes));
   } catch (const std::exception& e) {
-    return Error{"rendezvous with " + env.master_addr + ":" + std::to_string(env.master_port) + " as rank " +
-                 std::to_string(env.rank) + "/" + std::to_string(env.world_size) + ": " + describe(e)};
+    return Error::unavailable("rendezvous with " + env.master_addr + ":" + std::to_string(env.master_port) +
+                              " as rank " + std::to_string(env.rank) + "/" + std::to_string(env.world_size) + ": " +
+                              describe(e));
   }
 }
 

@@ -19,7 +19,7 @@
 #include <ATen/Tensor.h>
 
 #include "dist_env.h"
-#include "result.h"
+#include "tessel/base/result.hpp"
 
 namespace tessel::workers {
 

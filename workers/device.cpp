@@ -33,7 +33,7 @@ Result<c10::Device> select_device(const DeviceRequest& r) {
     }
     return c10::Device(c10::kHPU, static_cast<c10::DeviceIndex>(r.local_rank));
   }
-  return Error{"--device must be auto, cpu, cuda or hpu, got '" + r.kind + "'"};
+  return Error::invalid("--device must be auto, cpu, cuda or hpu, got '" + r.kind + "'", "device");
 }
 
 void set_torch_threads(int threads) { torch::set_num_threads(threads); }

@@ -8,7 +8,7 @@
 
 #include <c10/core/Device.h>
 
-#include "result.h"
+#include "tessel/base/result.hpp"
 
 namespace tessel::workers {
 

@@ -12,8 +12,9 @@ Result<int> parse_int(const EnvLookup& env, const char* name, int fallback, int 
   int v = 0;
   auto [p, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), v);
   if (ec != std::errc() || p != raw->data() + raw->size() || v < lo || v > hi)
-    return Error{std::string(name) + "=" + *raw + " is not an integer in [" + std::to_string(lo) + ", " +
-                 std::to_string(hi) + "]"};
+    return Error::invalid(std::string(name) + "=" + *raw + " is not an integer in [" + std::to_string(lo) + ", " +
+                              std::to_string(hi) + "]",
+                          std::string("env.") + name);
   return v;
 }
 
@@ -43,9 +44,10 @@ Result<DistEnv> dist_env_from(const EnvLookup& env) {
   d.master_port = *port;
   if (auto addr = env("MASTER_ADDR")) d.master_addr = *addr;
   if (d.rank >= d.world_size)
-    return Error{"RANK=" + std::to_string(d.rank) + " is not below WORLD_SIZE=" + std::to_string(d.world_size)};
+    return Error::invalid("RANK=" + std::to_string(d.rank) + " is not below WORLD_SIZE=" + std::to_string(d.world_size),
+                          "env.RANK");
   if (d.world_size > 1 && d.master_port == 0)
-    return Error{"MASTER_PORT=0 needs an in-process rendezvous; set a real port"};
+    return Error::invalid("MASTER_PORT=0 needs an in-process rendezvous; set a real port", "env.MASTER_PORT");
   return d;
 }
 

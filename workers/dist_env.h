@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "result.h"
+#include "tessel/base/result.hpp"
 
 namespace tessel::workers {
 

@@ -5,37 +5,38 @@ namespace {
 
 constexpr size_t kMaxPromptBytes = 1 << 20;
 
-std::optional<FieldError> read_int(const nlohmann::json& body, const char* field, int64_t& out) {
+Status read_int(const nlohmann::json& body, const char* field, int64_t& out) {
   auto it = body.find(field);
-  if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_integer()) return FieldError{field, "must be an integer"};
+  if (it == body.end() || it->is_null()) return ok_status();
+  if (!it->is_number_integer()) return Error::invalid("must be an integer", field);
   out = it->get<int64_t>();
-  return std::nullopt;
+  return ok_status();
 }
 
 }  // namespace
 
-std::optional<FieldError> parse_generate_request(const nlohmann::json& body, const SamplingParams& defaults,
-                                                 GenerateRequest& out) {
-  if (!body.is_object()) return FieldError{"", "request must be a JSON object"};
+Result<GenerateRequest> parse_generate_request(const nlohmann::json& body, const SamplingParams& defaults) {
+  if (!body.is_object()) return Error::invalid("request must be a JSON object");
+  GenerateRequest out;
   out.params = defaults;
   auto prompt = body.find("prompt");
-  if (prompt == body.end()) return FieldError{"prompt", "is required"};
-  if (!prompt->is_string()) return FieldError{"prompt", "must be a string"};
+  if (prompt == body.end()) return Error::invalid("is required", "prompt");
+  if (!prompt->is_string()) return Error::invalid("must be a string", "prompt");
   out.prompt = prompt->get<std::string>();
-  if (out.prompt.empty()) return FieldError{"prompt", "must not be empty"};
-  if (out.prompt.size() > kMaxPromptBytes) return FieldError{"prompt", "is longer than 1 MiB"};
-  if (auto e = read_int(body, "max_new_tokens", out.params.max_new_tokens)) return e;
-  if (auto e = read_int(body, "top_k", out.params.top_k)) return e;
+  if (out.prompt.empty()) return Error::invalid("must not be empty", "prompt");
+  if (out.prompt.size() > kMaxPromptBytes) return Error::invalid("is longer than 1 MiB", "prompt");
+  if (auto s = read_int(body, "max_new_tokens", out.params.max_new_tokens); !s) return s.error();
+  if (auto s = read_int(body, "top_k", out.params.top_k); !s) return s.error();
   if (auto it = body.find("temperature"); it != body.end() && !it->is_null()) {
-    if (!it->is_number()) return FieldError{"temperature", "must be a number"};
+    if (!it->is_number()) return Error::invalid("must be a number", "temperature");
     out.params.temperature = it->get<double>();
   }
   int64_t seed = static_cast<int64_t>(out.params.seed);
-  if (auto e = read_int(body, "seed", seed)) return e;
-  if (seed < 0) return FieldError{"seed", "must be >= 0"};
+  if (auto s = read_int(body, "seed", seed); !s) return s.error();
+  if (seed < 0) return Error::invalid("must be >= 0", "seed");
   out.params.seed = static_cast<uint64_t>(seed);
-  return validate(out.params);
+  if (auto s = validate(out.params); !s) return s.error();
+  return out;
 }
 
 std::string dump_lossy(const nlohmann::json& j) {

@@ -4,12 +4,12 @@
 // Absent fields take the caller's defaults. No LibTorch here.
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "sampling.h"
+#include "tessel/base/result.hpp"
 
 namespace tessel::workers {
 
@@ -18,10 +18,10 @@ struct GenerateRequest {
   SamplingParams params;
 };
 
-// On failure returns the offending field ("prompt", "top_k", ... or "" for
-// the body itself) and why; `out` is then unspecified.
-std::optional<FieldError> parse_generate_request(const nlohmann::json& body, const SamplingParams& defaults,
-                                                 GenerateRequest& out);
+// On failure an invalid_argument Error whose field names the offending
+// request field ("prompt", "top_k", ... or "" for the body itself) and whose
+// message says why (field_message() joins them).
+Result<GenerateRequest> parse_generate_request(const nlohmann::json& body, const SamplingParams& defaults);
 
 // JSON dump that replaces invalid UTF-8 (completions are raw bytes).
 std::string dump_lossy(const nlohmann::json& j);

@@ -4,7 +4,6 @@
 //   serve: --serve [--host H] [--port N | env TESSEL_PORT]; prints
 //          {"event":"listening","port":N} on stdout once bound.
 // Errors: one line on stderr and a non-zero exit status.
-#include <chrono>
 #include <pthread.h>
 #include <signal.h>
 
@@ -46,17 +45,14 @@ int run_batch(InferenceSession& session, const std::string& input, const std::st
     const std::string where = "--input " + input + " line " + std::to_string(number);
     auto body = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (body.is_discarded()) return fail(where + ": not valid JSON");
-    GenerateRequest request;
-    if (auto e = parse_generate_request(body, defaults, request))
-      return fail(where + ": " + (e->field.empty() ? "" : e->field + " ") + e->message);
-    const auto t0 = std::chrono::steady_clock::now();
-    auto completion = session.complete(request.prompt, request.params);
+    auto request = parse_generate_request(body, defaults);
+    if (!request) return fail(where + ": " + field_message(request.error()));
+    auto completion = session.complete(request->prompt, request->params);
     if (!completion) return fail(where + ": " + completion.error().message);
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    out << dump_lossy({{"prompt", request.prompt},
+    out << dump_lossy({{"prompt", request->prompt},
                        {"completion", completion->text},
                        {"tokens", completion->tokens},
-                       {"elapsed_s", elapsed}})
+                       {"elapsed_s", completion->elapsed_s}})
         << '\n';
     out.flush();
     if (!out) return fail("writing output: " + std::string(std::strerror(errno)));
@@ -106,10 +102,10 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);
     return fail(e.what(), 2);
   }
-  if (auto e = validate(defaults)) {
-    std::string flag = e->field;
+  if (auto s = validate(defaults); !s) {
+    std::string flag = s.error().field;
     for (auto& c : flag) c = c == '_' ? '-' : c;
-    return fail("--" + flag + " " + e->message, 2);
+    return fail("--" + flag + " " + s.error().message, 2);
   }
   if (!serve && input.empty()) return fail("one of --input FILE or --serve is required", 2);
   if (threads < 0) return fail("--threads must be >= 0", 2);

@@ -2,8 +2,11 @@
 //   POST /v1/generate {"prompt": str, "max_new_tokens"?, "temperature"?,
 //                      "top_k"?, "seed"?} -> 200 {"completion", "tokens", ...}
 //   GET  /healthz -> 200 {"status":"ok", ...}
-// Bad input -> 400 {"error":{"code":"invalid_argument","message","field"}}.
-// No exception leaves a handler.
+// An error is answered {"error":{"code","message","field"?}}: the code is the
+// tessel::ErrorCode's name and the status comes from http_status_of() (bad
+// input: 400 invalid_argument naming the field). Answers cpp-httplib makes on
+// its own (unknown path 404, unreadable request 400, ...) keep httplib's status
+// and get the matching code. No exception leaves a handler.
 //
 // Threads: httplib runs handlers on its pool; generation is serialised by one
 // mutex that owns the session. stop() may be called from any thread.
@@ -14,14 +17,19 @@
 #include <string>
 
 #include "inference_session.h"
-#include "result.h"
 #include "sampling.h"
+#include "tessel/base/result.hpp"
 
 namespace httplib {
 class Server;
 }
 
 namespace tessel::workers {
+
+// The HTTP status an error is answered with: the server's one mapping from
+// ErrorCode (invalid_argument 400, not_found 404, payload_too_large 413,
+// unavailable 503, anything else 500).
+int http_status_of(ErrorCode code);
 
 class InferenceServer {
  public:

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "result.h"
+#include "tessel/base/result.hpp"
 
 namespace tessel::workers {
 

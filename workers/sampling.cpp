@@ -7,13 +7,16 @@
 
 namespace tessel::workers {
 
-std::optional<FieldError> validate(const SamplingParams& p) {
-  if (p.max_new_tokens < 0 || p.max_new_tokens > 100000) return FieldError{"max_new_tokens", "must be in [0, 100000]"};
+Status validate(const SamplingParams& p) {
+  if (p.max_new_tokens < 0 || p.max_new_tokens > 100000)
+    return Error::invalid("must be in [0, 100000]", "max_new_tokens");
   if (!std::isfinite(p.temperature) || p.temperature < 0 || p.temperature > 100)
-    return FieldError{"temperature", "must be a number in [0, 100]"};
-  if (p.top_k < 0 || p.top_k > 256) return FieldError{"top_k", "must be in [0, 256]"};
-  return std::nullopt;
+    return Error::invalid("must be a number in [0, 100]", "temperature");
+  if (p.top_k < 0 || p.top_k > 256) return Error::invalid("must be in [0, 256]", "top_k");
+  return ok_status();
 }
+
+std::string field_message(const Error& e) { return e.field.empty() ? e.message : e.field + " " + e.message; }
 
 int choose_token(std::span<const float> logits, const SamplingParams& p, std::mt19937_64& rng) {
   const int n = static_cast<int>(logits.size());

@@ -6,8 +6,9 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <string>
 
-#include "result.h"
+#include "tessel/base/result.hpp"
 
 namespace tessel::workers {
 
@@ -18,12 +19,14 @@ struct SamplingParams {
   uint64_t seed = 0;         // seeds the sampler; unused when greedy
 };
 
-// Error names the field (request/CLI spelling: "max_new_tokens", ...).
-struct FieldError {
-  std::string field;
-  std::string message;
-};
-std::optional<FieldError> validate(const SamplingParams& params);
+// An invalid_argument Error whose `field` names the parameter (request
+// spelling: "max_new_tokens", ...) and whose message says what is wrong with
+// it ("must be in [0, 256]"); field_message() joins the two.
+Status validate(const SamplingParams& params);
+
+// "top_k must be in [0, 256]": the error's field (when it has one), a space,
+// then its message. For errors from validate() and parse_generate_request().
+std::string field_message(const Error& error);
 
 // Greedy when temperature == 0 (lowest index wins ties), otherwise samples
 // from softmax(logits / temperature) restricted to the top_k largest logits.

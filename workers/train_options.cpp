@@ -6,20 +6,22 @@
 namespace tessel::workers {
 
 Status validate(const TrainOptions& o) {
-  if (o.data.empty()) return Error{"--data is required"};
-  if (o.out.empty()) return Error{"--out is required"};
-  if (o.steps < 1) return Error{"--steps must be >= 1, got " + std::to_string(o.steps)};
+  if (o.data.empty()) return Error::invalid("--data is required", "data");
+  if (o.out.empty()) return Error::invalid("--out is required", "out");
+  if (o.steps < 1) return Error::invalid("--steps must be >= 1, got " + std::to_string(o.steps), "steps");
   if (o.checkpoint_every < 0)
-    return Error{"--checkpoint-every must be >= 0, got " + std::to_string(o.checkpoint_every)};
+    return Error::invalid("--checkpoint-every must be >= 0, got " + std::to_string(o.checkpoint_every),
+                          "checkpoint-every");
   if (o.batch_size < 1 || o.batch_size > 1 << 20)
-    return Error{"--batch-size must be in [1, 1048576], got " + std::to_string(o.batch_size)};
-  if (!(o.lr > 0) || !std::isfinite(o.lr) || o.lr > 10) return Error{"--lr must be in (0, 10]"};
-  if (o.warmup < -1) return Error{"--warmup must be >= 0"};
-  if (o.threads < 0) return Error{"--threads must be >= 0"};
-  if (o.log_every < 1) return Error{"--log-every must be >= 1"};
-  if (o.data_shards < 0) return Error{"--data-shards must be >= 0"};
-  if (!(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1)) return Error{"min_lr_ratio must be in [0, 1]"};
-  if (!(o.weight_decay >= 0)) return Error{"--weight-decay must be >= 0"};
+    return Error::invalid("--batch-size must be in [1, 1048576], got " + std::to_string(o.batch_size), "batch-size");
+  if (!(o.lr > 0) || !std::isfinite(o.lr) || o.lr > 10) return Error::invalid("--lr must be in (0, 10]", "lr");
+  if (o.warmup < -1) return Error::invalid("--warmup must be >= 0", "warmup");
+  if (o.threads < 0) return Error::invalid("--threads must be >= 0", "threads");
+  if (o.log_every < 1) return Error::invalid("--log-every must be >= 1", "log-every");
+  if (o.data_shards < 0) return Error::invalid("--data-shards must be >= 0", "data-shards");
+  if (!(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1))
+    return Error::invalid("min_lr_ratio must be in [0, 1]", "min_lr_ratio");
+  if (!(o.weight_decay >= 0)) return Error::invalid("--weight-decay must be >= 0", "weight-decay");
   return validate(o.model);
 }
 

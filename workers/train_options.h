@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model_config.h"
-#include "result.h"
+#include "tessel/base/result.hpp"
 
 namespace tessel::workers {
 

@@ -1,7 +1,6 @@
 #include "trainer.h"
 #include "torch_error.h"
 
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -17,6 +16,7 @@
 #include "device.h"
 #include "gpt.h"
 #include "lr_schedule.h"
+#include "throughput.h"
 
 namespace tessel::workers {
 namespace {
@@ -49,22 +49,21 @@ void emit(std::ostream* out, const nlohmann::json& line) {
 
 Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
   if (auto s = validate(o); !s) return s.error();
-  auto clock = env.now_seconds ? env.now_seconds : [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
-  const double t0 = clock();
+  ThroughputMeter meter(env.clock ? *env.clock : system_clock());  // elapsed_s counts from here
   const int world = env.dist.world_size;
   const int rank = env.dist.rank;
   std::ostream* progress = rank == 0 ? env.progress : nullptr;
 
   const int64_t shards = o.data_shards > 0 ? o.data_shards : world;
   if (shards % world != 0)
-    return Error{"--data-shards " + std::to_string(shards) + " is not a multiple of WORLD_SIZE " +
-                 std::to_string(world)};
+    return Error::invalid(
+        "--data-shards " + std::to_string(shards) + " is not a multiple of WORLD_SIZE " + std::to_string(world),
+        "data-shards");
   const int64_t shards_per_rank = shards / world;
   if (o.batch_size % shards_per_rank != 0)
-    return Error{"--batch-size " + std::to_string(o.batch_size) + " is not divisible by the " +
-                 std::to_string(shards_per_rank) + " data shards per rank"};
+    return Error::invalid("--batch-size " + std::to_string(o.batch_size) + " is not divisible by the " +
+                              std::to_string(shards_per_rank) + " data shards per rank",
+                          "batch-size");
   auto corpus = read_corpus(o.data);
   if (!corpus) return corpus.error();
   const auto n = static_cast<int64_t>(corpus->size());
@@ -100,33 +99,33 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
     int64_t start = 0;
     if (rank == 0) {
       auto newest = newest_checkpoint(o.out);
-      if (!newest) return newest.error().context("looking for checkpoints");
+      if (!newest) return newest.error().wrap("looking for checkpoints");
       if (newest->has_value()) start = checkpoint_step(**newest).value();
     }
     auto start_t = torch::tensor({start}, torch::kLong);
-    if (auto s = comm.broadcast_from_rank0({start_t}); !s) return s.error().context("agreeing on resume step");
+    if (auto s = comm.broadcast_from_rank0({start_t}); !s) return s.error().wrap("agreeing on resume step");
     start = start_t.item<int64_t>();
     if (start > 0) {
       const auto file = checkpoint_path(o.out, start);
       auto loaded = load_model(file, *device);
-      if (!loaded) return loaded.error().context("resuming");
+      if (!loaded) return loaded.error().wrap("resuming");
       if (to_json(loaded->config) != to_json(o.model))
-        return Error{"resuming from " + file.string() + ": its model config " + to_json(loaded->config).dump() +
-                     " differs from the flags " + to_json(o.model).dump()};
+        return Error::conflict("resuming from " + file.string() + ": its model config " +
+                               to_json(loaded->config).dump() + " differs from the flags " + to_json(o.model).dump());
       if (loaded->meta.seed != o.seed)
-        return Error{"resuming from " + file.string() + ": it was trained with --seed " +
-                     std::to_string(loaded->meta.seed) + ", not " + std::to_string(o.seed)};
+        return Error::conflict("resuming from " + file.string() + ": it was trained with --seed " +
+                               std::to_string(loaded->meta.seed) + ", not " + std::to_string(o.seed));
       {
         torch::NoGradGuard no_grad;
         auto src = loaded->model->parameters();
         auto dst = model->parameters();
         for (size_t i = 0; i < dst.size(); ++i) dst[i].copy_(src[i]);
       }
-      if (auto s = load_optimizer(file, optimizer, *device); !s) return s.error().context("resuming");
+      if (auto s = load_optimizer(file, optimizer, *device); !s) return s.error().wrap("resuming");
       emit(progress, {{"event", "resume"}, {"step", start}, {"checkpoint", file.string()}});
     }
     auto params = model->parameters();
-    if (auto s = comm.broadcast_from_rank0(params); !s) return s.error().context("broadcasting parameters");
+    if (auto s = comm.broadcast_from_rank0(params); !s) return s.error().wrap("broadcasting parameters");
 
     const LrSchedule schedule{o.lr, effective_warmup(o), o.steps, o.min_lr_ratio};
     const nlohmann::json train_meta = to_json(o);
@@ -136,7 +135,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
     const int64_t end = o.stop_after ? std::min(o.steps, *o.stop_after) : o.steps;
     const int64_t per_shard = o.batch_size / shards_per_rank;
     const int64_t global_tokens = o.batch_size * world * o.model.context;
-    double last_log_t = clock();
+    meter.restart_interval();  // tokens_per_s of the first line counts from here
     int64_t last_log_step = start;
     model->train();
     for (int64_t step = start; step < end; ++step) {
@@ -155,7 +154,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
       for (auto& p : params) reduce.push_back(p.grad());
       auto loss_sum = loss.detach().reshape({1}).clone();
       reduce.push_back(loss_sum);
-      if (auto s = comm.allreduce_mean(reduce); !s) return s.error().context("step " + std::to_string(step + 1));
+      if (auto s = comm.allreduce_mean(reduce); !s) return s.error().wrap("step " + std::to_string(step + 1));
       if (o.grad_clip > 0) torch::nn::utils::clip_grad_norm_(params, o.grad_clip);
       const double lr = schedule.at(step);
       for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
@@ -165,20 +164,18 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
       summary.final_step = done;
       summary.final_loss = loss_sum.item<double>();
       if (done % o.log_every == 0 || done == end || done == start + 1) {
-        const double now = clock();
-        const double dt = std::max(1e-9, now - last_log_t);
+        const auto lap = meter.lap(static_cast<double>(global_tokens * (done - last_log_step)));
         emit(progress, {{"step", done},
                         {"loss", summary.final_loss},
                         {"lr", lr},
-                        {"tokens_per_s", static_cast<double>(global_tokens * (done - last_log_step)) / dt},
-                        {"elapsed_s", now - t0}});
-        last_log_t = now;
+                        {"tokens_per_s", lap.per_s},
+                        {"elapsed_s", lap.elapsed_s}});
         last_log_step = done;
       }
       const bool periodic = o.checkpoint_every > 0 && done % o.checkpoint_every == 0;
       if (rank == 0 && (periodic || done == o.steps)) {
         auto saved = save_checkpoint(o.out, model, optimizer, CheckpointMeta{done, o.seed, train_meta});
-        if (!saved) return saved.error().context("checkpoint at step " + std::to_string(done));
+        if (!saved) return saved.error().wrap("checkpoint at step " + std::to_string(done));
         summary.last_checkpoint = *saved;
         emit(progress, {{"event", "checkpoint"}, {"step", done}, {"path", saved->string()}});
       }

@@ -14,15 +14,18 @@
 #include <vector>
 
 #include "dist_env.h"
-#include "result.h"
+#include "tessel/base/result.hpp"
+#include "tessel/time/clock.hpp"
 #include "train_options.h"
 
 namespace tessel::workers {
 
 struct TrainEnv {
   DistEnv dist;
-  std::ostream* progress = nullptr;            // rank 0 writes JSON lines here; null: silent
-  std::function<double()> now_seconds;         // monotonic clock; null: steady_clock
+  std::ostream* progress = nullptr;  // rank 0 writes JSON lines here; null: silent
+  // Times the progress lines' elapsed_s and tokens_per_s (steady_ns()); null:
+  // system_clock(). Must outlive run_training().
+  const Clock* clock = nullptr;
   std::function<void(int port)> on_listening;  // see CommunicatorOptions
 };
 

@@ -13,7 +13,9 @@
 
 #include "checkpoint.h"
 #include "generate.h"
+#include "inference_server.h"
 #include "inference_session.h"
+#include "tessel/time/clock.hpp"
 #include "test_support.h"
 #include "trainer.h"
 
@@ -75,6 +77,33 @@ TEST_F(InferTest, GreedyCompletionIsDeterministic) {
   auto s2 = (*a)->complete("This License", sampled);
   ASSERT_TRUE(s1.ok() && s2.ok());
   EXPECT_EQ(s1->text, s2->text);  // same seed, same sample
+}
+
+TEST_F(InferTest, CompletionIsTimedOnTheSessionsClock) {
+  FakeClock clock;
+  auto session = InferenceSession::open(checkpoint_dir(), DeviceRequest{"cpu"}, clock);
+  ASSERT_TRUE(session.ok()) << session.error().message;
+  SamplingParams greedy;
+  greedy.max_new_tokens = 8;
+  auto c = (*session)->complete("GNU", greedy);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->tokens, 8);
+  EXPECT_EQ(c->elapsed_s, 0.0);  // the fake clock did not move, whatever the real time taken
+
+  auto bad = (*session)->complete("GNU", SamplingParams{1, 0.0, 999, 0});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(bad.error().field, "top_k");
+  EXPECT_EQ(bad.error().message, "top_k must be in [0, 256]");
+}
+
+TEST(InferenceServer, MapsErrorCodesToHttpStatusesInOnePlace) {
+  EXPECT_EQ(http_status_of(ErrorCode::invalid_argument), 400);
+  EXPECT_EQ(http_status_of(ErrorCode::not_found), 404);
+  EXPECT_EQ(http_status_of(ErrorCode::payload_too_large), 413);
+  EXPECT_EQ(http_status_of(ErrorCode::unavailable), 503);
+  for (auto code : {ErrorCode::internal, ErrorCode::unauthenticated, ErrorCode::permission_denied, ErrorCode::conflict})
+    EXPECT_EQ(http_status_of(code), 500) << to_string(code);
 }
 
 TEST_F(InferTest, KvCacheLogitsEqualFullRecompute) {
@@ -176,9 +205,16 @@ TEST_F(InferTest, ServeAnswersOverHttp) {
   EXPECT_EQ(err["code"], "invalid_argument");
   EXPECT_EQ(err["field"], "top_k");
 
+  EXPECT_EQ(err["message"], "top_k must be in [0, 256]");
+
   auto not_json = client.Post("/v1/generate", "{nope", "application/json");
   ASSERT_TRUE(not_json);
   EXPECT_EQ(not_json->status, 400);
+  EXPECT_EQ(nlohmann::json::parse(not_json->body)["error"]["code"], "invalid_argument");
+  auto unknown = client.Get("/v1/nothing-here");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(nlohmann::json::parse(unknown->body)["error"]["code"], "not_found");
   auto no_prompt = client.Post("/v1/generate", R"({"max_new_tokens":3})", "application/json");
   ASSERT_TRUE(no_prompt);
   EXPECT_EQ(nlohmann::json::parse(no_prompt->body)["error"]["field"], "prompt");

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessel/time/clock.hpp"
 #include "test_support.h"
 #include "trainer.h"
 
@@ -77,6 +78,61 @@ TEST_F(TrainTest, LossFallsOnShortRun) {
   for (int i = 0; i < 5; ++i) first += losses[i] / 5, last += losses[losses.size() - 1 - i] / 5;
   EXPECT_LT(last, first - 1.0) << "first " << first << " last " << last;
   EXPECT_TRUE(std::filesystem::exists(r->last_checkpoint));
+}
+
+// A progress stream that moves a FakeClock one second forward after each line
+// it receives, so every interval between two progress lines lasts exactly 1 s.
+class TickingProgress : public std::stringbuf {
+ public:
+  explicit TickingProgress(FakeClock& clock) : clock_(clock) {}
+
+ protected:
+  int sync() override {
+    for (; counted_ < str().size(); ++counted_)
+      if (str()[counted_] == '\n') clock_.advance_ms(1000);
+    return 0;
+  }
+
+ private:
+  FakeClock& clock_;
+  size_t counted_ = 0;
+};
+
+TEST_F(TrainTest, ProgressTimesComeFromTheInjectedClock) {
+  TempDir dir;
+  auto o = tiny_options(dir.path());
+  o.steps = 5;
+  o.log_every = 2;  // lines after steps 1, 2, 4 and 5
+  o.export_parameters = false;
+  FakeClock clock;
+  TickingProgress buf(clock);
+  std::ostream progress(&buf);
+  TrainEnv env;
+  env.progress = &progress;
+  env.clock = &clock;
+  auto r = run_training(o, env);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::vector<nlohmann::json> steps;
+  std::istringstream in(buf.str());
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("loss")) steps.push_back(j);
+  }
+  ASSERT_EQ(steps.size(), 4u) << buf.str();
+  // Only the lines move the clock: the "start" line, then each step line, so
+  // the n-th step line sees n seconds elapsed. Intervals run from one step
+  // line to the next; the first runs from the end of set-up (after "start")
+  // to step 1, in which no line was written: empty, so clamped to 1 ns.
+  const double tokens_per_step = static_cast<double>(o.batch_size * o.model.context);  // one rank
+  const int64_t step[] = {1, 2, 4, 5};
+  const double steps_in_interval[] = {1, 1, 2, 1};
+  const double interval_s[] = {1e-9, 1, 1, 1};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(steps[i]["step"], step[i]);
+    EXPECT_DOUBLE_EQ(steps[i]["elapsed_s"].get<double>(), static_cast<double>(i + 1)) << steps[i];
+    EXPECT_DOUBLE_EQ(steps[i]["tokens_per_s"].get<double>(), steps_in_interval[i] * tokens_per_step / interval_s[i])
+        << steps[i];
+  }
 }
 
 TEST_F(TrainTest, TwoRanksEqualOneRankWithWholeBatch) {

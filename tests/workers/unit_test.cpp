@@ -1,5 +1,5 @@
 // Pure worker logic, no LibTorch: config validation, torchrun env parsing,
-// LR schedule, shard sampling, token choice, request parsing.
+// LR schedule, shard sampling, token choice, request parsing, throughput timing.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -11,6 +11,8 @@
 #include "lr_schedule.h"
 #include "model_config.h"
 #include "sampling.h"
+#include "tessel/time/clock.hpp"
+#include "throughput.h"
 #include "train_options.h"
 
 namespace tessel::workers {
@@ -23,6 +25,12 @@ TEST(ModelConfig, RejectsDimNotDivisibleByHeads) {
   auto s = validate(c);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message, "--dim 30 is not divisible by --heads 4");
+  EXPECT_EQ(s.error().code, ErrorCode::invalid_argument);
+  // wrap() adds context and keeps the code and field.
+  auto wrapped = s.error().wrap("model config");
+  EXPECT_EQ(wrapped.message, "model config: --dim 30 is not divisible by --heads 4");
+  EXPECT_EQ(wrapped.code, ErrorCode::invalid_argument);
+  EXPECT_EQ(wrapped.field, "dim");
 }
 
 TEST(ModelConfig, JsonRoundTrip) {
@@ -78,8 +86,11 @@ TEST(DistEnv, ParsesTorchrunVariables) {
 }
 
 TEST(DistEnv, RejectsBadValues) {
-  EXPECT_EQ(dist_env_from(fake_env({{"RANK", "2"}, {"WORLD_SIZE", "2"}})).error().message,
-            "RANK=2 is not below WORLD_SIZE=2");
+  auto rank = dist_env_from(fake_env({{"RANK", "2"}, {"WORLD_SIZE", "2"}}));
+  ASSERT_FALSE(rank.ok());
+  EXPECT_EQ(rank.error().message, "RANK=2 is not below WORLD_SIZE=2");
+  EXPECT_EQ(rank.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(rank.error().field, "env.RANK");
   EXPECT_NE(dist_env_from(fake_env({{"WORLD_SIZE", "two"}})).error().message.find("WORLD_SIZE=two"), std::string::npos);
   EXPECT_FALSE(dist_env_from(fake_env({{"MASTER_PORT", "70000"}})).ok());
 }
@@ -122,21 +133,65 @@ TEST(ChooseToken, GreedyPicksArgmaxAndSamplingRespectsTopK) {
 
 TEST(GenerateRequest, AppliesDefaultsAndNamesBadField) {
   SamplingParams defaults{20, 0.0, 0, 0};
-  GenerateRequest r;
-  EXPECT_FALSE(parse_generate_request({{"prompt", "hi"}}, defaults, r).has_value());
-  EXPECT_EQ(r.params.max_new_tokens, 20);
-  EXPECT_FALSE(parse_generate_request({{"prompt", "hi"}, {"temperature", 0.5}, {"top_k", 5}}, defaults, r));
-  EXPECT_EQ(r.params.top_k, 5);
-  EXPECT_EQ(parse_generate_request({{"prompt", 1}}, defaults, r)->field, "prompt");
-  EXPECT_EQ(parse_generate_request({{"prompt", ""}}, defaults, r)->field, "prompt");
-  EXPECT_EQ(parse_generate_request({{"prompt", "a"}, {"top_k", "5"}}, defaults, r)->field, "top_k");
-  EXPECT_EQ(parse_generate_request({{"prompt", "a"}, {"temperature", -1}}, defaults, r)->field, "temperature");
-  EXPECT_EQ(parse_generate_request({{"prompt", "a"}, {"max_new_tokens", -3}}, defaults, r)->field, "max_new_tokens");
-  EXPECT_EQ(parse_generate_request(nlohmann::json::array(), defaults, r)->field, "");
+  auto r = parse_generate_request({{"prompt", "hi"}}, defaults);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->params.max_new_tokens, 20);
+  r = parse_generate_request({{"prompt", "hi"}, {"temperature", 0.5}, {"top_k", 5}}, defaults);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->params.top_k, 5);
+  auto field_of = [&](const nlohmann::json& body) {
+    auto bad = parse_generate_request(body, defaults);
+    EXPECT_FALSE(bad.ok()) << body;
+    if (bad.ok()) return std::string("(accepted)");
+    EXPECT_EQ(bad.error().code, ErrorCode::invalid_argument) << body;
+    return bad.error().field;
+  };
+  EXPECT_EQ(field_of({{"prompt", 1}}), "prompt");
+  EXPECT_EQ(field_of({{"prompt", ""}}), "prompt");
+  EXPECT_EQ(field_of({{"prompt", "a"}, {"top_k", "5"}}), "top_k");
+  EXPECT_EQ(field_of({{"prompt", "a"}, {"temperature", -1}}), "temperature");
+  EXPECT_EQ(field_of({{"prompt", "a"}, {"max_new_tokens", -3}}), "max_new_tokens");
+  EXPECT_EQ(field_of(nlohmann::json::array()), "");
+}
+
+TEST(GenerateRequest, FieldMessageJoinsFieldAndMessage) {
+  auto bad = parse_generate_request({{"prompt", 5}}, SamplingParams{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "must be a string");
+  EXPECT_EQ(field_message(bad.error()), "prompt must be a string");
+  auto body = parse_generate_request(nlohmann::json::array(), SamplingParams{});
+  ASSERT_FALSE(body.ok());
+  EXPECT_EQ(field_message(body.error()), "request must be a JSON object");
+  SamplingParams p;
+  p.top_k = 300;
+  auto s = validate(p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(field_message(s.error()), "top_k must be in [0, 256]");
 }
 
 TEST(GenerateRequest, DumpLossyReplacesInvalidUtf8) {
   EXPECT_NO_THROW(dump_lossy({{"completion", std::string("\xff\xfe ok")}}));
+}
+
+TEST(ThroughputMeter, RatesAndElapsedComeFromTheInjectedClock) {
+  FakeClock clock;
+  ThroughputMeter meter(clock);
+  clock.advance_ms(500);  // set-up: counts in elapsed_s, not in the first rate
+  meter.restart_interval();
+  clock.advance_ms(2000);
+  auto first = meter.lap(1000);  // 1000 tokens in 2 s
+  EXPECT_DOUBLE_EQ(first.interval_s, 2.0);
+  EXPECT_DOUBLE_EQ(first.per_s, 500.0);
+  EXPECT_DOUBLE_EQ(first.elapsed_s, 2.5);
+  clock.advance_ms(250);
+  auto second = meter.lap(4096);  // the next interval starts at the previous lap
+  EXPECT_DOUBLE_EQ(second.interval_s, 0.25);
+  EXPECT_DOUBLE_EQ(second.per_s, 16384.0);
+  EXPECT_DOUBLE_EQ(second.elapsed_s, 2.75);
+  auto instant = meter.lap(1);  // no time passed: the interval is clamped to 1 ns, not 0
+  EXPECT_DOUBLE_EQ(instant.interval_s, 1e-9);
+  EXPECT_DOUBLE_EQ(instant.per_s, 1e9);
 }
 
 }  // namespace
