@@ -135,12 +135,18 @@ Result<RegisterRequest> register_request_from_json(const json& j) {
   });
 }
 
-json to_json(const RegisterResponse& r) { return {{"heartbeat_interval_s", r.heartbeat_interval_s}}; }
+json to_json(const RegisterResponse& r) {
+  json j = {{"heartbeat_interval_s", r.heartbeat_interval_s}};
+  if (!r.scheduler_key.empty()) j["scheduler_key"] = r.scheduler_key;
+  return j;
+}
 
 Result<RegisterResponse> register_response_from_json(const json& j) {
   return guarded("register response", [&]() -> Result<RegisterResponse> {
     RegisterResponse r;
     r.heartbeat_interval_s = json_int_at<int>(j, "heartbeat_interval_s");
+    r.scheduler_key = j.value("scheduler_key", "");
+    if (r.scheduler_key.size() > 256) return Error::invalid("scheduler_key: longer than 256", "scheduler_key");
     return r;
   });
 }

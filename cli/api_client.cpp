@@ -4,6 +4,7 @@
 
 #include <httplib.h>
 
+#include "tessel/base/http_status.hpp"
 #include "tessel/cli/json_get.hpp"
 #include "tessel/cli/table.hpp"
 
@@ -17,7 +18,7 @@ std::string ServerUrl::origin() const {
 }
 
 Result<ServerUrl> parse_server_url(const std::string& url) {
-  auto bad = [&](const std::string& why) { return Error{"invalid server URL '" + url + "': " + why}; };
+  auto bad = [&](const std::string& why) { return Error::invalid("invalid server URL '" + url + "': " + why); };
   ServerUrl u;
   auto sep = url.find("://");
   if (sep == std::string::npos) return bad("expected http://HOST[:PORT]");
@@ -87,19 +88,26 @@ std::string url_encode(std::string_view s) {
   return out;
 }
 
-std::string describe_error_body(int status, const std::string& body) {
+ErrorCode error_code_of(int status, std::string_view code_name) {
+  if (auto code = parse_error_code(code_name)) return *code;
+  return error_code_of_http_status(status);
+}
+
+Error error_of_response(int status, const std::string& body) {
   auto j = json::parse(body, nullptr, false);
   const auto& e = get_field(j, "error");
+  auto code = get_string(e, "code");
   auto message = get_string(e, "message");
-  if (!message.empty()) {
-    auto code = get_string(e, "code");
-    return printable(code.empty() ? message : message + " (" + code + ")");
-  }
+  if (!message.empty())
+    return Error{printable(code.empty() ? message : message + " (" + code + ")"), error_code_of(status, code),
+                 printable(get_string(e, "field"))};
   std::string first = body.substr(0, body.find('\n')).substr(0, 200);
   std::string out = "HTTP " + std::to_string(status);
   if (!first.empty()) out += ": " + printable(first);
-  return out;
+  return Error{out, error_code_of(status, code)};
 }
+
+std::string describe_error_body(int status, const std::string& body) { return error_of_response(status, body).message; }
 
 ApiClient::ApiClient(ServerUrl url, std::string token, std::chrono::seconds timeout)
     : url_(std::move(url)), token_(std::move(token)), http_(std::make_unique<httplib::Client>(url_.origin())) {
@@ -116,7 +124,8 @@ Result<std::unique_ptr<ApiClient>> ApiClient::create(const std::string& url, std
   auto u = parse_server_url(url);
   if (!u) return u.error();
   if (u->scheme == "https" && !tls_supported())
-    return Error{"TLS is not supported by this build (cpp-httplib without OpenSSL); use an http:// server URL"};
+    return Error::invalid(
+        "TLS is not supported by this build (cpp-httplib without OpenSSL); use an http:// server URL");
   return std::unique_ptr<ApiClient>(new ApiClient(std::move(*u), std::move(token), timeout));
 }
 
@@ -133,16 +142,16 @@ Error ApiClient::transport_error(int e) {
     case httplib::Error::SSLServerVerification: why = "server certificate not trusted"; break;
     default: why = "request failed"; break;
   }
-  return Error{"cannot reach " + url_.origin() + ": " + why + " (" + httplib::to_string(err) + ")"};
+  return Error::unavailable("cannot reach " + url_.origin() + ": " + why + " (" + httplib::to_string(err) + ")");
 }
 
 Result<json> ApiClient::finish(int status, const std::string& body) {
   last_transport_failure_ = false;
-  if (status < 200 || status >= 300) return Error{describe_error_body(status, body)};
+  if (status < 200 || status >= 300) return error_of_response(status, body);
   if (body.empty()) return json();
   auto j = json::parse(body, nullptr, false);
   if (j.is_discarded())
-    return Error{"server answered HTTP " + std::to_string(status) + " with a body that is not JSON"};
+    return Error::internal("server answered HTTP " + std::to_string(status) + " with a body that is not JSON");
   return j;
 }
 
@@ -190,7 +199,7 @@ Status ApiClient::stream(const std::string& path, const std::function<bool(std::
   last_transport_failure_ = false;
   if (res->status < 200 || res->status >= 300) {
     if (error_body.empty()) error_body = res->body;
-    return Error{describe_error_body(res->status, error_body)};
+    return error_of_response(res->status, error_body);
   }
   return ok_status();
 }

@@ -71,18 +71,18 @@ void Agent::publish_status() {
                    " tasks running");
 }
 
-bool Agent::heartbeat_once(const api::NodeInventory& inv) {
+Result<bool> Agent::heartbeat_once(const api::NodeInventory& inv) {
   // No task reports: those go through the reporter, the moment they change.
   api::HeartbeatRequest req{cfg_.node, inv, std::nullopt};
   auto r = hb_api_.heartbeat(req);
-  if (r.not_found()) {
+  if (!r.ok()) {
+    if (r.error().code != ErrorCode::not_found) return r.error();
     spdlog::warn("heartbeat: the scheduler does not know node {}; registering again", cfg_.node);
     return false;
   }
-  if (!r.ok()) throw std::runtime_error(r.error);
-  if (!r.value->acknowledged.empty()) {
-    spdlog::debug("scheduler acknowledged {} task(s) in a heartbeat answer", r.value->acknowledged.size());
-    tasks_.acknowledge(r.value->acknowledged);
+  if (!r->acknowledged.empty()) {
+    spdlog::debug("scheduler acknowledged {} task(s) in a heartbeat answer", r->acknowledged.size());
+    tasks_.acknowledge(r->acknowledged);
   }
   return true;
 }
@@ -110,11 +110,12 @@ milliseconds Agent::register_once(const api::NodeInventory& inv, Backoff& backof
   auto r = hb_api_.register_node({cfg_.node, cfg_.address, cfg_.agent_port, inv, tasks_.reports()});
   if (!r.ok()) {
     const milliseconds wait = backoff.next();
-    spdlog::warn("register with {}: {} (retry in {} ms)", cfg_.scheduler_url, r.error, wait.count());
+    spdlog::warn("register with {}: {} (retry in {} ms)", cfg_.scheduler_url, r.error().message, wait.count());
     return wait;
   }
   backoff.reset();
-  const milliseconds interval = cfg_.heartbeat_interval.value_or(seconds(r.value->heartbeat_interval_s));
+  if (cfg_.on_scheduler_key) cfg_.on_scheduler_key(r->scheduler_key);
+  const milliseconds interval = cfg_.heartbeat_interval.value_or(seconds(r->heartbeat_interval_s));
   spdlog::info("registered with {} as {} (heartbeat every {} ms)", cfg_.scheduler_url, cfg_.node, interval.count());
   on_registered(interval);
   if (!ready_sent_) notifier_.ready();
@@ -124,26 +125,26 @@ milliseconds Agent::register_once(const api::NodeInventory& inv, Backoff& backof
 }
 
 milliseconds Agent::heartbeat_step(const api::NodeInventory& inv, Backoff& backoff) {
-  try {
-    if (!heartbeat_once(inv)) {
-      {
-        MutexLock lock(mu_);
-        registered_ = false;
-      }
-      cv_.notify_all();  // The reporter pauses until the registration (which carries the reports).
-      return milliseconds(0);
-    }
-    backoff.reset();
-    publish_status();
-    MutexLock lock(mu_);
-    return interval_;
-  } catch (const std::exception& e) {
+  const auto known = heartbeat_once(inv);
+  if (!known.ok()) {
     const milliseconds wait = backoff.next();
-    spdlog::warn("heartbeat to {}: {} (retry in {} ms)", cfg_.scheduler_url, e.what(), wait.count());
+    spdlog::warn("heartbeat to {}: {} (retry in {} ms)", cfg_.scheduler_url, known.error().message, wait.count());
     notifier_.status("scheduler " + cfg_.scheduler_url + " unreachable, " + std::to_string(tasks_.running_count()) +
                      " tasks running");
     return wait;
   }
+  if (!*known) {
+    {
+      MutexLock lock(mu_);
+      registered_ = false;
+    }
+    cv_.notify_all();  // The reporter pauses until the registration (which carries the reports).
+    return milliseconds(0);
+  }
+  backoff.reset();
+  publish_status();
+  MutexLock lock(mu_);
+  return interval_;
 }
 
 void Agent::heartbeat_loop() {
@@ -199,16 +200,16 @@ void Agent::poll_loop() {
     auto r = poll_api_.desired_state(cfg_.node, version, cfg_.long_poll_wait_s);
     if (r.ok()) {
       backoff.reset();
-      const bool changed = r.value->version != version;
-      version = r.value->version;
-      tasks_.apply(*r.value, *inv);
+      const bool changed = r->version != version;
+      version = r->version;
+      tasks_.apply(*r, *inv);
       // A changed answer started or stopped tasks (or failed to start them): report at
       // once. An unchanged one (a poll's timeout, or one shed every few seconds) did not.
       if (changed) mark_reports_dirty();
-      if (r.value->poll_after_ms > 0) {
+      if (r->poll_after_ms > 0) {
         // The scheduler holds as many long polls as it can: come back later, with
         // jitter (0.75..1.25x) so the nodes told so at once do not return together.
-        const auto wait = milliseconds(r.value->poll_after_ms) * (0.75 + 0.5 * unit(rng));
+        const auto wait = milliseconds(r->poll_after_ms) * (0.75 + 0.5 * unit(rng));
         spdlog::debug("scheduler busy with long polls: polling again in {} ms",
                       duration_cast<milliseconds>(wait).count());
         MutexLock lock(mu_);
@@ -221,7 +222,7 @@ void Agent::poll_loop() {
       if (stopping_) return;
     }
     auto wait = backoff.next();
-    spdlog::warn("long poll for assignments: {} (retry in {} ms)", r.error, wait.count());
+    spdlog::warn("long poll for assignments: {} (retry in {} ms)", r.error().message, wait.count());
     MutexLock lock(mu_);
     cv_.wait_for(mu_, wait, [&]() REQUIRES(mu_) { return stopping_; });
     if (stopping_) return;

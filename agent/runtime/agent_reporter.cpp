@@ -73,18 +73,17 @@ void Agent::report_loop() {
     auto r = report_api_.report({cfg_.node, reports});
     if (r.ok()) {
       backoff.reset();
-      if (!r.value->acknowledged.empty())
-        spdlog::debug("scheduler acknowledged {} task(s)", r.value->acknowledged.size());
-      tasks_.acknowledge(r.value->acknowledged);
-      accepted = without_acknowledged(std::move(reports), r.value->acknowledged);
+      if (!r->acknowledged.empty()) spdlog::debug("scheduler acknowledged {} task(s)", r->acknowledged.size());
+      tasks_.acknowledge(r->acknowledged);
+      accepted = without_acknowledged(std::move(reports), r->acknowledged);
       publish_status();  // The running count changed, most likely.
-    } else if (r.not_found()) {
+    } else if (r.error().code == ErrorCode::not_found) {
       pause = backoff.next();
       spdlog::warn("report: the scheduler does not know node {}; registering again", cfg_.node);
       registration_lost();  // The registration carries the reports, and marks them dirty.
     } else {
       pause = backoff.next();
-      spdlog::warn("report to {}: {} (retry in {} ms)", cfg_.scheduler_url, r.error, pause->count());
+      spdlog::warn("report to {}: {} (retry in {} ms)", cfg_.scheduler_url, r.error().message, pause->count());
       mark_reports_dirty();  // Sent again once the pause is over.
     }
   }

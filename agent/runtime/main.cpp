@@ -118,7 +118,7 @@ int agent_main(const Options& o) {
   tasks.load();
   dir.remove_acknowledged_older_than(system_clock().now_ms(), 24LL * 3600 * 1000);
 
-  LogServer logs(dir, tasks, token);
+  LogServer logs(dir, tasks);
   auto port = logs.start(o.listen);
   if (!port) return fail(port.error().message);
   auto hp = parse_host_port(o.listen);
@@ -133,6 +133,7 @@ int agent_main(const Options& o) {
     acfg.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(o.heartbeat_interval * 1000));
   acfg.seed = std::random_device{}();
   acfg.events_socket = events_socket_path(dir.root());
+  acfg.on_scheduler_key = [&logs](const std::string& key) { logs.set_scheduler_key(key); };
   // Heartbeats and reports open a connection each time (one every few seconds, one per
   // task change); the long poll keeps its own.
   // All three share one I/O thread (tessel::http::ClientLoop).

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "tessel/agent/durable_file.hpp"
+#include "tessel/base/http_status.hpp"
 
 namespace tessel::agent {
 
@@ -30,41 +31,35 @@ void SchedulerClient::cancel() {
   if (http_) http_->cancel();
 }
 
+// A string member of a JSON object, or "" (never throws, whatever the shape).
+static std::string string_member(const json& j, const char* name) {
+  if (!j.is_object()) return "";
+  auto it = j.find(name);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+Error error_of_response(int status, const std::string& body) {
+  const json answer = json::parse(body, nullptr, false);
+  const json* envelope = nullptr;
+  if (answer.is_object())
+    if (auto it = answer.find("error"); it != answer.end() && it->is_object()) envelope = &*it;
+  const std::string msg = envelope ? string_member(*envelope, "message") : body.substr(0, 200);
+  return Error{"HTTP " + std::to_string(status) + ": " + msg, error_code_of_http_status(status),
+               envelope ? string_member(*envelope, "field") : ""};
+}
+
 template <class T, class Parse>
-Reply<T> SchedulerClient::call(const char* method, const std::string& target, std::string body,
-                               std::chrono::milliseconds timeout, Parse parse) {
-  Reply<T> out;
-  if (bad_url_) {
-    out.error = bad_url_->message;
-    return out;
-  }
+Result<T> SchedulerClient::call(const char* method, const std::string& target, std::string body,
+                                std::chrono::milliseconds timeout, Parse parse) {
+  if (bad_url_) return *bad_url_;
   auto res = http_->call(method, target, std::move(body), timeout);
-  if (!res) {
-    out.error = "no answer: " + res.error().message;
-    return out;
-  }
-  out.status = res->status;
-  json answer = json::parse(res->body, nullptr, false);
-  if (res->status / 100 != 2) {
-    std::string msg = answer.is_object() && answer.contains("error") && answer["error"].is_object()
-                          ? answer["error"].value("message", "")
-                          : res->body.substr(0, 200);
-    out.error = "HTTP " + std::to_string(res->status) + ": " + msg;
-    return out;
-  }
-  if (answer.is_discarded()) {
-    out.status = 0;
-    out.error = "answer is not JSON";
-    return out;
-  }
+  if (!res) return res.error().wrap("no answer");
+  if (res->status / 100 != 2) return error_of_response(res->status, res->body);
+  const json answer = json::parse(res->body, nullptr, false);
+  if (answer.is_discarded()) return Error::internal("answer is not JSON");
   auto v = parse(answer);
-  if (!v) {
-    out.status = 0;
-    out.error = v.error().message;
-    return out;
-  }
-  out.value = std::move(*v);
-  return out;
+  if (!v) return Error::internal(v.error().message);
+  return std::move(*v);
 }
 
 // The scheduler commits registrations, heartbeats and reports (a report also frees
@@ -72,22 +67,22 @@ Reply<T> SchedulerClient::call(const char* method, const std::string& target, st
 // cluster or a slow disk; 10 s is a scheduler in trouble.
 constexpr std::chrono::seconds kCallTimeout{10};
 
-Reply<api::RegisterResponse> SchedulerClient::register_node(const api::RegisterRequest& req) {
+Result<api::RegisterResponse> SchedulerClient::register_node(const api::RegisterRequest& req) {
   return call<api::RegisterResponse>("POST", "/v1/agent/register", api::to_json(req).dump(), kCallTimeout,
                                      api::register_response_from_json);
 }
 
-Reply<api::HeartbeatResponse> SchedulerClient::heartbeat(const api::HeartbeatRequest& req) {
+Result<api::HeartbeatResponse> SchedulerClient::heartbeat(const api::HeartbeatRequest& req) {
   return call<api::HeartbeatResponse>("POST", "/v1/agent/heartbeat", api::to_json(req).dump(), kCallTimeout,
                                       api::heartbeat_response_from_json);
 }
 
-Reply<api::ReportResponse> SchedulerClient::report(const api::ReportRequest& req) {
+Result<api::ReportResponse> SchedulerClient::report(const api::ReportRequest& req) {
   return call<api::ReportResponse>("POST", "/v1/agent/report", api::to_json(req).dump(), kCallTimeout,
                                    api::report_response_from_json);
 }
 
-Reply<api::DesiredState> SchedulerClient::desired_state(const std::string& node, int64_t version, int wait_s) {
+Result<api::DesiredState> SchedulerClient::desired_state(const std::string& node, int64_t version, int wait_s) {
   // The long poll holds its answer up to wait_s; the node name is a path segment.
   std::string path = "/v1/agent/nodes/" + node + "/assignments?version=" + std::to_string(version) +
                      "&wait_s=" + std::to_string(wait_s);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "routing.hpp"
+#include "tessel/base/http_status.hpp"
 
 namespace tessel::http {
 
@@ -99,20 +100,6 @@ std::string Request::param(std::string_view name) const { return query_param(tar
 
 // ---------------------------------------------------------------- responses
 
-int status_of(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::invalid_argument: return 400;
-    case ErrorCode::unauthenticated: return 401;
-    case ErrorCode::permission_denied: return 403;
-    case ErrorCode::not_found: return 404;
-    case ErrorCode::conflict: return 409;
-    case ErrorCode::payload_too_large: return 413;
-    case ErrorCode::unavailable: return 503;
-    case ErrorCode::internal: break;
-  }
-  return 500;
-}
-
 Response json_response(int status, std::string json_text) {
   Response r;
   r.status = status;
@@ -128,7 +115,7 @@ Response error_with_status(int status, const std::string& code, const std::strin
 }
 
 Response error_response(const Error& err) {
-  Response r = error_with_status(status_of(err.code), to_string(err.code), err.message, err.field);
+  Response r = error_with_status(http_status_of(err.code), to_string(err.code), err.message, err.field);
   if (err.code == ErrorCode::unauthenticated) r.headers.push_back({"WWW-Authenticate", "Bearer"});
   return r;
 }

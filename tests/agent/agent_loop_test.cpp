@@ -9,7 +9,10 @@
 #include <iostream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "tessel/agent/agent.hpp"
+#include "tessel/base/http_status.hpp"
 #include "tessel/agent/durable_file.hpp"
 #include "test_util.hpp"
 
@@ -41,26 +44,35 @@ struct FakeScheduler {
   }
 };
 
+// What the real SchedulerClient answers when no answer came, and for an error status
+// with the API's error envelope.
+Error unreachable() { return Error::unavailable("connection refused").wrap("no answer"); }
+Error http_error(int status, const std::string& message) {
+  const nlohmann::json envelope = {
+      {"error", {{"code", to_string(error_code_of_http_status(status))}, {"message", message}}}};
+  return error_of_response(status, envelope.dump());
+}
+
 class FakeApi : public SchedulerApi {
  public:
   explicit FakeApi(FakeScheduler& s) : s_(s) {}
-  Reply<api::RegisterResponse> register_node(const api::RegisterRequest& req) override {
+  Result<api::RegisterResponse> register_node(const api::RegisterRequest& req) override {
     std::lock_guard l(s_.mu);
-    if (!s_.reachable) return {std::nullopt, 0, "connection refused"};
+    if (!s_.reachable) return unreachable();
     ++s_.registers;
     s_.knows_node = true;
     s_.last_reports = req.tasks;
-    return {api::RegisterResponse{1}, 200, ""};
+    return api::RegisterResponse{1};
   }
-  Reply<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) override {
+  Result<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) override {
     std::lock_guard l(s_.mu);
-    if (!s_.reachable) return {std::nullopt, 0, "connection refused"};
-    if (!s_.knows_node) return {std::nullopt, 404, "unknown node"};
+    if (!s_.reachable) return unreachable();
+    if (!s_.knows_node) return http_error(404, "unknown node");
     ++s_.heartbeats;
     if (req.tasks) ++s_.heartbeats_with_tasks;
-    return {api::HeartbeatResponse{}, 200, ""};
+    return api::HeartbeatResponse{};
   }
-  Reply<api::ReportResponse> report(const api::ReportRequest& req) override {
+  Result<api::ReportResponse> report(const api::ReportRequest& req) override {
     std::unique_lock l(s_.mu);
     if (s_.block_reports) {
       ++s_.reports_in_flight;
@@ -68,27 +80,27 @@ class FakeApi : public SchedulerApi {
       s_.cv.wait(l, [&] { return cancelled_; });
       --s_.reports_in_flight;
     }
-    if (cancelled_ || !s_.reachable) return {std::nullopt, 0, "connection refused"};
+    if (cancelled_ || !s_.reachable) return unreachable();
     if (s_.failing_reports > 0) {
       --s_.failing_reports;
       ++s_.failed_reports;
-      return {std::nullopt, 503, "HTTP 503: storage unavailable"};
+      return http_error(503, "storage unavailable");
     }
-    if (!s_.knows_node) return {std::nullopt, 404, "unknown node"};
+    if (!s_.knows_node) return http_error(404, "unknown node");
     ++s_.reports;
     s_.last_reports = req.tasks;
     api::ReportResponse r;
     for (const auto& t : req.tasks)
       for (const auto& id : s_.ack_next)
         if (t.assignment_id == id && t.state != api::TaskState::running) r.acknowledged.push_back(id);
-    return {r, 200, ""};
+    return r;
   }
-  Reply<api::DesiredState> desired_state(const std::string&, int64_t version, int wait_s) override {
+  Result<api::DesiredState> desired_state(const std::string&, int64_t version, int wait_s) override {
     std::unique_lock l(s_.mu);
     s_.cv.wait_for(l, std::chrono::seconds(wait_s),
                    [&] { return cancelled_ || !s_.reachable || s_.desired.version != version; });
-    if (cancelled_ || !s_.reachable) return {std::nullopt, 0, "connection refused"};
-    return {s_.desired, 200, ""};
+    if (cancelled_ || !s_.reachable) return unreachable();
+    return s_.desired;
   }
   void cancel() override {
     std::lock_guard l(s_.mu);

@@ -46,9 +46,69 @@ TEST(ErrorBody, ApiShapeAndFallback) {
   EXPECT_EQ(describe_error_body(500, ""), "HTTP 500");
 }
 
+TEST(ErrorBody, CodeFromTheEnvelopeElseTheStatus) {
+  // The envelope's code wins, whatever the status.
+  EXPECT_EQ(error_code_of(404, "not_found"), ErrorCode::not_found);
+  EXPECT_EQ(error_code_of(405, "invalid_argument"), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of(500, "internal"), ErrorCode::internal);
+  for (auto c :
+       {ErrorCode::internal, ErrorCode::invalid_argument, ErrorCode::unauthenticated, ErrorCode::permission_denied,
+        ErrorCode::not_found, ErrorCode::conflict, ErrorCode::payload_too_large, ErrorCode::unavailable})
+    EXPECT_EQ(error_code_of(418, to_string(c)), c) << to_string(c);
+  // No code, or one this build does not know: the status decides (tessel::error_code_of_http_status).
+  EXPECT_EQ(error_code_of(400, ""), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of(404, ""), ErrorCode::not_found);
+  EXPECT_EQ(error_code_of(431, "request_header_fields_too_large"), ErrorCode::internal);
+  EXPECT_EQ(error_code_of(503, "NOT_FOUND"), ErrorCode::unavailable);
+  for (int other : {0, 302, 405, 500, 502, 504}) EXPECT_EQ(error_code_of(other, ""), ErrorCode::internal) << other;
+}
+
+TEST(ErrorBody, ErrorKeepsMessageCodeAndField) {
+  auto e = error_of_response(
+      400,
+      R"({"error":{"code":"invalid_argument","message":"devices: must be one of 0, 1, 2, 4, 8","field":"devices"}})");
+  EXPECT_EQ(e.message, "devices: must be one of 0, 1, 2, 4, 8 (invalid_argument)");
+  EXPECT_EQ(e.code, ErrorCode::invalid_argument);
+  EXPECT_EQ(e.field, "devices");
+
+  auto missing = error_of_response(404, R"({"error":{"code":"not_found","message":"no such job j-00000009"}})");
+  EXPECT_EQ(missing.message, "no such job j-00000009 (not_found)");
+  EXPECT_EQ(missing.code, ErrorCode::not_found);
+  EXPECT_EQ(missing.field, "");
+
+  auto storage = error_of_response(503, R"({"error":{"message":"storage unavailable"}})");
+  EXPECT_EQ(storage.message, "storage unavailable");
+  EXPECT_EQ(storage.code, ErrorCode::unavailable);
+
+  auto proxy = error_of_response(502, "Bad Gateway\nmore");
+  EXPECT_EQ(proxy.message, "HTTP 502: Bad Gateway");
+  EXPECT_EQ(proxy.code, ErrorCode::internal);
+
+  auto denied = error_of_response(403, "");
+  EXPECT_EQ(denied.message, "HTTP 403");
+  EXPECT_EQ(denied.code, ErrorCode::permission_denied);
+
+  // A wrap() for context keeps both.
+  auto wrapped = e.wrap("submit");
+  EXPECT_EQ(wrapped.code, ErrorCode::invalid_argument);
+  EXPECT_EQ(wrapped.field, "devices");
+}
+
+TEST(ApiClient, TransportFailureIsUnavailable) {
+  // Port 1 on loopback: nothing listens there (connection refused).
+  auto c = ApiClient::create("http://127.0.0.1:1", "", std::chrono::seconds(2));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  auto r = (*c)->get("/v1/jobs");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::unavailable);
+  EXPECT_EQ(r.error().message.rfind("cannot reach http://127.0.0.1:1: ", 0), 0U) << r.error().message;
+  EXPECT_TRUE((*c)->last_failure_was_transport());
+}
+
 TEST(ApiClient, CreateChecksUrl) {
   auto c = ApiClient::create("nope", "", std::chrono::seconds(1));
-  EXPECT_FALSE(c.ok());
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code, ErrorCode::invalid_argument);
   if (!tls_supported()) {
     auto s = ApiClient::create("https://x", "", std::chrono::seconds(1));
     ASSERT_FALSE(s.ok());

@@ -10,19 +10,19 @@ TEST(Restart, StateAndHoldsAreRestored) {
   const std::string db = dir.str("s.db");
   FakeClock clock;
   const ServiceOptions opts = test_service_options();
-  std::string id;
+  std::string id, key;
   {
     auto store = open_sqlite_store(db);
     ASSERT_TRUE(store.ok()) << store.error().message;
     Service svc(**store, clock, std::nullopt, opts);
     ASSERT_TRUE(svc.start().ok());
     httplib::Client c("127.0.0.1", svc.port());
-    ASSERT_EQ(
+    auto reg =
         c.Post("/v1/agent/register",
                json{{"node", "n1"}, {"address", "h1"}, {"agent_port", 7451}, {"inventory", gaudi_inventory()}}.dump(),
-               "application/json")
-            ->status,
-        200);
+               "application/json");
+    ASSERT_EQ(reg->status, 200);
+    key = json::parse(reg->body)["scheduler_key"];
     auto r = c.Post("/v1/jobs", json{{"command", {"x"}}, {"devices", 4}}.dump(), "application/json");
     ASSERT_EQ(r->status, 201);
     id = json::parse(r->body)["id"];
@@ -40,6 +40,10 @@ TEST(Restart, StateAndHoldsAreRestored) {
   auto n = json::parse(c.Get("/v1/nodes/n1")->body);
   EXPECT_EQ(n["state"], "draining");
   EXPECT_EQ(n["inventory"]["devices"][0]["job"], id);
+  // Log reads still reach the agent with the key it was given before the restart.
+  auto target = svc.state().log_target(id, 0);
+  ASSERT_TRUE(target) << target.error().message;
+  EXPECT_EQ(target->scheduler_key, key);
   // New ids continue after the restored ones.
   auto r = c.Post("/v1/jobs", json{{"command", {"x"}}}.dump(), "application/json");
   EXPECT_GT(json::parse(r->body)["id"].get<std::string>(), id);

@@ -80,6 +80,11 @@ struct RegisterRequest {
 };
 struct RegisterResponse {
   int heartbeat_interval_s = 5;
+  // The scheduler's credential towards this agent (64 hex digits, new at every
+  // registration): the agent's log server accepts requests bearing it and no
+  // other token, so neither a user's nor a node's token reads logs from an agent.
+  // Empty from schedulers that predate it.
+  std::string scheduler_key;
 };
 
 struct HeartbeatRequest {

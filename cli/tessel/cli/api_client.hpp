@@ -2,8 +2,11 @@
 // The CLI's HTTP client for the scheduler's REST API (a thin adapter over
 // cpp-httplib). Every failure comes back as an Error whose message is one line:
 //   server said no:   "devices: must be one of 0, 1, 2, 4, 8 (invalid_argument)"
-//   other HTTP error: "HTTP 502: <start of body>"
+//                     (code from the envelope's "code", field from its "field")
+//   other HTTP error: "HTTP 502: <start of body>" (code from the status)
 //   no connection:    "cannot reach http://127.0.0.1:7450: connection failed (Connection)"
+//                     (code unavailable)
+// error_code_of() is the one place an answer's code or status becomes an ErrorCode.
 // Not thread-safe; one instance per command.
 
 #include <chrono>
@@ -73,6 +76,14 @@ class ApiClient {
   std::unique_ptr<httplib::Client> http_;
   bool last_transport_failure_ = false;
 };
+
+// The ErrorCode of an error answer: the envelope's `code` when it is one of the names
+// of to_string(ErrorCode), else by HTTP status (tessel::error_code_of_http_status).
+ErrorCode error_code_of(int status, std::string_view code_name);
+
+// The Error of a non-2xx answer: its message is describe_error_body(), its code
+// error_code_of(), its field the envelope's "field" (or empty).
+Error error_of_response(int status, const std::string& body);
 
 // The one-line reason from an API error body, or "HTTP <status>: ..." when the body
 // is not the API's {"error":{...}} shape.

@@ -156,7 +156,7 @@ Result<LogTarget> ClusterState::log_target(const std::string& job_id, int rank) 
   if (n == nodes_.end()) return Error::unavailable("node " + a->node + " unknown");
   if (n->second.rec.agent_port == 0) return Error::unavailable("node " + a->node + " serves no logs");
   return LogTarget{n->second.rec.address, n->second.rec.agent_port, api::assignment_id(j.id, j.attempt, node_rank),
-                   rank % per_node, n->second.token};
+                   rank % per_node, n->second.rec.scheduler_key};
 }
 
 Status ClusterState::write_store(const WriteBatch& batch) {

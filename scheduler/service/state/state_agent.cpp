@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "tessel/base/log_safe.hpp"
+#include "tessel/base/random.hpp"
 #include "tessel/scheduler/state.hpp"
 
 namespace tessel::scheduler {
@@ -59,6 +60,9 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   n.rec.last_heartbeat_ms = clock_.now_ms();
   n.down = false;
   n.token = token;
+  auto key = random_hex(32);
+  if (!key) return key.error().wrap("the scheduler's key for node " + req.node);
+  n.rec.scheduler_key = *key;
   Txn txn;
   txn.batch.nodes.push_back(n.rec);
   const bool is_new = it == nodes_.end();
@@ -80,6 +84,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   if (!commit_locked(txn, "register")) return storage_unavailable("the node registration");
   api::RegisterResponse resp;
   resp.heartbeat_interval_s = static_cast<int>(std::clamp<int64_t>(opts_.heartbeat_timeout_ms / 3000, 1, 5));
+  resp.scheduler_key = *key;
   return resp;
 }
 

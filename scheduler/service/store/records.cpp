@@ -33,6 +33,7 @@ std::string node_record_to_json(const NodeRecord& n) {
             {"drained", n.drained},
             {"inventory", api::to_json(n.inventory)},
             {"last_heartbeat_ms", n.last_heartbeat_ms}};
+  if (!n.scheduler_key.empty()) j["scheduler_key"] = n.scheduler_key;
   return j.dump();
 }
 
@@ -46,6 +47,7 @@ Result<NodeRecord> node_record_from_json(const std::string& text) {
     n.agent_port = api::json_int_at<int>(j, "agent_port");
     n.drained = j.at("drained").get<bool>();
     n.last_heartbeat_ms = api::json_int_at<int64_t>(j, "last_heartbeat_ms");
+    n.scheduler_key = j.value("scheduler_key", "");
     json inv = j.at("inventory");
     inv.erase("groups");  // Computed on output; not part of the agent's form.
     auto parsed = api::inventory_from_json(inv);

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -59,6 +60,9 @@ struct AgentConfig {
   std::string events_socket;
   // The agent's time (its watchdog's progress); null: the system clock.
   const Clock* clock = nullptr;
+  // Called with RegisterResponse::scheduler_key after each registration (the log
+  // server's credential); may be empty.
+  std::function<void(const std::string&)> on_scheduler_key;
 };
 
 class Agent {
@@ -83,8 +87,10 @@ class Agent {
   std::optional<api::NodeInventory> refresh_inventory() EXCLUDES(mu_);
   std::chrono::milliseconds register_once(const api::NodeInventory& inv, Backoff& backoff) EXCLUDES(mu_);
   std::chrono::milliseconds heartbeat_step(const api::NodeInventory& inv, Backoff& backoff) EXCLUDES(mu_);
-  bool heartbeat_once(const api::NodeInventory& inv) EXCLUDES(mu_);  // False: register again.
-  bool wait_for(std::chrono::milliseconds d) EXCLUDES(mu_);          // False when stopping.
+  // True: the scheduler took it; false: it does not know this node (register again);
+  // an Error: no answer, or another failure (back off).
+  Result<bool> heartbeat_once(const api::NodeInventory& inv) EXCLUDES(mu_);
+  bool wait_for(std::chrono::milliseconds d) EXCLUDES(mu_);  // False when stopping.
   void on_registered(std::chrono::milliseconds interval) EXCLUDES(mu_);
   void publish_status() EXCLUDES(mu_);
 

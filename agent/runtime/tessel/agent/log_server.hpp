@@ -5,7 +5,9 @@
 // text/plain from byte `offset` of <state>/tasks/<id>/rank<task>.log, sent chunked,
 // 64 KiB at a time. With follow, it streams until the task has ended and every byte
 // is sent.
-// When a token is set, requests need "Authorization: Bearer <token>" (401 otherwise).
+// Only the scheduler reads here: requests need "Authorization: Bearer <key>" with the
+// key the scheduler handed the agent at its last registration (401 otherwise; 503
+// before the first registration). A node's own token or a user's is never enough.
 // Errors are JSON {"error":{"code","message","field"}}.
 
 #include <memory>
@@ -14,12 +16,13 @@
 #include "tessel/agent/state_dir.hpp"
 #include "tessel/agent/task_manager.hpp"
 #include "tessel/http/server.hpp"
+#include "tessel/sync/mutex.hpp"
 
 namespace tessel::agent {
 
 class LogServer {
  public:
-  LogServer(const StateDir& dir, TaskManager& tasks, std::string token);
+  LogServer(const StateDir& dir, TaskManager& tasks);
   ~LogServer();
   LogServer(const LogServer&) = delete;
   LogServer& operator=(const LogServer&) = delete;
@@ -28,13 +31,17 @@ class LogServer {
   // Returns the bound port. Call once.
   Result<int> start(const std::string& listen);
   void stop();
+  // The scheduler's credential from RegisterResponse::scheduler_key; replaces the last.
+  void set_scheduler_key(std::string key) EXCLUDES(mu_);
 
  private:
+  Status check_credential(const http::Request& req) const EXCLUDES(mu_);
   void serve_log(http::Request& req, const http::Reply& reply);
 
   const StateDir& dir_;
   TaskManager& tasks_;
-  std::string token_;
+  mutable Mutex mu_;
+  std::string scheduler_key_ GUARDED_BY(mu_);
   std::unique_ptr<http::Server> server_;
 };
 

@@ -11,29 +11,31 @@
 #include <string>
 
 #include "tessel/api/agent_protocol.hpp"
+#include "tessel/base/result.hpp"
 
 #include "tessel/http/client.hpp"
 
 namespace tessel::agent {
 
-// The outcome of one call: a value, or why not. status 0 = no HTTP answer
-// (unreachable, timeout, bad answer body); 404 = the scheduler does not know us.
-template <class T>
-struct Reply {
-  std::optional<T> value;
-  int status = 0;
-  std::string error;
-  bool ok() const { return value.has_value(); }
-  bool not_found() const { return status == 404; }
-};
+// Every call answers a tessel::Result: the value, or an Error whose code says why not.
+//   no HTTP answer (unreachable, timeout, cancelled): the http::Client's code,
+//     `unavailable` ("no answer: ...");
+//   an HTTP error status: tessel::error_code_of_http_status(), so 404 (`not_found`) is a
+//     scheduler that does not know this node (or lacks the route);
+//   a 2xx answer whose body does not parse: `internal`.
+
+// The Error of a non-2xx answer: "HTTP <status>: <message>", the message from the
+// API's {"error":{"message",...}} envelope (and its field), else the body's first
+// 200 bytes; the code from tessel::error_code_of_http_status().
+Error error_of_response(int status, const std::string& body);
 
 class SchedulerApi {
  public:
   virtual ~SchedulerApi() = default;
-  virtual Reply<api::RegisterResponse> register_node(const api::RegisterRequest& req) = 0;
-  virtual Reply<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) = 0;
-  virtual Reply<api::ReportResponse> report(const api::ReportRequest& req) = 0;
-  virtual Reply<api::DesiredState> desired_state(const std::string& node, int64_t version, int wait_s) = 0;
+  virtual Result<api::RegisterResponse> register_node(const api::RegisterRequest& req) = 0;
+  virtual Result<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) = 0;
+  virtual Result<api::ReportResponse> report(const api::ReportRequest& req) = 0;
+  virtual Result<api::DesiredState> desired_state(const std::string& node, int64_t version, int wait_s) = 0;
   virtual void cancel() {}
 };
 
@@ -47,17 +49,17 @@ class SchedulerClient final : public SchedulerApi {
   // scheduler for its idle timeout (--http-idle-timeout, 60 s) each time.
   SchedulerClient(http::ClientLoop& loop, const std::string& url, const std::string& token, bool keep_alive = true);
   ~SchedulerClient() override;
-  Reply<api::RegisterResponse> register_node(const api::RegisterRequest& req) override;
-  Reply<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) override;
-  Reply<api::ReportResponse> report(const api::ReportRequest& req) override;
-  Reply<api::DesiredState> desired_state(const std::string& node, int64_t version, int wait_s) override;
+  Result<api::RegisterResponse> register_node(const api::RegisterRequest& req) override;
+  Result<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) override;
+  Result<api::ReportResponse> report(const api::ReportRequest& req) override;
+  Result<api::DesiredState> desired_state(const std::string& node, int64_t version, int wait_s) override;
   // Fails the call in flight and every later one (the agent is stopping).
   void cancel() override;
 
  private:
   template <class T, class Parse>
-  Reply<T> call(const char* method, const std::string& target, std::string body, std::chrono::milliseconds timeout,
-                Parse parse);
+  Result<T> call(const char* method, const std::string& target, std::string body, std::chrono::milliseconds timeout,
+                 Parse parse);
 
   std::optional<Error> bad_url_;
   std::unique_ptr<http::Client> http_;

@@ -11,8 +11,8 @@
 
 namespace tessel {
 
-// What kind of failure an Error is. The HTTP layers map it to a status in one
-// place each (http::status_of); everything else only names the kind.
+// What kind of failure an Error is. http_status_of() (tessel/base/http_status.hpp)
+// is the one place it becomes an HTTP status; everything else only names the kind.
 enum class ErrorCode {
   internal,           // A bug or an unexpected failure (500). The default.
   invalid_argument,   // Bad input; `field` names it when it is one field (400).

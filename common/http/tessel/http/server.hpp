@@ -89,9 +89,8 @@ struct Response {
   std::function<void(std::shared_ptr<BodyStream>)> stream;
 };
 
-// {"error":{"code","message","field"?}} with the status that matches err.code:
-// the one place an ErrorCode becomes an HTTP status.
-int status_of(ErrorCode code);
+// {"error":{"code","message","field"?}} with the status that matches err.code
+// (tessel::http_status_of, the one mapping).
 Response error_response(const Error& err);
 Response json_response(int status, std::string json_text);
 

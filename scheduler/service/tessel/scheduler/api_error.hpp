@@ -1,7 +1,7 @@
 #pragma once
 // The scheduler's errors are tessel::Error values (tessel/base/result.hpp): an
 // ErrorCode and, for bad input, the field at fault. The HTTP layer turns them into
-// {"error":{"code","message","field"}} with the matching status (http::status_of).
+// {"error":{"code","message","field"}} with the matching status (tessel::http_status_of).
 
 #include <string>
 

@@ -67,7 +67,7 @@ struct LogTarget {
   int agent_port = 0;
   std::string assignment_id;
   int local_rank = 0;
-  std::string token;  // Bearer token the node registered with; empty when none.
+  std::string scheduler_key;  // The scheduler's credential towards that agent; empty for old agents.
 };
 
 // A node as the API shows it (GET /v1/nodes).

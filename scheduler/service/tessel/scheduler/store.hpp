@@ -28,6 +28,9 @@ struct NodeRecord {
   bool drained = false;
   api::NodeInventory inventory;
   int64_t last_heartbeat_ms = 0;
+  // The scheduler's credential towards the node's agent (RegisterResponse::scheduler_key),
+  // kept so log reads work across a scheduler restart. Never shown by the API.
+  std::string scheduler_key;
 };
 
 // Cards still held for an assignment the scheduler no longer wants, until a
