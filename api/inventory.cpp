@@ -11,12 +11,36 @@ namespace tessel::api {
 
 using nlohmann::json;
 
-std::string to_string(Vendor v) { return v == Vendor::habana ? "habana" : "nvidia"; }
+std::string to_string(Vendor v) {
+  switch (v) {
+    case Vendor::habana: return "habana";
+    case Vendor::nvidia: return "nvidia";
+    case Vendor::amd: return "amd";
+    case Vendor::intel: return "intel";
+    case Vendor::ascend: return "ascend";
+    case Vendor::neuron: return "neuron";
+    case Vendor::tpu: return "tpu";
+    case Vendor::cambricon: return "cambricon";
+    case Vendor::mthreads: return "mthreads";
+  }
+  return "unknown";
+}
+
+const std::vector<Vendor>& supported_vendors() {
+  static const std::vector<Vendor> vendors = {Vendor::habana, Vendor::nvidia, Vendor::amd};
+  return vendors;
+}
+
+std::string supported_vendor_names() {
+  std::string out;
+  for (Vendor v : supported_vendors()) out += (out.empty() ? "" : ", ") + to_string(v);
+  return out;
+}
 
 Result<Vendor> parse_vendor(const std::string& s) {
-  if (s == "habana") return Vendor::habana;
-  if (s == "nvidia") return Vendor::nvidia;
-  return Error{"unknown vendor '" + s + "' (want habana or nvidia)"};
+  for (Vendor v : supported_vendors())
+    if (s == to_string(v)) return v;
+  return Error{"unknown vendor '" + s + "' (want one of " + supported_vendor_names() + ")"};
 }
 
 static json optional_int(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
@@ -42,7 +66,7 @@ json to_json(const NodeInventory& inv) {
   json devices = json::array();
   for (const Device& d : inv.devices) devices.push_back(to_json(d));
   json groups = json::object();
-  if (inv.vendor == Vendor::nvidia) {
+  if (any_subset_is_valid(inv.vendor)) {
     groups["all"] = true;
   } else {
     for (const auto& [size, list] : gaudi_groups_within(healthy_module_ids(inv))) groups[std::to_string(size)] = list;

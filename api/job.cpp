@@ -29,9 +29,11 @@ bool valid_env_name(const std::string& k) {
 }  // namespace
 
 bool is_reserved_env(const std::string& name) {
-  static const std::array<const char*, 12> reserved = {"HABANA_VISIBLE_MODULES",
+  static const std::array<const char*, 14> reserved = {"HABANA_VISIBLE_MODULES",
                                                        "HABANA_VISIBLE_DEVICES",
                                                        "CUDA_VISIBLE_DEVICES",
+                                                       "ROCR_VISIBLE_DEVICES",
+                                                       "HIP_VISIBLE_DEVICES",
                                                        "HLS_MODULE_ID",
                                                        "RANK",
                                                        "WORLD_SIZE",
@@ -133,7 +135,7 @@ SpecParse parse_job_spec(const json& j) {
     if (pv)
       s.vendor = *pv;
     else
-      r.fail("vendor", "must be \"habana\" or \"nvidia\"");
+      r.fail("vendor", "must be one of " + supported_vendor_names());
   }
   r.optional_string("model", s.model, 64);
   if (s.task_per_device && s.devices == 0) r.fail("tasks_per_node", "\"device\" needs devices > 0");

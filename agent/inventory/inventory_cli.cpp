@@ -21,11 +21,12 @@ int inventory_main(int argc, char** argv, std::ostream& out, std::ostream& err) 
   std::string sysfs_root = config.sysfs_root.string();
   double timeout_s = 10.0;
   app.add_option("--vendor", vendor, "Which vendor tool to use")
-      ->check(CLI::IsMember({"habana", "nvidia", "auto"}))
+      ->check(CLI::IsMember(vendor_choices()))
       ->capture_default_str();
   app.add_option("--hl-smi", config.hl_smi, "hl-smi path or name (looked up in PATH)")->capture_default_str();
   app.add_option("--nvidia-smi", config.nvidia_smi, "nvidia-smi path or name (looked up in PATH)")
       ->capture_default_str();
+  app.add_option("--amd-smi", config.amd_smi, "amd-smi path or name (looked up in PATH)")->capture_default_str();
   app.add_option("--sysfs-root", sysfs_root, "Root of sysfs, for card health")->capture_default_str();
   app.add_option("--timeout", timeout_s, "Seconds to wait for the vendor tool")
       ->check(CLI::Range(0.001, 3600.0))

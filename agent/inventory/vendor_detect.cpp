@@ -1,13 +1,31 @@
 #include "tessel/agent/vendor_detect.hpp"
 
+#include "tessel/agent/amd_smi_inventory.hpp"
 #include "tessel/agent/executable.hpp"
 
 namespace tessel::agent {
 
+namespace {
+
+struct Tool {
+  api::Vendor vendor;
+  const char* name;
+  std::string InventoryConfig::*path;
+};
+
+// In the order `auto` tries them.
+const Tool kTools[] = {
+    {api::Vendor::habana, "hl-smi", &InventoryConfig::hl_smi},
+    {api::Vendor::nvidia, "nvidia-smi", &InventoryConfig::nvidia_smi},
+    {api::Vendor::amd, "amd-smi", &InventoryConfig::amd_smi},
+};
+
+}  // namespace
+
 Result<api::Vendor> detect_vendor(const InventoryConfig& config) {
-  if (resolve_executable("hl-smi", config.hl_smi, config.path_env)) return api::Vendor::habana;
-  if (resolve_executable("nvidia-smi", config.nvidia_smi, config.path_env)) return api::Vendor::nvidia;
-  return Error{"no hl-smi or nvidia-smi found"};
+  for (const Tool& t : kTools)
+    if (resolve_executable(t.name, config.*t.path, config.path_env)) return t.vendor;
+  return Error{"no hl-smi, nvidia-smi or amd-smi found"};
 }
 
 Result<std::unique_ptr<InventorySource>> make_inventory_source(const std::string& vendor, CommandRunner& runner,
@@ -22,9 +40,22 @@ Result<std::unique_ptr<InventorySource>> make_inventory_source(const std::string
     if (!parsed) return parsed.error();
     v = *parsed;
   }
-  std::unique_ptr<InventorySource> source =
-      v == api::Vendor::habana ? make_hl_smi_inventory(runner, config) : make_nvidia_smi_inventory(runner, config);
-  return source;
+  switch (v) {
+    case api::Vendor::habana: return make_hl_smi_inventory(runner, config);
+    case api::Vendor::nvidia: return make_nvidia_smi_inventory(runner, config);
+    case api::Vendor::amd: return make_amd_smi_inventory(runner, config);
+    default: return Error{"no inventory backend for vendor " + api::to_string(v)};
+  }
+}
+
+const std::vector<std::string>& vendor_choices() {
+  static const std::vector<std::string> choices = [] {
+    std::vector<std::string> out;
+    for (api::Vendor v : api::supported_vendors()) out.push_back(api::to_string(v));
+    out.push_back("auto");
+    return out;
+  }();
+  return choices;
 }
 
 }  // namespace tessel::agent

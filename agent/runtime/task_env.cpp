@@ -1,19 +1,8 @@
 #include "tessel/agent/task_env.hpp"
 
+#include "tessel/agent/device_env.hpp"
+
 namespace tessel::agent {
-
-static std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "," : "") + parts[i];
-  return out;
-}
-
-static std::string join_ints(const std::vector<int>& v) {
-  std::vector<std::string> s;
-  s.reserve(v.size());
-  for (int x : v) s.push_back(std::to_string(x));
-  return join(s);
-}
 
 int local_world_size(const api::Assignment& a) {
   if (!a.spec.task_per_device) return 1;
@@ -28,23 +17,11 @@ Result<Env> task_environment(const TaskEnvInput& in) {
   for (const auto& [k, v] : a.spec.env) env[k] = v;
 
   const api::Vendor vendor = a.spec.vendor.value_or(in.inventory.vendor);
+  if (auto st = add_device_env(env, vendor, a, in.inventory); !st) return st.error();
   if (vendor == api::Vendor::habana) {
-    env["HABANA_VISIBLE_MODULES"] = join_ints(a.module_ids);
-    env["HABANA_VISIBLE_DEVICES"] = join_ints(a.indices);
     if (!a.spec.env.count("PT_ENABLE_INT64_SUPPORT")) env["PT_ENABLE_INT64_SUPPORT"] = "1";
     if (a.spec.task_per_device && !a.module_ids.empty())
       env["HLS_MODULE_ID"] = std::to_string(a.module_ids.at(static_cast<size_t>(in.local_rank)));
-  } else {
-    std::vector<std::string> uuids;
-    for (int idx : a.indices) {
-      const api::Device* found = nullptr;
-      for (const auto& d : in.inventory.devices)
-        if (d.index == idx) found = &d;
-      if (!found) return Error{"GPU index " + std::to_string(idx) + " is not in the node inventory"};
-      if (found->uuid.empty()) return Error{"GPU index " + std::to_string(idx) + " has no UUID"};
-      uuids.push_back(found->uuid);
-    }
-    env["CUDA_VISIBLE_DEVICES"] = join(uuids);
   }
 
   env["TESSEL_JOB_ID"] = a.job_id;

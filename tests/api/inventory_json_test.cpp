@@ -60,8 +60,13 @@ TEST(InventoryJson, RejectsBadInput) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("devices[0].index"), std::string::npos) << r.error().message;
   bad = j;
-  bad["vendor"] = "amd";
+  bad["vendor"] = "rocm";
   EXPECT_FALSE(inventory_from_json(bad));
+  bad["vendor"] = "ascend";  // Planned (issue 13), no backend yet.
+  EXPECT_FALSE(inventory_from_json(bad));
+  bad = j;
+  bad["vendor"] = "amd";
+  EXPECT_TRUE(inventory_from_json(bad));
   bad = j;
   bad["extra"] = 1;
   EXPECT_FALSE(inventory_from_json(bad));

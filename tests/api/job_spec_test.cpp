@@ -65,7 +65,10 @@ TEST(JobSpec, ErrorsNameTheField) {
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"max_retries", 11}}), "max_retries");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"time_limit_s", 0}}), "time_limit_s");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"kill_grace_s", -1}}), "kill_grace_s");
-  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"vendor", "amd"}}), "vendor");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"vendor", "rocm"}}), "vendor");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"ROCR_VISIBLE_DEVICES", "0"}}}}),
+            "env.ROCR_VISIBLE_DEVICES");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"HIP_VISIBLE_DEVICES", "0"}}}}), "env.HIP_VISIBLE_DEVICES");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"tasks_per_node", 2}}), "tasks_per_node");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"tasks_per_node", "device"}}), "tasks_per_node");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"workdir", "relative"}}), "workdir");

@@ -90,14 +90,29 @@ void Cluster::stop_scheduler(int sig) {
 void Cluster::start_agent(const std::string& node, const std::string& fixture, std::map<std::string, std::string> env) {
   agents_.erase(node);
   testkit::AgentOptions o;
+  o.hl_smi = FAKE_HL_SMI_BIN;
+  o.hl_smi_fixture = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/" + fixture;
+  o.env = std::move(env);
+  launch_agent(node, std::move(o));
+}
+
+void Cluster::start_vendor_agent(const std::string& node, const std::string& vendor, std::vector<std::string> tool_args,
+                                 std::map<std::string, std::string> env) {
+  agents_.erase(node);
+  testkit::AgentOptions o;
+  o.vendor = vendor;
+  o.hl_smi = "/nonexistent/hl-smi";
+  o.args = std::move(tool_args);
+  o.env = std::move(env);
+  launch_agent(node, std::move(o));
+}
+
+void Cluster::launch_agent(const std::string& node, testkit::AgentOptions o) {
   o.bin = TESSEL_AGENT_BIN;
   o.scheduler_url = "http://127.0.0.1:" + std::to_string(port_);
   o.node = node;
   o.state_dir = state_dir(node);
-  o.hl_smi = FAKE_HL_SMI_BIN;
-  o.hl_smi_fixture = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/" + fixture;
-  o.args = {"--heartbeat-interval", "0.3"};
-  o.env = std::move(env);
+  o.args.insert(o.args.end(), {"--heartbeat-interval", "0.3"});
   const std::string prefix = root_.str("agent-" + node + "-" + std::to_string(agent_starts_[node]++));
   o.stdout_path = prefix + ".out";
   o.stderr_path = prefix + ".err";

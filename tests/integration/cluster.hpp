@@ -33,6 +33,10 @@ class Cluster {
   // Starts (or restarts) agent `node` with its own state dir and the given fixture.
   void start_agent(const std::string& node, const std::string& fixture = "gaudi2-hl225-8.csv",
                    std::map<std::string, std::string> env = {});
+  // Starts agent `node` on another vendor's fake tool: --vendor `vendor`, `tool_args`
+  // (e.g. {"--amd-smi", PATH}) and `env` (the fake's fixture variable).
+  void start_vendor_agent(const std::string& node, const std::string& vendor, std::vector<std::string> tool_args,
+                          std::map<std::string, std::string> env);
   void kill_agent(const std::string& node, int sig = SIGKILL);
   testkit::Child& agent(const std::string& node) { return agents_.at(node); }
   std::string state_dir(const std::string& node) const { return root_.str("agent-" + node); }
@@ -52,6 +56,8 @@ class Cluster {
                        std::chrono::milliseconds t = std::chrono::seconds(20));
 
  private:
+  void launch_agent(const std::string& node, testkit::AgentOptions o);
+
   testkit::TempDir root_{"tessel-it"};  // First: removed after every process is gone.
   int port_ = 0;
   int master_port_ = 0;  // Start of this cluster's MASTER_PORT range (kept across scheduler restarts).

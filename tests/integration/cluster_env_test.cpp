@@ -54,6 +54,8 @@ TEST_F(ClusterEnv, GroupSizesGetModulesAndMatchingIndices) {
     EXPECT_EQ(env["HABANA_VISIBLE_MODULES"], join(mods));
     EXPECT_EQ(env["HABANA_VISIBLE_DEVICES"], join(idx));
     EXPECT_EQ(env["PT_ENABLE_INT64_SUPPORT"], "1");
+    EXPECT_EQ(env["TESSEL_DEVICE_TYPE"], "hpu");
+    EXPECT_EQ(env["TESSEL_DIST_BACKEND"], "hccl");
     EXPECT_EQ(env["RANK"], "0");
     EXPECT_EQ(env["WORLD_SIZE"], "1");
     EXPECT_EQ(env["LOCAL_RANK"], "0");

@@ -60,6 +60,18 @@ TEST_F(InventoryCliTest, AutoPicksNvidiaWhenNoHlSmi) {
   EXPECT_EQ(j["groups"], json::parse(R"({"all": true})"));
 }
 
+TEST_F(InventoryCliTest, AmdVendorAndToolFlag) {
+  ScopedEnv fixture("FAKE_AMD_SMI_FIXTURE", testing::fixture_path("amd-smi/mi300x-8-static-gpu-data.json"));
+  ScopedEnv mode("FAKE_AMD_SMI_MODE", "normal");
+  auto o = run({"--vendor", "amd", "--amd-smi", FAKE_AMD_SMI_PATH});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  json j = json::parse(o.out);
+  EXPECT_EQ(j["vendor"], "amd");
+  EXPECT_EQ(j["devices"].size(), 8u);
+  EXPECT_EQ(j["devices"][0]["uuid"], "GPU-7ef570db1b346018");
+  EXPECT_EQ(j["groups"], json::parse(R"({"all": true})"));
+}
+
 TEST_F(InventoryCliTest, ToolFailureIsOneLineAndExitOne) {
   ScopedEnv mode("FAKE_HL_SMI_MODE", "fail");
   auto o = run({"--vendor", "habana", "--hl-smi", FAKE_HL_SMI_PATH});
@@ -78,13 +90,13 @@ TEST_F(InventoryCliTest, TimeoutFlag) {
 }
 
 TEST_F(InventoryCliTest, NothingFound) {
-  auto o = run({"--hl-smi", "/nonexistent/a", "--nvidia-smi", "/nonexistent/b"});
+  auto o = run({"--hl-smi", "/nonexistent/a", "--nvidia-smi", "/nonexistent/b", "--amd-smi", "/nonexistent/c"});
   EXPECT_EQ(o.rc, 1);
-  EXPECT_EQ(o.err, "tessel-agent inventory: reading inventory: no hl-smi or nvidia-smi found\n");
+  EXPECT_EQ(o.err, "tessel-agent inventory: reading inventory: no hl-smi, nvidia-smi or amd-smi found\n");
 }
 
 TEST_F(InventoryCliTest, UsageErrorsExitTwo) {
-  EXPECT_EQ(run({"--vendor", "amd"}).rc, 2);
+  EXPECT_EQ(run({"--vendor", "rocm"}).rc, 2);
   EXPECT_EQ(run({"--timeout", "0"}).rc, 2);
   EXPECT_EQ(run({"--timeout", "abc"}).rc, 2);
   EXPECT_EQ(run({"--bogus"}).rc, 2);

@@ -111,6 +111,28 @@ TEST(Allocator, ModelAndVendorConstraints) {
   EXPECT_EQ(reason(r2, "more-g2"), "waiting for 8 free HL-225 cards in one valid group");
 }
 
+// AMD Instinct (MI300X: one XGMI hive, every pair one hop): any subset is a valid group,
+// and a job asking for amd lands on amd cards only.
+TEST(Allocator, AmdTakesAnySubset) {
+  ModuleGroupAllocator a;
+  NodeSpec amd = testing::nvidia_node("mi", 8, "AMD Instinct MI300X");
+  amd.vendor = api::Vendor::amd;
+  a.upsert_node(amd);
+  a.upsert_node(gaudi_node("g"));
+  PendingJob one = job("one", 1, 1, 0, 1);
+  one.vendor = api::Vendor::amd;
+  auto r = a.schedule({one}, 0);
+  ASSERT_EQ(find_placement(r, "one")->allocations[0].node, "mi");
+  PendingJob two = job("two", 2, 1, 0, 2);
+  two.vendor = api::Vendor::amd;
+  auto r2 = a.schedule({two}, 0);
+  const auto& al = find_placement(r2, "two")->allocations[0];
+  EXPECT_EQ(al.node, "mi");
+  EXPECT_EQ(al.module_ids, (std::vector<int>{1, 2}));  // Not a Gaudi pair: fine on AMD.
+  EXPECT_EQ(al.indices, (std::vector<int>{1, 2}));
+  EXPECT_EQ(a.free_groups("mi").at(1).size(), 5u);  // Placed jobs hold their cards.
+}
+
 TEST(Allocator, SkipsUnschedulableNodes) {
   ModuleGroupAllocator a;
   a.upsert_node(gaudi_node("n1"));

@@ -67,18 +67,31 @@ class World {
 
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
+  // Gaudi (fixed groups) most often; NVIDIA and AMD (any subset) too.
+  api::Vendor random_vendor() {
+    static const api::Vendor kVendors[] = {api::Vendor::nvidia, api::Vendor::amd, api::Vendor::habana,
+                                           api::Vendor::habana, api::Vendor::habana};
+    return kVendors[pick(0, 4)];
+  }
+  std::string model_of(api::Vendor v) {
+    if (v == api::Vendor::nvidia) return "A100";
+    if (v == api::Vendor::amd) return "AMD Instinct MI300X";
+    return kGaudiModels[pick(0, 1)];
+  }
+
   void upsert_random_node(const std::string& name) {
     NodeSpec n;
     n.name = name;
-    n.vendor = pick(0, 4) == 0 ? api::Vendor::nvidia : api::Vendor::habana;
-    std::string model = n.vendor == api::Vendor::nvidia ? "A100" : kGaudiModels[pick(0, 1)];
-    int cards = n.vendor == api::Vendor::nvidia ? pick(2, 8) : (pick(0, 3) == 0 ? 4 : 8);
+    n.vendor = random_vendor();
+    const bool any_subset = api::any_subset_is_valid(n.vendor);
+    std::string model = model_of(n.vendor);
+    int cards = any_subset ? pick(2, 8) : (pick(0, 3) == 0 ? 4 : 8);
     std::vector<int> index(cards);
     for (int i = 0; i < cards; ++i) index[i] = i;
     std::shuffle(index.begin(), index.end(), rng_);
     for (int m = 0; m < cards; ++m) {
       if (pick(0, 19) == 0) continue;  // Missing card.
-      n.cards.push_back({m, n.vendor == api::Vendor::nvidia ? m : index[m], model, pick(0, 9) != 0});
+      n.cards.push_back({m, any_subset ? m : index[m], model, pick(0, 9) != 0});
     }
     n.schedulable = pick(0, 9) != 0;
     a_.upsert_node(n);
@@ -96,8 +109,8 @@ class World {
       j.nodes = pick(0, 9) == 0 ? pick(2, 4) : 1;
       j.priority = std::vector<int>{0, 0, 0, 1, 5}[pick(0, 4)];
       if (pick(0, 2) != 0) j.time_limit_s = pick(10, 600);
-      if (pick(0, 4) == 0) j.vendor = pick(0, 3) == 0 ? api::Vendor::nvidia : api::Vendor::habana;
-      if (pick(0, 5) == 0) j.model = pick(0, 2) == 0 ? "A100" : kGaudiModels[pick(0, 1)];
+      if (pick(0, 4) == 0) j.vendor = random_vendor();
+      if (pick(0, 5) == 0) j.model = model_of(random_vendor());
       pending_[j.id] = j;
     }
     while (pending_.size() > 300) cancel_random_pending();  // Users give up; keeps passes short.

@@ -25,7 +25,7 @@ Child start_agent(const AgentOptions& o) {
   for (const std::string& a :
        {o.bin, std::string("--scheduler"), o.scheduler_url, std::string("--node"), o.node, std::string("--address"),
         o.address, std::string("--listen"), o.listen, std::string("--state-dir"), o.state_dir, std::string("--vendor"),
-        std::string("habana"), std::string("--hl-smi"), o.hl_smi})
+        o.vendor, std::string("--hl-smi"), o.hl_smi})
     c.argv.push_back(a);
   c.argv.insert(c.argv.end(), o.args.begin(), o.args.end());
   c.env = o.env;

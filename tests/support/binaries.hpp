@@ -34,6 +34,7 @@ struct AgentOptions {
   std::string address = "127.0.0.1";
   std::string listen = "127.0.0.1:0";
   std::string state_dir;
+  std::string vendor = "habana";           // --vendor.
   std::string hl_smi;                      // The fake hl-smi.
   std::string hl_smi_fixture;              // The recorded output it plays back.
   std::vector<std::string> args;           // Further flags.

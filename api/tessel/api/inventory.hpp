@@ -13,19 +13,26 @@
 
 namespace tessel::api {
 
-enum class Vendor { habana, nvidia };
+// The accelerator vendors of issue 13. Only those with an inventory backend in the
+// agent are accepted on the wire: supported_vendors(), parse_vendor().
+enum class Vendor { habana, nvidia, amd, intel, ascend, neuron, tpu, cambricon, mthreads };
 
 std::string to_string(Vendor v);
+// Accepts the names of supported_vendors() only; the error lists them.
 Result<Vendor> parse_vendor(const std::string& s);
+// The vendors a node may report and a job may ask for, in enum order.
+const std::vector<Vendor>& supported_vendors();
+// "habana, nvidia, amd": the supported names, for messages.
+std::string supported_vendor_names();
 
 // One accelerator card. Telemetry values the vendor tool printed as N/A are nullopt.
 struct Device {
-  int index = 0;      // N in /dev/accel/accelN (Gaudi) or the nvidia-smi index.
-  int module_id = 0;  // Gaudi OAM slot (stable); NVIDIA: equals index.
+  int index = 0;      // N in /dev/accel/accelN (Gaudi), else the vendor tool's index.
+  int module_id = 0;  // Gaudi OAM slot (stable); other vendors: equals index.
   std::string bus_id;
   std::string model;
   std::string serial;
-  std::string uuid;
+  std::string uuid;  // Stable; AMD: the ROCr id GPU-<asic serial> when the card has one.
   std::optional<int64_t> memory_total_mib;
   std::optional<int64_t> memory_used_mib;
   std::optional<int64_t> utilization_pct;
@@ -37,7 +44,7 @@ struct Device {
   bool operator==(const Device&) const = default;
 };
 
-// A group is a list of module ids (Gaudi) or indices (NVIDIA), ascending.
+// A group is a list of module ids (Gaudi) or indices (other vendors), ascending.
 using Group = std::vector<int>;
 
 struct NodeInventory {

@@ -3,7 +3,8 @@
 //
 // Gaudi (by module id, 8-card baseboard, a buddy system): single cards, pairs
 // {0,1} {2,3} {4,5} {6,7}, quads {0,1,2,3} {4,5,6,7}, and all eight.
-// NVIDIA: any subset is valid.
+// NVIDIA, AMD Instinct (MI300-class: 8 GPUs in one XGMI hive, every pair one hop):
+// any subset is valid.
 
 #include <map>
 #include <set>
@@ -12,6 +13,10 @@
 #include "tessel/api/inventory.hpp"
 
 namespace tessel::api {
+
+// True when any subset of a node's cards is a valid group for `v` (every vendor but
+// habana, whose groups are the fixed buddy blocks below).
+bool any_subset_is_valid(Vendor v);
 
 // The fixed list of valid Gaudi groups of `size` cards (1, 2, 4 or 8), each ascending.
 const std::vector<Group>& gaudi_groups_of_size(int size);

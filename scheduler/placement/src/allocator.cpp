@@ -6,6 +6,7 @@
 
 #include "cluster_state.hpp"
 #include "schedule_pass.hpp"
+#include "tessel/api/topology.hpp"
 
 namespace tessel::scheduler {
 
@@ -154,7 +155,7 @@ std::map<int, std::vector<api::Group>> ModuleGroupAllocator::free_groups(const s
   if (!n) return out;
   const Node& node = st.nodes[*n];
   Mask free = node.present & node.healthy & ~node.held;
-  if (node.vendor == api::Vendor::nvidia) {
+  if (api::any_subset_is_valid(node.vendor)) {
     for (int s : masks::slots(free)) out[1].push_back({s});
     return out;
   }

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cassert>
 
+#include "tessel/api/topology.hpp"
+
 namespace tessel::scheduler::detail {
 
 uint32_t ClusterState::fit_class(api::Vendor vendor, Mask free, int size) {
-  if (vendor == api::Vendor::nvidia) {
+  if (api::any_subset_is_valid(vendor)) {
     int count = masks::popcount(free);
     return count >= size ? static_cast<uint32_t>(count) : kNoFit;
   }
@@ -17,7 +19,7 @@ uint32_t ClusterState::fit_class(api::Vendor vendor, Mask free, int size) {
 }
 
 Mask ClusterState::pick_group(api::Vendor vendor, Mask free, int size) {
-  return vendor == api::Vendor::nvidia ? masks::lowest_bits(free, size) : masks::gaudi_best_group(free, size);
+  return api::any_subset_is_valid(vendor) ? masks::lowest_bits(free, size) : masks::gaudi_best_group(free, size);
 }
 
 uint32_t ClusterState::node_for(const std::string& name) {

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "pending_reasons.hpp"
+#include "tessel/api/topology.hpp"
 
 namespace tessel::scheduler::detail {
 namespace {
@@ -111,7 +112,7 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
 
 std::vector<int> SchedulePass::keys_of(const PendingJob& job) const {
   std::vector<int> keys;
-  for (api::Vendor v : {api::Vendor::habana, api::Vendor::nvidia}) {
+  for (api::Vendor v : api::supported_vendors()) {
     if (job.vendor && *job.vendor != v) continue;
     if (auto k = state_.find_key(v, job.model)) keys.push_back(*k);
   }
@@ -245,7 +246,7 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
         masks::for_each_slot(group, [&](int s) { c.free_at = std::max(c.free_at, card_free_at(node, s)); });
         if (!node_best || c < *node_best) node_best = c;
       };
-      if (node.vendor == api::Vendor::nvidia) {
+      if (api::any_subset_is_valid(node.vendor)) {
         std::vector<std::pair<int64_t, int>> by_time;
         for (int s : masks::slots(usable)) by_time.emplace_back(card_free_at(node, s), s);
         if (static_cast<int>(by_time.size()) < size) continue;

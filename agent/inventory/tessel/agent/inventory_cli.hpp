@@ -1,6 +1,6 @@
 #pragma once
-// `tessel-agent inventory [--vendor habana|nvidia|auto] [--hl-smi PATH]
-//   [--nvidia-smi PATH] [--sysfs-root DIR] [--timeout S]`
+// `tessel-agent inventory [--vendor habana|nvidia|amd|auto] [--hl-smi PATH]
+//   [--nvidia-smi PATH] [--amd-smi PATH] [--sysfs-root DIR] [--timeout S]`
 // Prints the node inventory as JSON (api::to_json, 2-space indent) on stdout.
 // Exit status: 0 ok; 1 the inventory could not be read (one line on stderr:
 // "tessel-agent inventory: reading inventory: hl-smi exited 3: ..."); 2 usage error.

@@ -8,20 +8,11 @@
 #include <string>
 
 #include "tessel/agent/command_runner.hpp"
+#include "tessel/agent/inventory_config.hpp"
 #include "tessel/agent/inventory_source.hpp"
 #include "tessel/agent/smi_dialect.hpp"
 
 namespace tessel::agent {
-
-// Everything about how to reach the vendor tools; shared by both sources and by
-// vendor detection.
-struct InventoryConfig {
-  std::string hl_smi = "hl-smi";          // A path, or a name looked up in path_env.
-  std::string nvidia_smi = "nvidia-smi";  // Same.
-  std::filesystem::path sysfs_root = "/sys";
-  std::chrono::milliseconds timeout{10000};
-  std::string path_env;  // PATH used for bare names; set it from process_path_env().
-};
 
 // Runs `<tool> <query> <format>` through `runner` on each read() and parses the rows.
 // Errors: "hl-smi not found at /x", "hl-smi timed out after 10 s", "hl-smi exited 3:
@@ -46,8 +37,5 @@ class SmiInventory final : public InventorySource {
 // SmiInventory for hl-smi (config.hl_smi) / nvidia-smi (config.nvidia_smi).
 std::unique_ptr<InventorySource> make_hl_smi_inventory(CommandRunner& runner, const InventoryConfig& config);
 std::unique_ptr<InventorySource> make_nvidia_smi_inventory(CommandRunner& runner, const InventoryConfig& config);
-
-// "10 s", "0.3 s": how timeouts read in messages.
-std::string format_seconds(std::chrono::milliseconds d);
 
 }  // namespace tessel::agent

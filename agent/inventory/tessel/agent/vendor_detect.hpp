@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tessel/agent/command_runner.hpp"
 #include "tessel/agent/inventory_source.hpp"
@@ -12,14 +13,18 @@
 
 namespace tessel::agent {
 
-// habana when config.hl_smi resolves to an executable (path, or name in
-// config.path_env), else nvidia when config.nvidia_smi does, else the error
-// "no hl-smi or nvidia-smi found". Looks at files only; runs nothing.
+// The vendor of the first tool that resolves to an executable (path, or name in
+// config.path_env), in this order: hl-smi (habana), nvidia-smi (nvidia), amd-smi
+// (amd); else the error "no hl-smi, nvidia-smi or amd-smi found". Looks at files
+// only; runs nothing.
 Result<api::Vendor> detect_vendor(const InventoryConfig& config);
 
-// `vendor` is "habana", "nvidia" or "auto". The source reads through `runner`, which
-// must outlive it.
+// `vendor` is one of vendor_choices(). The source reads through `runner`, which must
+// outlive it.
 Result<std::unique_ptr<InventorySource>> make_inventory_source(const std::string& vendor, CommandRunner& runner,
                                                                const InventoryConfig& config);
+
+// The --vendor values: the supported vendors' names, then "auto".
+const std::vector<std::string>& vendor_choices();
 
 }  // namespace tessel::agent

@@ -3,11 +3,11 @@
 //
 // task_environment(): base env (see minimal_base_env) + the job's env, then the
 // variables the agent owns, which the job cannot override:
-//   Gaudi:  HABANA_VISIBLE_MODULES = module ids ascending, comma-joined;
-//           HABANA_VISIBLE_DEVICES = the matching indices, same order;
-//           HLS_MODULE_ID = the rank's module id (task per device only);
+//   The vendor's visibility variables, TESSEL_DEVICE_TYPE and TESSEL_DIST_BACKEND
+//   (device_env.hpp: HABANA_VISIBLE_MODULES/DEVICES, CUDA_VISIBLE_DEVICES,
+//   ROCR_VISIBLE_DEVICES + HIP_VISIBLE_DEVICES, ...);
+//   Gaudi also: HLS_MODULE_ID = the rank's module id (task per device only);
 //           PT_ENABLE_INT64_SUPPORT=1 unless the job set it.
-//   NVIDIA: CUDA_VISIBLE_DEVICES = GPU UUIDs looked up by index in the inventory.
 //   Always: TESSEL_JOB_ID, TESSEL_NODE, TESSEL_ASSIGNMENT_ID, TESSEL_PORT, RANK,
 //           WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK, MASTER_ADDR, MASTER_PORT.
 //   One task per node (not task per device), for a launcher such as torchrun, unless
@@ -34,13 +34,13 @@ int local_world_size(const api::Assignment& a);
 
 struct TaskEnvInput {
   const api::Assignment& assignment;
-  const api::NodeInventory& inventory;  // Vendor and NVIDIA UUIDs.
+  const api::NodeInventory& inventory;  // Vendor and card UUIDs.
   const Env& base;                      // From minimal_base_env.
   std::string node;
   int local_rank = 0;
   int port = 0;  // TESSEL_PORT.
 };
-// Fails when a card of the assignment is not in the inventory (NVIDIA UUID lookup).
+// Fails when a card of the assignment is not in the inventory (UUID lookup).
 Result<Env> task_environment(const TaskEnvInput& in);
 
 // The variables inherited from the agent: PATH, HOME, LANG, LC_ALL, USER, LOGNAME,

@@ -1,0 +1,18 @@
+#pragma once
+// The inventory of an AMD Instinct node, read with `amd-smi static ... --json`.
+
+#include <memory>
+
+#include "tessel/agent/command_runner.hpp"
+#include "tessel/agent/inventory_config.hpp"
+#include "tessel/agent/inventory_source.hpp"
+
+namespace tessel::agent {
+
+// Runs config.amd_smi with amd::static_args() on each read() and parses the JSON
+// (amd_smi_parse.hpp). Errors as run_tool's ("amd-smi timed out after 10 s") or the
+// parser's. amd-smi reports no health flag: every card is healthy. `runner` must
+// outlive the source.
+std::unique_ptr<InventorySource> make_amd_smi_inventory(CommandRunner& runner, const InventoryConfig& config);
+
+}  // namespace tessel::agent

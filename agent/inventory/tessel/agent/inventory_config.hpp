@@ -1,0 +1,20 @@
+#pragma once
+// How to reach the vendor tools: shared by every inventory source and by vendor
+// detection.
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace tessel::agent {
+
+struct InventoryConfig {
+  std::string hl_smi = "hl-smi";          // A path, or a name looked up in path_env.
+  std::string nvidia_smi = "nvidia-smi";  // Same.
+  std::string amd_smi = "amd-smi";        // Same.
+  std::filesystem::path sysfs_root = "/sys";
+  std::chrono::milliseconds timeout{10000};
+  std::string path_env;  // PATH used for bare names; set it from process_path_env().
+};
+
+}  // namespace tessel::agent

@@ -1,0 +1,91 @@
+#include "tessel/agent/device_env.hpp"
+
+#include <vector>
+
+namespace tessel::agent {
+
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "," : "") + parts[i];
+  return out;
+}
+
+std::string join_ints(const std::vector<int>& v) {
+  std::vector<std::string> s;
+  s.reserve(v.size());
+  for (int x : v) s.push_back(std::to_string(x));
+  return join(s);
+}
+
+Result<const api::Device*> find_device(const api::NodeInventory& inv, int index) {
+  for (const auto& d : inv.devices)
+    if (d.index == index) return &d;
+  return Error{"GPU index " + std::to_string(index) + " is not in the node inventory"};
+}
+
+Status set_cuda(Env& env, const api::Assignment& a, const api::NodeInventory& inv) {
+  std::vector<std::string> uuids;
+  for (int idx : a.indices) {
+    auto d = find_device(inv, idx);
+    if (!d) return d.error();
+    if ((*d)->uuid.empty()) return Error{"GPU index " + std::to_string(idx) + " has no UUID"};
+    uuids.push_back((*d)->uuid);
+  }
+  env["CUDA_VISIBLE_DEVICES"] = join(uuids);
+  return ok_status();
+}
+
+// ROCr takes its own UUIDs (GPU-<asic serial>) or indices; HIP then numbers the cards
+// ROCr left visible from 0.
+Status set_rocr(Env& env, const api::Assignment& a, const api::NodeInventory& inv) {
+  std::vector<std::string> ids;
+  std::vector<int> hip;
+  for (int idx : a.indices) {
+    auto d = find_device(inv, idx);
+    if (!d) return d.error();
+    const std::string& uuid = (*d)->uuid;
+    ids.push_back(uuid.rfind("GPU-", 0) == 0 ? uuid : std::to_string(idx));
+    hip.push_back(static_cast<int>(hip.size()));
+  }
+  env["ROCR_VISIBLE_DEVICES"] = join(ids);
+  env["HIP_VISIBLE_DEVICES"] = join_ints(hip);
+  return ok_status();
+}
+
+}  // namespace
+
+DeviceRuntime device_runtime(api::Vendor v) {
+  switch (v) {
+    case api::Vendor::habana: return {"hpu", "hccl"};
+    case api::Vendor::nvidia: return {"cuda", "nccl"};
+    case api::Vendor::amd: return {"cuda", "nccl"};
+    case api::Vendor::intel: return {"xpu", "xccl"};
+    case api::Vendor::ascend: return {"npu", "hccl"};
+    case api::Vendor::neuron: return {"neuron", "xla"};
+    case api::Vendor::tpu: return {"tpu", "xla"};
+    case api::Vendor::cambricon: return {"mlu", "cncl"};
+    case api::Vendor::mthreads: return {"musa", "mccl"};
+  }
+  return {"cpu", "gloo"};
+}
+
+Status add_device_env(Env& env, api::Vendor vendor, const api::Assignment& a, const api::NodeInventory& inventory) {
+  const DeviceRuntime rt = device_runtime(vendor);
+  env["TESSEL_DEVICE_TYPE"] = rt.device_type;
+  env["TESSEL_DIST_BACKEND"] = rt.dist_backend;
+  switch (vendor) {
+    case api::Vendor::habana:
+      env["HABANA_VISIBLE_MODULES"] = join_ints(a.module_ids);
+      env["HABANA_VISIBLE_DEVICES"] = join_ints(a.indices);
+      return ok_status();
+    case api::Vendor::nvidia: return set_cuda(env, a, inventory);
+    case api::Vendor::amd: return set_rocr(env, a, inventory);
+    default: return Error{"no device variables for vendor " + api::to_string(vendor)};
+  }
+}
+
+}  // namespace tessel::agent

@@ -1,0 +1,114 @@
+// The device variables contract per vendor (device_env.hpp): visibility variables in
+// the runtime's id space and order, TESSEL_DEVICE_TYPE and TESSEL_DIST_BACKEND.
+#include "tessel/agent/device_env.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tessel/agent/task_env.hpp"
+#include "test_util.hpp"
+
+using namespace tessel;
+using namespace tessel::agent;
+using agent_test::gaudi_assignment;
+
+namespace {
+
+api::NodeInventory inventory(api::Vendor vendor, const std::vector<std::string>& uuids) {
+  api::NodeInventory inv;
+  inv.vendor = vendor;
+  for (size_t i = 0; i < uuids.size(); ++i) {
+    api::Device d;
+    d.index = d.module_id = static_cast<int>(i);
+    d.uuid = uuids[i];
+    inv.devices.push_back(d);
+  }
+  return inv;
+}
+
+Env device_env(api::Vendor v, const api::Assignment& a, const api::NodeInventory& inv) {
+  Env env;
+  auto st = add_device_env(env, v, a, inv);
+  EXPECT_TRUE(st.ok()) << st.error().message;
+  return env;
+}
+
+TEST(DeviceEnv, DeviceTypeAndBackendPerVendor) {
+  const std::vector<std::tuple<api::Vendor, std::string, std::string>> table = {
+      {api::Vendor::habana, "hpu", "hccl"},   {api::Vendor::nvidia, "cuda", "nccl"},
+      {api::Vendor::amd, "cuda", "nccl"},     {api::Vendor::intel, "xpu", "xccl"},
+      {api::Vendor::ascend, "npu", "hccl"},   {api::Vendor::neuron, "neuron", "xla"},
+      {api::Vendor::tpu, "tpu", "xla"},       {api::Vendor::cambricon, "mlu", "cncl"},
+      {api::Vendor::mthreads, "musa", "mccl"}};
+  for (const auto& [v, type, backend] : table) {
+    EXPECT_EQ(device_runtime(v).device_type, type) << api::to_string(v);
+    EXPECT_EQ(device_runtime(v).dist_backend, backend) << api::to_string(v);
+  }
+}
+
+TEST(DeviceEnv, HabanaModulesIndicesHpuHccl) {
+  Env env = device_env(api::Vendor::habana, gaudi_assignment({2, 3}, {2, 1}), inventory(api::Vendor::habana, {}));
+  EXPECT_EQ(env, (Env{{"HABANA_VISIBLE_MODULES", "2,3"},
+                      {"HABANA_VISIBLE_DEVICES", "2,1"},
+                      {"TESSEL_DEVICE_TYPE", "hpu"},
+                      {"TESSEL_DIST_BACKEND", "hccl"}}));
+}
+
+TEST(DeviceEnv, NvidiaUuidsCudaNccl) {
+  auto inv = inventory(api::Vendor::nvidia, {"GPU-a", "GPU-b", "GPU-c"});
+  Env env = device_env(api::Vendor::nvidia, gaudi_assignment({0, 2}, {0, 2}), inv);
+  EXPECT_EQ(
+      env,
+      (Env{{"CUDA_VISIBLE_DEVICES", "GPU-a,GPU-c"}, {"TESSEL_DEVICE_TYPE", "cuda"}, {"TESSEL_DIST_BACKEND", "nccl"}}));
+}
+
+TEST(DeviceEnv, AmdRocrUuidsThenHipRelativeIndices) {
+  auto inv = inventory(api::Vendor::amd, {"GPU-7ef570db1b346018", "GPU-6be2ee3b2b314cfc", "GPU-1b8ae5f41e1bd1cc"});
+  Env env = device_env(api::Vendor::amd, gaudi_assignment({1, 2}, {1, 2}), inv);
+  EXPECT_EQ(env, (Env{{"ROCR_VISIBLE_DEVICES", "GPU-6be2ee3b2b314cfc,GPU-1b8ae5f41e1bd1cc"},
+                      {"HIP_VISIBLE_DEVICES", "0,1"},
+                      {"TESSEL_DEVICE_TYPE", "cuda"},
+                      {"TESSEL_DIST_BACKEND", "nccl"}}));
+  EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0u);
+}
+
+TEST(DeviceEnv, AmdCardWithoutSerialIsNamedByIndex) {
+  auto inv = inventory(api::Vendor::amd, {"GPU-7ef570db1b346018", "", "GPU-1b8ae5f41e1bd1cc"});
+  Env env = device_env(api::Vendor::amd, gaudi_assignment({0, 1, 2}, {0, 1, 2}), inv);
+  EXPECT_EQ(env.at("ROCR_VISIBLE_DEVICES"), "GPU-7ef570db1b346018,1,GPU-1b8ae5f41e1bd1cc");
+  EXPECT_EQ(env.at("HIP_VISIBLE_DEVICES"), "0,1,2");
+}
+
+TEST(DeviceEnv, AmdWithoutCardsHidesAll) {
+  Env env = device_env(api::Vendor::amd, gaudi_assignment({}, {}), inventory(api::Vendor::amd, {"GPU-1"}));
+  EXPECT_EQ(env.at("ROCR_VISIBLE_DEVICES"), "");
+  EXPECT_EQ(env.at("HIP_VISIBLE_DEVICES"), "");
+}
+
+TEST(DeviceEnv, AmdCardMissingFromInventoryFails) {
+  Env env;
+  auto st = add_device_env(env, api::Vendor::amd, gaudi_assignment({5}, {5}), inventory(api::Vendor::amd, {"GPU-1"}));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "GPU index 5 is not in the node inventory");
+}
+
+TEST(DeviceEnv, VendorWithoutBackendFails) {
+  Env env;
+  auto st = add_device_env(env, api::Vendor::ascend, gaudi_assignment({0}, {0}), inventory(api::Vendor::ascend, {}));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "no device variables for vendor ascend");
+}
+
+TEST(DeviceEnv, TaskEnvironmentCarriesThemAndTheJobCannotOverride) {
+  auto a = gaudi_assignment({0}, {0});
+  a.spec.env = {{"TESSEL_DIST_BACKEND", "gloo"}, {"ROCR_VISIBLE_DEVICES", "3"}};
+  auto inv = inventory(api::Vendor::amd, {"GPU-7ef570db1b346018"});
+  Env b = {{"PATH", "/bin"}};
+  auto env = task_environment({a, inv, b, "n", 0, 1});
+  ASSERT_TRUE(env.ok()) << env.error().message;
+  EXPECT_EQ(env->at("ROCR_VISIBLE_DEVICES"), "GPU-7ef570db1b346018");
+  EXPECT_EQ(env->at("TESSEL_DIST_BACKEND"), "nccl");
+  EXPECT_EQ(env->at("TESSEL_DEVICE_TYPE"), "cuda");
+  EXPECT_EQ(env->count("PT_ENABLE_INT64_SUPPORT"), 0u);
+}
+
+}  // namespace

@@ -1,0 +1,112 @@
+// The amd-smi inventory end to end: the real runner and the fake amd-smi replaying
+// the fixtures, including its failure modes, a missing tool and vendor detection.
+#include "tessel/agent/amd_smi_inventory.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tessel/agent/vendor_detect.hpp"
+#include "test_util.hpp"
+
+namespace tessel::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ScopedEnv;
+
+class AmdSmiInventoryTest : public ::testing::Test {
+ protected:
+  InventoryConfig config() const {
+    InventoryConfig c;
+    c.amd_smi = FAKE_AMD_SMI_PATH;
+    c.timeout = 10s;
+    c.path_env = "";
+    return c;
+  }
+  std::string read_error(const InventoryConfig& c) {
+    auto r = make_amd_smi_inventory(runner_, c)->read();
+    return r.ok() ? std::string("(ok)") : r.error().message;
+  }
+
+  ProcessRunner runner_;
+  ScopedEnv fixture_{"FAKE_AMD_SMI_FIXTURE", testing::fixture_path("amd-smi/mi300x-8-static-gpu-data.json")};
+  ScopedEnv mode_{"FAKE_AMD_SMI_MODE", "normal"};
+};
+
+TEST_F(AmdSmiInventoryTest, ReadsEightMi300x) {
+  auto inv = make_amd_smi_inventory(runner_, config())->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(inv->vendor, api::Vendor::amd);
+  EXPECT_EQ(inv->driver_version, "6.8.5");
+  ASSERT_EQ(inv->devices.size(), 8u);
+  EXPECT_EQ(inv->devices[2].uuid, "GPU-1b8ae5f41e1bd1cc");
+  EXPECT_EQ(inv->devices[2].bus_id, "0000:38:00.0");
+}
+
+TEST_F(AmdSmiInventoryTest, ReadsOlderListShape) {
+  ScopedEnv f("FAKE_AMD_SMI_FIXTURE", testing::fixture_path("amd-smi/mi250x-2-static-list.json"));
+  auto inv = make_amd_smi_inventory(runner_, config())->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  ASSERT_EQ(inv->devices.size(), 2u);
+  EXPECT_EQ(inv->devices[1].uuid, "GPU-6be2ee3b2b314cfc");
+}
+
+TEST_F(AmdSmiInventoryTest, FailureModesGiveClearMessages) {
+  {
+    ScopedEnv m("FAKE_AMD_SMI_MODE", "fail");
+    EXPECT_EQ(read_error(config()),
+              "amd-smi exited 3: amd-smi: failed to open device (fake failure) | second line of detail");
+  }
+  {
+    ScopedEnv m("FAKE_AMD_SMI_MODE", "garbage");
+    EXPECT_EQ(read_error(config()), "amd-smi: not JSON");
+  }
+  {
+    ScopedEnv m("FAKE_AMD_SMI_MODE", "crash");
+    EXPECT_EQ(read_error(config()).rfind("amd-smi killed by signal 11 (SIGSEGV)", 0), 0u) << read_error(config());
+  }
+}
+
+TEST_F(AmdSmiInventoryTest, EmptyOutputIsAnError) {
+  testing::TempDir dir;
+  testing::write_file(dir.path() / "empty.json", "");
+  ScopedEnv f("FAKE_AMD_SMI_FIXTURE", (dir.path() / "empty.json").string());
+  EXPECT_EQ(read_error(config()), "amd-smi: not JSON");
+}
+
+TEST_F(AmdSmiInventoryTest, HungToolTimesOut) {
+  ScopedEnv m("FAKE_AMD_SMI_MODE", "hang");
+  InventoryConfig c = config();
+  c.timeout = 300ms;
+  EXPECT_EQ(read_error(c), "amd-smi timed out after 0.3 s");
+}
+
+TEST_F(AmdSmiInventoryTest, MissingTool) {
+  InventoryConfig c = config();
+  c.amd_smi = "/nonexistent/amd-smi";
+  EXPECT_EQ(read_error(c), "amd-smi not found at /nonexistent/amd-smi");
+  c.amd_smi = "amd-smi";
+  c.path_env = "/nonexistent";
+  EXPECT_EQ(read_error(c), "amd-smi not found in PATH");
+}
+
+TEST_F(AmdSmiInventoryTest, AutoFindsAmdSmiInPath) {
+  InventoryConfig c = config();
+  c.amd_smi = "amd-smi";
+  c.path_env = "/nonexistent:" + std::filesystem::path(FAKE_AMD_SMI_PATH).parent_path().string();
+  auto v = detect_vendor(c);
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(*v, api::Vendor::amd);
+  auto source = make_inventory_source("auto", runner_, c);
+  ASSERT_TRUE(source.ok()) << source.error().message;
+  auto inv = (*source)->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(inv->vendor, api::Vendor::amd);
+  auto by_name = make_inventory_source("amd", runner_, c);
+  ASSERT_TRUE(by_name.ok());
+  EXPECT_EQ((*by_name)->read()->devices.size(), 8u);
+}
+
+}  // namespace
+}  // namespace tessel::agent

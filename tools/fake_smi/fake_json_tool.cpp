@@ -1,0 +1,92 @@
+// A stand-in for a vendor tool whose inventory command prints JSON (amd-smi). It
+// replays a recorded output: the file named by $<PREFIX>FIXTURE, byte for byte.
+//   amd-smi static [--asic --bus --vram --driver ...] --json    (PREFIX FAKE_AMD_SMI_)
+// The mode comes from the file named by $<PREFIX>MODE_FILE when it exists (so a test
+// can change the behaviour of a tool a running agent calls), else from $<PREFIX>MODE,
+// else "normal":
+//   normal   print the fixture
+//   hang     never return (until killed)
+//   fail     print an error on stderr and exit 3
+//   garbage  print text that is not JSON, exit 0
+//   crash    die of SIGSEGV
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char* const kTool = FAKE_TOOL_NAME;
+const char* const kEnvPrefix = FAKE_TOOL_ENV_PREFIX;
+
+std::string env(const std::string& suffix) {
+  const char* v = std::getenv((kEnvPrefix + suffix).c_str());
+  return v ? v : "";
+}
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  out = s.str();
+  return true;
+}
+
+std::string mode() {
+  std::string text;
+  const std::string file = env("MODE_FILE");
+  if (file.empty() || !read_file(file, text)) text = env("MODE");
+  text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == ' '; }), text.end());
+  return text.empty() ? "normal" : text;
+}
+
+int usage(const std::string& why) {
+  std::cerr << kTool << " (fake): " << why << "\n";
+  return 2;
+}
+
+// Acts out every mode but "normal"; returns -1 for "normal".
+int misbehave(const std::string& m) {
+  if (m == "hang") {
+    for (;;) ::pause();
+  }
+  if (m == "fail") {
+    std::cerr << kTool << ": failed to open device (fake failure)\nsecond line of detail\n";
+    return 3;
+  }
+  if (m == "garbage") {
+    std::cout << "#!@ this is not json\n{\"gpu\": \x01\x02 binary junk\n";
+    return 0;
+  }
+  if (m == "crash") {
+    std::signal(SIGSEGV, SIG_DFL);  // Not a sanitizer's handler: die as a real crash would.
+    std::raise(SIGSEGV);
+    return 139;
+  }
+  if (m != "normal") return usage("unknown mode \"" + m + "\"");
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const bool json = std::find(args.begin(), args.end(), "--json") != args.end();
+  if (args.empty() || args[0] != FAKE_TOOL_COMMAND || !json)
+    return usage(std::string("only \"") + FAKE_TOOL_COMMAND + " ... --json\" is supported");
+  if (int rc = misbehave(mode()); rc >= 0) return rc;
+  const std::string path = env("FIXTURE");
+  if (path.empty()) return usage(std::string("set ") + kEnvPrefix + "FIXTURE");
+  std::string text;
+  if (!read_file(path, text)) return usage("cannot read fixture " + path);
+  std::cout << text;
+  return 0;
+}
