@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "generate_request.h"
+#include "tessel/base/http_status.hpp"
 
 namespace tessel::workers {
 namespace {
@@ -33,16 +34,6 @@ ErrorCode code_of_httplib_status(int status) {
 }
 
 }  // namespace
-
-int http_status_of(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::invalid_argument: return 400;
-    case ErrorCode::not_found: return 404;
-    case ErrorCode::payload_too_large: return 413;
-    case ErrorCode::unavailable: return 503;
-    default: return 500;
-  }
-}
 
 InferenceServer::InferenceServer(InferenceSession& session, SamplingParams defaults)
     : session_(session), defaults_(defaults), http_(std::make_unique<httplib::Server>()) {

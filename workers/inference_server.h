@@ -3,7 +3,7 @@
 //                      "top_k"?, "seed"?} -> 200 {"completion", "tokens", ...}
 //   GET  /healthz -> 200 {"status":"ok", ...}
 // An error is answered {"error":{"code","message","field"?}}: the code is the
-// tessel::ErrorCode's name and the status comes from http_status_of() (bad
+// tessel::ErrorCode's name and the status comes from tessel::http_status_of() (bad
 // input: 400 invalid_argument naming the field). Answers cpp-httplib makes on
 // its own (unknown path 404, unreadable request 400, ...) keep httplib's status
 // and get the matching code. No exception leaves a handler.
@@ -25,11 +25,6 @@ class Server;
 }
 
 namespace tessel::workers {
-
-// The HTTP status an error is answered with: the server's one mapping from
-// ErrorCode (invalid_argument 400, not_found 404, payload_too_large 413,
-// unavailable 503, anything else 500).
-int http_status_of(ErrorCode code);
 
 class InferenceServer {
  public:

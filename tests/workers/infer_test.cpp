@@ -97,15 +97,6 @@ TEST_F(InferTest, CompletionIsTimedOnTheSessionsClock) {
   EXPECT_EQ(bad.error().message, "top_k must be in [0, 256]");
 }
 
-TEST(InferenceServer, MapsErrorCodesToHttpStatusesInOnePlace) {
-  EXPECT_EQ(http_status_of(ErrorCode::invalid_argument), 400);
-  EXPECT_EQ(http_status_of(ErrorCode::not_found), 404);
-  EXPECT_EQ(http_status_of(ErrorCode::payload_too_large), 413);
-  EXPECT_EQ(http_status_of(ErrorCode::unavailable), 503);
-  for (auto code : {ErrorCode::internal, ErrorCode::unauthenticated, ErrorCode::permission_denied, ErrorCode::conflict})
-    EXPECT_EQ(http_status_of(code), 500) << to_string(code);
-}
-
 TEST_F(InferTest, KvCacheLogitsEqualFullRecompute) {
   auto loaded = load_model(checkpoint_dir(), torch::kCPU);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
