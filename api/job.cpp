@@ -26,7 +26,27 @@ bool valid_env_name(const std::string& k) {
     if (c == '=' || c == '\0') return false;
   return true;
 }
+
+// A dependency list: an array of distinct job ids.
+void read_job_ids(FieldReader& r, const json& j, const std::string& key, std::vector<std::string>& out) {
+  if (!r.has(key)) return;
+  const auto& ids = j[key];
+  if (!ids.is_array()) return r.fail(key, "must be an array of job ids");
+  if (ids.size() > kMaxDependencies) return r.fail(key, "more than " + std::to_string(kMaxDependencies) + " jobs");
+  for (const auto& v : ids) {
+    if (!v.is_string()) return r.fail(key, "must be an array of job ids");
+    const auto& id = v.get_ref<const std::string&>();
+    if (!is_job_id(id)) return r.fail(key, "'" + id.substr(0, 32) + "' is not a job id like j-00000042");
+    if (std::find(out.begin(), out.end(), id) != out.end()) return r.fail(key, "lists " + id + " twice");
+    out.push_back(id);
+  }
+}
 }  // namespace
+
+bool is_job_id(std::string_view s) {
+  if (s.size() < 10 || s.size() > 20 || s.substr(0, 2) != "j-") return false;
+  return std::all_of(s.begin() + 2, s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
 
 bool is_reserved_env(const std::string& name) {
   static const std::array<const char*, 14> reserved = {"HABANA_VISIBLE_MODULES",
@@ -138,6 +158,9 @@ SpecParse parse_job_spec(const json& j) {
       r.fail("vendor", "must be one of " + supported_vendor_names());
   }
   r.optional_string("model", s.model, 64);
+  read_job_ids(r, j, "after_ok", s.after_ok);
+  read_job_ids(r, j, "after_any", s.after_any);
+  read_job_ids(r, j, "after_not_ok", s.after_not_ok);
   if (s.task_per_device && s.devices == 0) r.fail("tasks_per_node", "\"device\" needs devices > 0");
   if (auto e = r.finish_field()) {
     out.error = e;
@@ -164,6 +187,9 @@ json to_json(const JobSpec& s) {
   if (s.kill_grace_s) j["kill_grace_s"] = *s.kill_grace_s;
   if (s.vendor) j["vendor"] = to_string(*s.vendor);
   if (!s.model.empty()) j["model"] = s.model;
+  if (!s.after_ok.empty()) j["after_ok"] = s.after_ok;
+  if (!s.after_any.empty()) j["after_any"] = s.after_any;
+  if (!s.after_not_ok.empty()) j["after_not_ok"] = s.after_not_ok;
   return j;
 }
 

@@ -57,6 +57,11 @@ int run(const std::vector<std::string>& args, Environment& env) {
   add_opt(submit, "--vendor", so.vendor, "habana, nvidia or amd");
   add_opt(submit, "--retries", so.retries, "Retries after a node failure (0..10)");
   add_opt(submit, "--workdir", so.workdir, "Working directory on the node (relative: to the current one)");
+  submit->add_option("--after-ok", so.after_ok, "Start after these jobs (J1,J2,...) all succeeded")
+      ->allow_extra_args(false);
+  submit->add_option("--after-any", so.after_any, "Start after these jobs all ended, however")->allow_extra_args(false);
+  submit->add_option("--after-not-ok", so.after_not_ok, "Start after these jobs all ended without succeeding")
+      ->allow_extra_args(false);
   submit->add_option("command", so.command, "The program and its arguments (after --)");
   submit->callback([&] { action = [&](Session& s) { return cmd_submit(s, so); }; });
 

@@ -1,6 +1,7 @@
 #include "tessel/cli/job_view.hpp"
 
 #include <sstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -39,7 +40,7 @@ std::string ids(const json& arr) {
   std::string out;
   for (const auto& v : arr) {
     if (!out.empty()) out += ',';
-    out += v.dump();
+    out += v.is_string() ? v.get<std::string>() : v.dump();
   }
   return out.empty() ? "-" : out;
 }
@@ -136,6 +137,11 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   if (auto kg = get_int(spec, "kill_grace_s")) line("Kill grace", format_duration(*kg));
   line("Vendor", get_string(spec, "vendor"));
   line("Model", get_string(spec, "model"));
+  for (const auto& [label, key] : {std::pair{"After ok", "after_ok"}, std::pair{"After any", "after_any"},
+                                   std::pair{"After not ok", "after_not_ok"}}) {
+    const auto& deps = get_field(spec, key);
+    if (deps.is_array() && !deps.empty()) line(label, ids(deps));
+  }
   line("Submitted", when("submitted_at"));
   line("Started", when("started_at"));
   line("Finished", when("finished_at"));

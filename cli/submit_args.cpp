@@ -1,12 +1,32 @@
 #include "tessel/cli/submit_args.hpp"
 
 #include <filesystem>
+#include <tuple>
 
 #include "tessel/cli/duration.hpp"
 
 namespace tessel::cli {
 
 using nlohmann::json;
+
+namespace {
+// "J1,J2" values of a repeatable flag -> the job ids, in order.
+Result<json> job_ids(const std::vector<std::string>& values, const char* flag) {
+  json ids = json::array();
+  for (const auto& v : values) {
+    size_t start = 0;
+    for (;;) {
+      const size_t comma = v.find(',', start);
+      const std::string id = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (id.empty()) return Error{std::string(flag) + ": expected job ids separated by commas, got '" + v + "'"};
+      ids.push_back(id);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return ids;
+}
+}  // namespace
 
 Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
   if (o.command.empty()) return Error{"a command is required after '--' (tessel submit [flags] -- CMD ARGS...)"};
@@ -46,6 +66,14 @@ Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
   }
   if (o.vendor) j["vendor"] = *o.vendor;
   if (o.model) j["model"] = *o.model;
+  for (const auto& [flag, key, values] :
+       {std::tuple{"--after-ok", "after_ok", &o.after_ok}, std::tuple{"--after-any", "after_any", &o.after_any},
+        std::tuple{"--after-not-ok", "after_not_ok", &o.after_not_ok}}) {
+    if (values->empty()) continue;
+    auto ids = job_ids(*values, flag);
+    if (!ids) return ids.error();
+    j[key] = std::move(*ids);
+  }
   return j;
 }
 

@@ -90,6 +90,51 @@ TEST(JobSpec, ReservedEnvironmentIsRefused) {
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"A", 1}}}}), "env.A");
 }
 
+TEST(JobSpec, DependenciesRoundTripAndAreLeftOutWhenEmpty) {
+  json in = {{"command", {"x"}},
+             {"after_ok", {"j-00000001", "j-00000002"}},
+             {"after_any", {"j-00000003"}},
+             {"after_not_ok", {"j-123456789"}}};
+  auto r = parse_job_spec(in);
+  ASSERT_TRUE(r.spec) << r.error->message;
+  EXPECT_EQ(r.spec->after_ok, (std::vector<std::string>{"j-00000001", "j-00000002"}));
+  EXPECT_TRUE(r.spec->has_dependencies());
+  auto again = parse_job_spec(to_json(*r.spec));
+  ASSERT_TRUE(again.spec);
+  EXPECT_EQ(*again.spec, *r.spec);
+
+  auto plain = parse_job_spec(json{{"command", {"x"}}, {"after_any", json::array()}});
+  ASSERT_TRUE(plain.spec);
+  EXPECT_FALSE(plain.spec->has_dependencies());
+  EXPECT_FALSE(to_json(*plain.spec).contains("after_any"));
+}
+
+TEST(JobSpec, BadDependenciesNameTheField) {
+  for (const char* key : {"after_ok", "after_any", "after_not_ok"}) {
+    auto with = [&](const json& v) { return json{{"command", {"x"}}, {key, v}}; };
+    EXPECT_EQ(error_field(with("j-00000001")), key);                // Not a list.
+    EXPECT_EQ(error_field(with(json{{"id", "j-00000001"}})), key);  // Not a list.
+    EXPECT_EQ(error_field(with({1})), key);                         // Not strings.
+    EXPECT_EQ(error_field(with({"j-00000001", nullptr})), key);     // Not strings.
+    EXPECT_EQ(error_field(with({"00000001"})), key);                // Malformed ids...
+    EXPECT_EQ(error_field(with({"j-1"})), key);                     // (8 to 18 digits)
+    EXPECT_EQ(error_field(with({"j-0000000x"})), key);
+    EXPECT_EQ(error_field(with({"J-00000001"})), key);
+    EXPECT_EQ(error_field(with({"j-00000001 "})), key);
+    EXPECT_EQ(error_field(with({std::string("j-0000000") + '\0'})), key);
+    EXPECT_EQ(error_field(with({"j-1234567890123456789"})), key);
+    EXPECT_EQ(error_field(with({"j-00000001", "j-00000001"})), key);  // Twice.
+    json many = json::array();
+    for (int i = 1; i <= 101; ++i) many.push_back("j-" + std::to_string(10'000'000 + i));
+    EXPECT_EQ(error_field(with(many)), key);  // Over 100.
+    many.erase(many.end() - 1);
+    EXPECT_TRUE(parse_job_spec(with(many)).spec) << key;  // 100 is fine.
+  }
+  auto r = parse_job_spec(json{{"command", {"x"}}, {"after_ok", {"j-1"}}});
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->message, "after_ok: 'j-1' is not a job id like j-00000042");
+}
+
 TEST(Rfc3339, RoundTrip) {
   int64_t ms = 1796028752123;  // 2026-11-30T...
   auto s = tessel::api::format_rfc3339(ms);

@@ -130,6 +130,23 @@ TEST_F(CliBinary, CommandWithoutDoubleDashStillTakesItsFlags) {
   EXPECT_EQ(body["command"], json({"python", "x.py", "--devices", "8"}));
 }
 
+TEST_F(CliBinary, DependencyFlagsTakeCommaSeparatedIdsAndRepeat) {
+  api.on("POST", "/v1/jobs", 201, sample_job("j-00000009", "pending").dump());
+  auto r = run_tessel(with_server({"submit", "--after-ok", "j-00000001,j-00000002", "--after-any", "j-00000003",
+                                   "--after-ok", "j-00000004", "--after-not-ok=j-00000005", "--", "true"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto body = json::parse(api.requests().at(0).body);
+  EXPECT_EQ(body["after_ok"], json({"j-00000001", "j-00000002", "j-00000004"}));
+  EXPECT_EQ(body["after_any"], json({"j-00000003"}));
+  EXPECT_EQ(body["after_not_ok"], json({"j-00000005"}));
+  EXPECT_EQ(body["command"], json({"true"}));
+
+  r = run_tessel(with_server({"submit", "--after-ok", "j-00000001,", "--", "true"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tessel: submit: --after-ok: expected job ids separated by commas, got 'j-00000001,'\n");
+  EXPECT_EQ(api.requests().size(), 1u);
+}
+
 TEST_F(CliBinary, SubmitJsonOutputIsTheApiJob) {
   auto job = sample_job("j-7", "pending");
   api.on("POST", "/v1/jobs", 201, job.dump());

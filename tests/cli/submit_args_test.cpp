@@ -65,6 +65,26 @@ TEST(SubmitArgs, AbsoluteWorkdirKept) {
   EXPECT_EQ((*r)["workdir"], "/data/run");
 }
 
+TEST(SubmitArgs, DependenciesAreSplitAtCommasInOrder) {
+  SubmitOptions o;
+  o.command = {"true"};
+  o.after_ok = {"j-00000001,j-00000002", "j-00000003"};
+  o.after_not_ok = {"j-00000004"};
+  auto r = build_job_request(o, "/");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, json({{"command", {"true"}},
+                      {"after_ok", {"j-00000001", "j-00000002", "j-00000003"}},
+                      {"after_not_ok", {"j-00000004"}}}));
+  auto parsed = api::parse_job_spec(*r);
+  ASSERT_TRUE(parsed.spec) << parsed.error->message;
+  EXPECT_EQ(parsed.spec->after_ok.size(), 3u);
+  for (const char* bad : {"", ",", "j-00000001,,j-00000002", ",j-00000001"}) {
+    o.after_any = {bad};
+    EXPECT_EQ(build_job_request(o, "/").error().message,
+              std::string("--after-any: expected job ids separated by commas, got '") + bad + "'");
+  }
+}
+
 TEST(SubmitArgs, UsageErrorsNameTheFlag) {
   SubmitOptions o;
   EXPECT_NE(build_job_request(o, "/").error().message.find("command is required"), std::string::npos);

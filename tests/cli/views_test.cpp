@@ -72,6 +72,20 @@ TEST(JobDetail, ShowsSpecAllocationsAndQuotedCommand) {
   EXPECT_NE(out.find("  0      gaudi-a   4,5,6,7      0,1,2,3\n"), std::string::npos) << out;
 }
 
+TEST(JobDetail, ShowsDependenciesOnlyWhenThereAreAny) {
+  auto j = job("j-00000003", "pending", "2026-01-01T11:00:00.000Z");
+  j["reason"] = "waiting for j-00000001";
+  j["spec"]["after_ok"] = {"j-00000001", "j-00000002"};
+  j["spec"]["after_not_ok"] = {"j-00000002"};
+  std::string out = render_job_detail(j, kNow);
+  EXPECT_NE(out.find("Reason: waiting for j-00000001\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("After ok: j-00000001,j-00000002\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("After not ok: j-00000002\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("After any"), std::string::npos) << out;
+  EXPECT_EQ(render_job_detail(job("j-1", "pending", "2026-01-01T11:00:00.000Z"), kNow).find("After"),
+            std::string::npos);
+}
+
 TEST(JobTerminal, States) {
   EXPECT_TRUE(job_is_terminal({{"state", "succeeded"}}));
   EXPECT_TRUE(job_is_terminal({{"state", "cancelled"}}));

@@ -104,5 +104,27 @@ TEST(InProcessCluster, GangStartsOnTwoNodesAndEndsWhenBothRanksEnd) {
   ASSERT_TRUE(c.wait_job_state(a, "succeeded"));
 }
 
+TEST(InProcessCluster, DependentJobStartsWhenItsDependencySucceedsAndItsOwnDependentIsCancelledWhenItFails) {
+  InProcessCluster c;
+  c.start_agent("n1");
+  const std::string a = c.submit(eight_cards())["id"];
+  json after_a = eight_cards(), after_b = eight_cards();
+  after_a["after_ok"] = {a};
+  const std::string b = c.submit(after_a)["id"];
+  after_b["after_ok"] = {b};
+  const std::string d = c.submit(after_b)["id"];
+  ASSERT_TRUE(c.wait_job_state(a, "running"));
+  EXPECT_EQ(c.job(b)["reason"], "waiting for " + a);
+  c.end_task("n1", a + ".0.0", 0);
+  ASSERT_TRUE(c.wait_launched("n1", b + ".0.0"));
+  ASSERT_TRUE(c.wait_job_state(b, "running"));
+  EXPECT_EQ(c.job(d)["reason"], "waiting for " + b);
+  c.end_task("n1", b + ".0.0", 1);
+  ASSERT_TRUE(c.wait_job_state(b, "failed"));
+  EXPECT_EQ(c.job(d)["state"], "cancelled");  // In the same change as b's end.
+  EXPECT_EQ(c.job(d)["reason"], "dependency " + b + " failed");
+  EXPECT_EQ(c.launched("n1").size(), 2u);
+}
+
 }  // namespace
 }  // namespace tessel::testkit

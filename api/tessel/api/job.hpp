@@ -30,11 +30,22 @@ struct JobSpec {
   std::optional<int64_t> kill_grace_s;  // Default kDefaultKillGraceS.
   std::optional<Vendor> vendor;
   std::string model;
+  // Dependencies (job ids, "j-00000042"): start only once every job in after_ok
+  // succeeded, every one in after_any ended, every one in after_not_ok ended
+  // without succeeding.
+  std::vector<std::string> after_ok;
+  std::vector<std::string> after_any;
+  std::vector<std::string> after_not_ok;
 
+  bool has_dependencies() const { return !after_ok.empty() || !after_any.empty() || !after_not_ok.empty(); }
   bool operator==(const JobSpec&) const = default;
 };
 
 inline constexpr int64_t kDefaultKillGraceS = 10;
+inline constexpr size_t kMaxDependencies = 100;  // Per list.
+
+// "j-" and 8 to 18 digits, as the scheduler makes job ids.
+bool is_job_id(std::string_view s);
 
 // Variables the scheduler and agent own; a job's env may not set them.
 bool is_reserved_env(const std::string& name);

@@ -27,6 +27,10 @@ struct SubmitOptions {
   std::optional<std::string> workdir;     // Relative paths are resolved against cwd.
   std::optional<std::string> vendor;
   std::optional<std::string> model;
+  // Dependencies: job ids, each flag value a comma-separated list (repeatable).
+  std::vector<std::string> after_ok;
+  std::vector<std::string> after_any;
+  std::vector<std::string> after_not_ok;
 };
 
 // The request body. Errors (a usage problem: bad duration, env without '=', empty

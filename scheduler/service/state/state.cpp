@@ -39,39 +39,45 @@ Status ClusterState::restore() {
     int64_t seq = job_seq(job.id);
     if (seq < 0) return Error{"restoring state: bad job id " + job.id};
     next_seq_ = std::max(next_seq_, seq + 1);
-    const bool pending = job.state == api::JobState::pending;
     if (job.state == api::JobState::assigned || job.state == api::JobState::running) {
       active_.insert(seq);
       std::optional<int64_t> end;
       if (job.spec.time_limit_s) end = (job.started_at_ms ? job.started_at_ms : now) + *job.spec.time_limit_s * 1000;
       alloc_.hold(job.id, job.allocations, end);
     }
-    JobEntry& entry = jobs_[seq] = JobEntry{std::move(job), now, {}};
-    if (pending) pending_[seq] = &entry;
+    jobs_[seq] = JobEntry{std::move(job), now, {}};
   }
   for (auto& f : snap->fences) {
     alloc_.hold(f.id, {f.allocation}, std::nullopt);
     fences_[f.id] = f;
   }
-  spdlog::info("restored {} jobs ({} pending, {} active), {} nodes, {} fences", jobs_.size(), pending_.size(),
-               active_.size(), nodes_.size(), fences_.size());
+  if (auto s = enqueue_restored_locked(); !s) return s.error().wrap("restoring state");
+  spdlog::info("restored {} jobs ({} pending, {} waiting for dependencies, {} active), {} nodes, {} fences",
+               jobs_.size(), pending_.size(), waiting_.size(), active_.size(), nodes_.size(), fences_.size());
   if (!pending_.empty()) mark_dirty_locked();
   return ok_status();
 }
 
-Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user) {
-  int64_t seq;
-  {
-    MutexLock lk(mu_);
-    if (stopping_) return Error::unavailable("scheduler is shutting down");
-    seq = next_seq_++;
-  }
+api::Job ClusterState::make_job(int64_t seq, api::JobSpec spec, const std::string& user) const {
   api::Job job;
   job.id = make_job_id(seq);
   job.name = spec.name;
   job.user = user;
   job.spec = std::move(spec);
   job.submitted_at_ms = clock_.now_ms();
+  return job;
+}
+
+Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user) {
+  // Its dependencies are checked and evaluated under mu_, so none can end unseen meanwhile.
+  if (spec.has_dependencies()) return submit_with_dependencies(std::move(spec), user);
+  int64_t seq;
+  {
+    MutexLock lk(mu_);
+    if (stopping_) return Error::unavailable("scheduler is shutting down");
+    seq = next_seq_++;
+  }
+  const api::Job job = make_job(seq, std::move(spec), user);
   WriteBatch b;
   b.jobs.push_back(job);
   // Waits for the group commit without holding mu_.
@@ -121,17 +127,7 @@ Result<api::Job> ClusterState::cancel(const std::string& id, const Principal& wh
   Txn txn;
   const std::string reason = "cancelled by " + who.name;
   if (e.job.state == api::JobState::pending) {
-    api::Job nj = e.job;
-    nj.state = api::JobState::cancelled;
-    nj.reason = reason;
-    nj.finished_at_ms = clock_.now_ms();
-    txn.batch.jobs.push_back(nj);
-    const int64_t seq = it->first;
-    txn.apply.push_back([this, nj, seq]() REQUIRES(mu_) {
-      jobs_[seq].job = nj;
-      pending_.erase(seq);
-      log_change(nj, "cancelled");
-    });
+    cancel_pending_locked(txn, e, reason);
   } else {
     stop_job_locked(txn, e, api::JobState::cancelled, reason, std::nullopt, false);
   }
@@ -167,6 +163,7 @@ Status ClusterState::write_store(const WriteBatch& batch) {
 }
 
 bool ClusterState::commit_locked(Txn& txn, const char* what) {
+  resolve_dependents_locked(txn);  // Jobs ending here release or cancel their dependents in the same write.
   if (auto s = write_store(txn.batch); !s) {
     spdlog::error("{}: store write failed, nothing changed: {}", what, s.error().message);
     return false;
@@ -176,6 +173,21 @@ bool ClusterState::commit_locked(Txn& txn, const char* what) {
   for (const auto& node : bumped_) answer_watches_locked(node);
   bumped_.clear();
   return true;
+}
+
+void ClusterState::cancel_pending_locked(Txn& txn, const JobEntry& e, const std::string& reason) {
+  api::Job nj = e.job;
+  nj.state = api::JobState::cancelled;
+  nj.reason = reason;
+  nj.finished_at_ms = clock_.now_ms();
+  txn.batch.jobs.push_back(nj);
+  const int64_t seq = job_seq(nj.id);
+  txn.apply.push_back([this, nj, seq]() REQUIRES(mu_) {
+    jobs_[seq].job = nj;
+    pending_.erase(seq);
+    waiting_.erase(seq);
+    log_change(nj, "cancelled");
+  });
 }
 
 void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState final_state, const std::string& reason,

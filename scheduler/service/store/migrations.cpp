@@ -15,6 +15,12 @@ const std::vector<const char*>& migrations() {
       "CREATE TABLE jobs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL);"
       "CREATE TABLE nodes (name TEXT PRIMARY KEY, body TEXT NOT NULL);"
       "CREATE TABLE fences (id TEXT PRIMARY KEY, body TEXT NOT NULL);",
+      // 1 -> 2: a job's spec may hold dependencies (after_ok, after_any, after_not_ok),
+      // stored with the job in its body. No table changes: the new version makes an
+      // older binary, whose strict spec parser would fail on them, refuse the database
+      // at open ("schema version 2 is newer than this binary") instead of at its first
+      // dependent job.
+      "",
   };
   return m;
 }

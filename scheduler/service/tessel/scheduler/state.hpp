@@ -181,6 +181,9 @@ class ClusterState {
   std::vector<api::Assignment> assignments_locked(const std::string& node) const REQUIRES(mu_);
   NodeView node_view_locked(const NodeEntry& n) const REQUIRES(mu_);
 
+  api::Job make_job(int64_t seq, api::JobSpec spec, const std::string& user) const;
+  // Ends pending job `e` (queued or waiting for its dependencies) as cancelled.
+  void cancel_pending_locked(Txn& txn, const JobEntry& e, const std::string& reason) REQUIRES(mu_);
   // Stops job `e`'s current attempt early: fences the ranks not known gone,
   // then requeues (attempt+1) when `retry` and retries remain, else ends it in
   // `final_state` with `reason`/`exit_code`.
@@ -191,6 +194,29 @@ class ClusterState {
   // Applies the reports' verdict to the job; true when this ends the attempt.
   bool evaluate_job_locked(Txn& txn, const JobEntry& e) REQUIRES(mu_);
   void log_change(const api::Job& job, const std::string& what) const;
+
+  // Job dependencies (state_deps.cpp). A pending job with a dependency not yet met
+  // waits in waiting_, out of the scheduling pass's sight; one that can never be met
+  // is cancelled. Evaluated at submission and restore, and in commit_locked() for
+  // every change that ends a job, within that change's Txn.
+  struct DepCheck {
+    enum class Verdict { ready, waiting, never } verdict = Verdict::ready;
+    std::string reason;  // "waiting for j-...", or why it can never start.
+  };
+  // `changing`: the states a Txn being built gives jobs; they win over jobs_.
+  DepCheck check_dependencies_locked(const api::JobSpec& spec,
+                                     const std::map<std::string, api::JobState>& changing = {}) const REQUIRES(mu_);
+  // 400 naming the field for a dependency on an unknown job or on `self`.
+  Status validate_dependencies_locked(const api::JobSpec& spec, const std::string& self) const REQUIRES(mu_);
+  Result<api::Job> submit_with_dependencies(api::JobSpec spec, const std::string& user) EXCLUDES(mu_);
+  // Files a pending job that can start now in pending_, a waiting one in waiting_.
+  void enqueue_locked(int64_t seq, JobEntry& entry, const DepCheck& check) REQUIRES(mu_);
+  // Restore: queues the pending jobs; cancels those whose dependencies can never be met.
+  Status enqueue_restored_locked() REQUIRES(mu_);
+  // Adds to `txn` what the jobs it ends mean for waiting jobs: cancellations
+  // (cascading to their own dependents), new reasons, moves to pending_.
+  void resolve_dependents_locked(Txn& txn) REQUIRES(mu_);
+  void release_waiting_locked(int64_t seq) REQUIRES(mu_);
 
   Store& store_;
   const Clock& clock_;
@@ -221,6 +247,8 @@ class ClusterState {
   // Pending jobs by sequence, pointing into jobs_ (std::map entries do not move): a
   // scheduling pass walks these instead of looking each one up in jobs_.
   std::map<int64_t, JobEntry*> pending_ GUARDED_BY(mu_);
+  // Pending jobs whose dependencies are not all met yet; never in pending_.
+  std::map<int64_t, JobEntry*> waiting_ GUARDED_BY(mu_);
   std::set<int64_t> active_ GUARDED_BY(mu_);  // Sequences of assigned and running jobs.
   std::map<std::string, NodeEntry> nodes_ GUARDED_BY(mu_);
   std::map<std::string, Fence> fences_ GUARDED_BY(mu_);

@@ -1,0 +1,153 @@
+// ClusterState: job dependencies (JobSpec after_ok, after_any, after_not_ok).
+// A pending job with a dependency not yet met waits in waiting_, where neither
+// placement nor backfill sees it. Whatever ends a job goes through
+// commit_locked(), which first calls resolve_dependents_locked(): in the same
+// Txn, dependents that can now never start are cancelled (and theirs, in turn),
+// and those whose dependencies are all met move to pending_ once it committed.
+#include <array>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "tessel/scheduler/state.hpp"
+
+namespace tessel::scheduler {
+
+namespace {
+struct Rule {
+  const char* field;
+  const std::vector<std::string>* ids;
+  bool (*met)(api::JobState ended);  // Whether a dependency that ended so lets the job start.
+};
+
+std::array<Rule, 3> rules(const api::JobSpec& spec) {
+  return {Rule{"after_ok", &spec.after_ok, [](api::JobState s) { return s == api::JobState::succeeded; }},
+          Rule{"after_any", &spec.after_any, [](api::JobState) { return true; }},
+          Rule{"after_not_ok", &spec.after_not_ok, [](api::JobState s) { return s != api::JobState::succeeded; }}};
+}
+
+std::string ended_how(api::JobState s) { return s == api::JobState::cancelled ? "was cancelled" : api::to_string(s); }
+}  // namespace
+
+ClusterState::DepCheck ClusterState::check_dependencies_locked(
+    const api::JobSpec& spec, const std::map<std::string, api::JobState>& changing) const {
+  std::string unmet;
+  for (const Rule& rule : rules(spec)) {
+    for (const auto& id : *rule.ids) {
+      std::optional<api::JobState> st;
+      if (auto c = changing.find(id); c != changing.end()) {
+        st = c->second;
+      } else if (auto it = jobs_.find(job_seq(id)); it != jobs_.end() && it->second.job.id == id) {
+        st = it->second.job.state;
+      }
+      if (!st) return {DepCheck::Verdict::never, "dependency " + id + " is unknown"};
+      if (!api::is_terminal(*st)) {
+        if (unmet.empty()) unmet = id;
+      } else if (!rule.met(*st)) {
+        return {DepCheck::Verdict::never, "dependency " + id + " " + ended_how(*st)};
+      }
+    }
+  }
+  if (unmet.empty()) return {};
+  return {DepCheck::Verdict::waiting, "waiting for " + unmet};
+}
+
+Status ClusterState::validate_dependencies_locked(const api::JobSpec& spec, const std::string& self) const {
+  for (const Rule& rule : rules(spec)) {
+    for (const auto& id : *rule.ids) {
+      auto it = jobs_.find(job_seq(id));
+      if (id != self && it != jobs_.end() && it->second.job.id == id) continue;
+      std::string message = rule.field;
+      message += id == self ? ": a job cannot depend on itself" : ": unknown job " + id;
+      return Error::invalid(std::move(message), rule.field);
+    }
+  }
+  return ok_status();
+}
+
+Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const std::string& user) {
+  MutexLock lk(mu_);
+  if (stopping_) return Error::unavailable("scheduler is shutting down");
+  api::Job job = make_job(next_seq_, std::move(spec), user);
+  if (auto s = validate_dependencies_locked(job.spec, job.id); !s) return s.error();
+  const int64_t seq = next_seq_++;
+  const DepCheck check = check_dependencies_locked(job.spec);
+  job.reason = check.reason;
+  if (check.verdict == DepCheck::Verdict::never) {  // E.g. after_ok on a job that already failed.
+    job.state = api::JobState::cancelled;
+    job.finished_at_ms = job.submitted_at_ms;
+  }
+  Txn txn;
+  txn.batch.jobs.push_back(job);
+  txn.apply.push_back([this, job, seq, check]() REQUIRES(mu_) {
+    JobEntry& entry = jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}};
+    ++submissions_total_;
+    log_change(job, "submitted");
+    if (check.verdict != DepCheck::Verdict::never) enqueue_locked(seq, entry, check);
+  });
+  if (!commit_locked(txn, "submit")) return storage_unavailable("the job");
+  return jobs_[seq].job;
+}
+
+void ClusterState::enqueue_locked(int64_t seq, JobEntry& entry, const DepCheck& check) {
+  if (check.verdict == DepCheck::Verdict::waiting) {
+    entry.job.reason = check.reason;
+    waiting_[seq] = &entry;
+    return;
+  }
+  pending_[seq] = &entry;
+  mark_dirty_locked(/*capacity=*/false);
+}
+
+Status ClusterState::enqueue_restored_locked() {
+  Txn txn;
+  for (auto& [seq, entry] : jobs_) {
+    if (entry.job.state != api::JobState::pending) continue;
+    const DepCheck check = check_dependencies_locked(entry.job.spec);
+    if (check.verdict == DepCheck::Verdict::never)
+      cancel_pending_locked(txn, entry, check.reason);
+    else
+      enqueue_locked(seq, entry, check);
+  }
+  if (!txn.batch.empty() && !commit_locked(txn, "restore"))
+    return Error::unavailable("cancelling jobs whose dependencies can never be met: store write failed");
+  return ok_status();
+}
+
+void ClusterState::resolve_dependents_locked(Txn& txn) {
+  if (waiting_.empty()) return;
+  std::map<std::string, api::JobState> changing;
+  bool ends = false;
+  for (const auto& j : txn.batch.jobs) {
+    changing[j.id] = j.state;
+    ends = ends || api::is_terminal(j.state);
+  }
+  if (!ends) return;
+  // A job's dependencies are older than it (they existed when it was submitted), so
+  // one pass in sequence order meets a cancellation before the jobs it dooms in turn.
+  for (const auto& [seq, e] : waiting_) {
+    if (changing.count(e->job.id)) continue;  // This Txn ends it already (a user's cancel).
+    const DepCheck check = check_dependencies_locked(e->job.spec, changing);
+    if (check.verdict == DepCheck::Verdict::never) {
+      cancel_pending_locked(txn, *e, check.reason);
+      changing[e->job.id] = api::JobState::cancelled;
+    } else if (check.verdict == DepCheck::Verdict::ready) {
+      txn.apply.push_back([this, seq = seq]() REQUIRES(mu_) { release_waiting_locked(seq); });
+    } else if (check.reason != e->job.reason) {  // Now waits for another one: in memory, as a pass's reasons.
+      txn.apply.push_back([entry = e, reason = check.reason]() { entry->job.reason = reason; });
+    }
+  }
+}
+
+void ClusterState::release_waiting_locked(int64_t seq) {
+  auto it = waiting_.find(seq);
+  if (it == waiting_.end()) return;
+  JobEntry& entry = *it->second;
+  waiting_.erase(it);
+  entry.job.reason.clear();
+  entry.queued_at_ms = clock_.now_ms();  // Queue wait counts from when it could start.
+  log_change(entry.job, "dependencies met");
+  enqueue_locked(seq, entry, DepCheck{});
+}
+
+}  // namespace tessel::scheduler
