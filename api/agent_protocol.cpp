@@ -94,6 +94,13 @@ Result<TaskReport> task_report_from_json(const json& j) {
   });
 }
 
+static Result<std::string> degraded_from_json(const json& j) {
+  std::string d = j.value("degraded", "");
+  if (d.size() > kMaxDegradedBytes)
+    return Error{"degraded: longer than " + std::to_string(kMaxDegradedBytes) + " bytes"};
+  return d;
+}
+
 static json reports_to_json(const std::vector<TaskReport>& tasks) {
   json a = json::array();
   for (const auto& t : tasks) a.push_back(to_json(t));
@@ -112,11 +119,13 @@ static Result<std::vector<TaskReport>> reports_from_json(const json& j) {
 }
 
 json to_json(const RegisterRequest& r) {
-  return {{"node", r.node},
-          {"address", r.address},
-          {"agent_port", r.agent_port},
-          {"inventory", to_json(r.inventory)},
-          {"tasks", reports_to_json(r.tasks)}};
+  json out = {{"node", r.node},
+              {"address", r.address},
+              {"agent_port", r.agent_port},
+              {"inventory", to_json(r.inventory)},
+              {"tasks", reports_to_json(r.tasks)}};
+  if (!r.degraded.empty()) out["degraded"] = r.degraded;
+  return out;
 }
 
 Result<RegisterRequest> register_request_from_json(const json& j) {
@@ -131,6 +140,9 @@ Result<RegisterRequest> register_request_from_json(const json& j) {
     auto tasks = reports_from_json(j.value("tasks", json::array()));
     if (!tasks) return tasks.error();
     r.tasks = std::move(*tasks);
+    auto degraded = degraded_from_json(j);
+    if (!degraded) return degraded.error();
+    r.degraded = std::move(*degraded);
     return r;
   });
 }
@@ -154,6 +166,7 @@ Result<RegisterResponse> register_response_from_json(const json& j) {
 json to_json(const HeartbeatRequest& r) {
   json out = {{"node", r.node}, {"inventory", to_json(r.inventory)}};
   if (r.tasks) out["tasks"] = reports_to_json(*r.tasks);
+  if (!r.degraded.empty()) out["degraded"] = r.degraded;
   return out;
 }
 
@@ -169,6 +182,9 @@ Result<HeartbeatRequest> heartbeat_request_from_json(const json& j) {
       if (!tasks) return tasks.error();
       r.tasks = std::move(*tasks);
     }
+    auto degraded = degraded_from_json(j);
+    if (!degraded) return degraded.error();
+    r.degraded = std::move(*degraded);
     return r;
   });
 }

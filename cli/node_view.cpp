@@ -61,7 +61,12 @@ std::string render_nodes_table(const json& nodes, int64_t now_ms) {
     t.add_row({get_string(n, "name"), get_string(n, "state"), models(devs), free_of_total(devs), render_card_map(devs),
                render_free_groups(get_field(n, "free_groups")), heartbeat_age(n, now_ms)});
   }
-  return t.render() + kCardMapLegend + "\n";
+  std::string why;  // Each degraded node, and why: too long for a column.
+  for (const auto& n : nodes) {
+    auto reason = get_string(n, "degraded");
+    if (!reason.empty()) why += printable(get_string(n, "name")) + " degraded: " + printable(reason) + "\n";
+  }
+  return t.render() + kCardMapLegend + "\n" + why;
 }
 
 std::string render_node_detail(const json& node, int64_t now_ms) {
@@ -74,6 +79,7 @@ std::string render_node_detail(const json& node, int64_t now_ms) {
   line("Name", get_string(node, "name"));
   line("Address", get_string(node, "address"));
   line("State", get_string(node, "state"));
+  line("Degraded", get_string(node, "degraded"));
   line("Vendor", get_string(inv, "vendor"));
   line("Driver", get_string(inv, "driver_version"));
   auto hb = get_string(node, "last_heartbeat");
@@ -111,8 +117,9 @@ std::string render_inventory(const json& inventory) {
   else
     o << t.render();
   const auto& nodes = get_field(inventory, "nodes");
-  o << "nodes: " << get_int(nodes, "ready").value_or(0) << " ready, " << get_int(nodes, "draining").value_or(0)
-    << " draining, " << get_int(nodes, "down").value_or(0) << " down\n";
+  o << "nodes: " << get_int(nodes, "ready").value_or(0) << " ready, ";
+  if (auto degraded = get_int(nodes, "degraded").value_or(0)) o << degraded << " degraded, ";
+  o << get_int(nodes, "draining").value_or(0) << " draining, " << get_int(nodes, "down").value_or(0) << " down\n";
   return o.str();
 }
 

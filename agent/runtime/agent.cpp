@@ -73,7 +73,7 @@ void Agent::publish_status() {
 
 Result<bool> Agent::heartbeat_once(const api::NodeInventory& inv) {
   // No task reports: those go through the reporter, the moment they change.
-  api::HeartbeatRequest req{cfg_.node, inv, std::nullopt};
+  api::HeartbeatRequest req{cfg_.node, inv, std::nullopt, degraded_};
   auto r = hb_api_.heartbeat(req);
   if (!r.ok()) {
     if (r.error().code != ErrorCode::not_found) return r.error();
@@ -107,7 +107,7 @@ std::optional<api::NodeInventory> Agent::refresh_inventory() {
 }
 
 milliseconds Agent::register_once(const api::NodeInventory& inv, Backoff& backoff) {
-  auto r = hb_api_.register_node({cfg_.node, cfg_.address, cfg_.agent_port, inv, tasks_.reports()});
+  auto r = hb_api_.register_node({cfg_.node, cfg_.address, cfg_.agent_port, inv, tasks_.reports(), degraded_});
   if (!r.ok()) {
     const milliseconds wait = backoff.next();
     spdlog::warn("register with {}: {} (retry in {} ms)", cfg_.scheduler_url, r.error().message, wait.count());
@@ -152,6 +152,7 @@ void Agent::heartbeat_loop() {
   for (;;) {
     progress_ns_ = clock_.steady_ns();
     const auto inv = refresh_inventory();
+    degraded_ = tasks_.probe_state_dir();  // Again before every heartbeat: it ends once writes succeed.
     bool registered;
     {
       MutexLock lock(mu_);

@@ -27,10 +27,14 @@ void Agent::registration_lost() {
 }
 
 void Agent::event_loop() {
-  // Each datagram only says "a task changed": the reporter rereads every task's files.
-  while (auto ids = events_->wait()) {
-    for (const auto& id : *ids) spdlog::debug("task {}: its supervisor reports a change", id);
-    if (!ids->empty()) mark_reports_dirty();
+  // A datagram says "a task changed": the reporter rereads every task's files. Or that
+  // its result could not be written, and why: no file will say so.
+  while (auto events = events_->wait()) {
+    for (const auto& ev : *events) {
+      spdlog::debug("task {}: its supervisor reports a change", ev.id);
+      if (!ev.note.empty()) tasks_.result_not_recorded(ev.id, ev.note);
+    }
+    if (!events->empty()) mark_reports_dirty();
   }
 }
 

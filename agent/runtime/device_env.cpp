@@ -61,8 +61,8 @@ Status set_rocr(Env& env, const api::Assignment& a, const api::NodeInventory& in
 DeviceRuntime device_runtime(api::Vendor v) {
   switch (v) {
     case api::Vendor::habana: return {"hpu", "hccl"};
-    case api::Vendor::nvidia: return {"cuda", "nccl"};
-    case api::Vendor::amd: return {"cuda", "nccl"};
+    case api::Vendor::nvidia:
+    case api::Vendor::amd: return {"cuda", "nccl"};  // ROCm's PyTorch is "cuda" with RCCL behind "nccl".
     case api::Vendor::intel: return {"xpu", "xccl"};
     case api::Vendor::ascend: return {"npu", "hccl"};
     case api::Vendor::neuron: return {"neuron", "xla"};

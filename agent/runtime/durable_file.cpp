@@ -69,6 +69,23 @@ static Status write_file(const std::string& path, const std::string& data, bool 
   return fsync_dir(std::filesystem::path(path).parent_path().string());
 }
 
+Status write_probe(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Error{std::strerror(errno)};
+  static constexpr char kData[] = "probe\n";
+  constexpr auto kLen = static_cast<ssize_t>(sizeof kData - 1);
+  const ssize_t n = ::write(fd, kData, kLen);
+  std::string why;
+  if (n != kLen)
+    why = n < 0 ? std::strerror(errno) : "short write";
+  else if (::fdatasync(fd) != 0)
+    why = std::strerror(errno);
+  ::close(fd);
+  ::unlink(path.c_str());
+  if (!why.empty()) return Error{why};
+  return ok_status();
+}
+
 Status make_dir_durable(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);

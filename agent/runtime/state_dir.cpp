@@ -1,7 +1,10 @@
 #include "tessel/agent/state_dir.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "tessel/agent/durable_file.hpp"
@@ -29,15 +32,27 @@ Status StateDir::init() const {
 }
 
 Status StateDir::record_started(const api::Assignment& a) const {
-  if (!is_safe_task_id(a.id)) return Error{"assignment id '" + a.id + "' is not a safe file name"};
+  if (!is_safe_task_id(a.id)) return Error::invalid("assignment id '" + a.id + "' is not a safe file name");
   const std::string dir = task_dir(a.id);
-  if (exists(dir + "/assignment.json")) return Error{"assignment " + a.id + " was already started"};
-  if (auto st = append_line_durable(started_log(), a.id); !st) return st;
+  if (exists(dir + "/assignment.json")) return Error::conflict("assignment " + a.id + " was already started");
+  if (auto st = append_line_durable(started_log(), a.id); !st) return Error::unavailable(st.error().message);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return Error{"mkdir " + dir + ": " + ec.message()};
-  return write_file_atomic(dir + "/assignment.json", serialize(a));
+  if (ec) return Error::unavailable("mkdir " + dir + ": " + ec.message());
+  if (auto st = write_file_atomic(dir + "/assignment.json", serialize(a)); !st)
+    return Error::unavailable(st.error().message);
+  return ok_status();
 }
+
+Status StateDir::make_work_dir(const std::string& id, int uid, int gid) const {
+  const std::string dir = work_dir(id);
+  if (::mkdir(dir.c_str(), 0700) != 0) return Error{"mkdir " + dir + ": " + std::strerror(errno)};
+  if (::chown(dir.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(gid)) != 0)
+    return Error{"chown " + dir + ": " + std::strerror(errno)};
+  return ok_status();
+}
+
+Status StateDir::probe() const { return write_probe(root_ + "/.write-probe"); }
 
 Status StateDir::write_launch(const LaunchPlan& p) const {
   return write_file_atomic(task_dir(p.assignment_id) + "/launch.json", serialize(p));

@@ -29,29 +29,51 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs in the forked child before execve: only async-signal-safe calls.
+// The steps of ChildSetup that can fail, and how one failed: what the child writes, in
+// one write(2), on a pipe of ours before it ends. (Not exec.set_error(): Boost.Process
+// 1.74 sends its message in three writes that the parent may read apart, and it lets
+// the child go on to exec the job, as root after a failed setuid.)
+enum class ChildStep : int { setsid, dup2, setgid, setuid, workdir };
+struct ChildFailure {
+  ChildStep step = ChildStep::setsid;
+  int error = 0;  // errno.
+};
+
+// Runs in the forked child before execve: only async-signal-safe calls. A failed step
+// is written to failure_fd and ends the child.
 struct ChildSetup : bp::extend::handler {
   int log_fd = -1;
   int null_fd = -1;
+  int failure_fd = -1;
   std::optional<int> uid, gid;
   std::vector<gid_t> groups;
+  std::string workdir;
+  bool workdir_as_user = true;  // See LaunchPlan::workdir_as_user.
+
+  [[noreturn]] void fail(ChildStep step) const {
+    const ChildFailure f{step, errno};
+    (void)!::write(failure_fd, &f, sizeof f);
+    ::_exit(127);
+  }
+
+  void enter_workdir() const {
+    if (::chdir(workdir.c_str()) != 0) fail(ChildStep::workdir);
+  }
 
   template <class Executor>
-  void on_exec_setup(Executor& exec) const {
+  void on_exec_setup(Executor&) const {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGPIPE, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
-    if (::setsid() < 0) return exec.set_error(std::error_code(errno, std::system_category()), "setsid");
-    if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0)
-      return exec.set_error(std::error_code(errno, std::system_category()), "dup2");
-    if (gid) {
-      if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(static_cast<gid_t>(*gid)) != 0)
-        return exec.set_error(std::error_code(errno, std::system_category()), "setgid");
-    }
-    if (uid && ::setuid(static_cast<uid_t>(*uid)) != 0)
-      return exec.set_error(std::error_code(errno, std::system_category()), "setuid");
+    if (::setsid() < 0) fail(ChildStep::setsid);
+    if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) fail(ChildStep::dup2);
+    if (!workdir_as_user) enter_workdir();
+    if (gid && (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(static_cast<gid_t>(*gid)) != 0))
+      fail(ChildStep::setgid);
+    if (uid && ::setuid(static_cast<uid_t>(*uid)) != 0) fail(ChildStep::setuid);
+    if (workdir_as_user) enter_workdir();
   }
 };
 
@@ -72,6 +94,54 @@ std::vector<boost::filesystem::path> path_dirs(const std::map<std::string, std::
   return dirs;
 }
 
+// The supplementary groups of the plan's user (only its gid when it names none).
+std::vector<gid_t> supplementary_groups(const LaunchPlan& plan) {
+  if (!plan.gid) return {};
+  const auto gid = static_cast<gid_t>(*plan.gid);
+  if (plan.user.empty()) return {gid};
+  int n = 64;
+  std::vector<gid_t> groups(static_cast<size_t>(n));
+  if (getgrouplist(plan.user.c_str(), gid, groups.data(), &n) < 0) {
+    groups.resize(static_cast<size_t>(n));
+    getgrouplist(plan.user.c_str(), gid, groups.data(), &n);
+  }
+  groups.resize(static_cast<size_t>(n));
+  return groups;
+}
+
+ChildSetup child_setup(const LaunchPlan& plan, int log_fd, int null_fd, int failure_fd) {
+  ChildSetup setup;
+  setup.log_fd = log_fd;
+  setup.null_fd = null_fd;
+  setup.failure_fd = failure_fd;
+  setup.uid = plan.uid;
+  setup.gid = plan.gid;
+  setup.groups = supplementary_groups(plan);
+  setup.workdir = plan.workdir;
+  setup.workdir_as_user = plan.workdir_as_user;
+  return setup;
+}
+
+// What the child wrote on the failure pipe (nothing once it exec'd: the pipe is
+// O_CLOEXEC). bp::child returns only after the exec or the child's end, so this never
+// waits; the caller closed its own write end.
+std::optional<ChildFailure> read_child_failure(int fd) {
+  ChildFailure f;
+  ssize_t n;
+  do n = ::read(fd, &f, sizeof f);
+  while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof f)) return std::nullopt;
+  return f;
+}
+
+// "workdir /x: No such file or directory", "setuid: Resource temporarily unavailable".
+Error child_error(const ChildFailure& f, const LaunchPlan& plan) {
+  static constexpr const char* kSteps[] = {"setsid", "dup2", "setgid", "setuid", "workdir"};
+  std::string step = kSteps[static_cast<int>(f.step)];
+  if (f.step == ChildStep::workdir) step += " " + plan.workdir;
+  return Error{step + ": " + std::strerror(f.error)};
+}
+
 // Starts one rank; returns its pid or an error message.
 Result<int> start_rank(const LaunchPlan& plan, const RankLaunch& r, int null_fd) {
   boost::filesystem::path exe = r.argv[0];
@@ -81,28 +151,27 @@ Result<int> start_rank(const LaunchPlan& plan, const RankLaunch& r, int null_fd)
   }
   int log_fd = ::open(r.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) return Error{"open " + r.log_path + ": " + std::strerror(errno)};
-  ChildSetup setup;
-  setup.log_fd = log_fd;
-  setup.null_fd = null_fd;
-  setup.uid = plan.uid;
-  setup.gid = plan.gid;
-  if (plan.gid && !plan.user.empty()) {
-    int n = 64;
-    setup.groups.resize(static_cast<size_t>(n));
-    if (getgrouplist(plan.user.c_str(), static_cast<gid_t>(*plan.gid), setup.groups.data(), &n) < 0) {
-      setup.groups.resize(static_cast<size_t>(n));
-      getgrouplist(plan.user.c_str(), static_cast<gid_t>(*plan.gid), setup.groups.data(), &n);
-    }
-    setup.groups.resize(static_cast<size_t>(n));
-  } else if (plan.gid) {
-    setup.groups = {static_cast<gid_t>(*plan.gid)};
+  int failure[2];
+  if (::pipe2(failure, O_CLOEXEC) != 0) {
+    ::close(log_fd);
+    return Error{std::string("pipe: ") + std::strerror(errno)};
   }
+  ChildSetup setup = child_setup(plan, log_fd, null_fd, failure[1]);
   const tessel::EnvBlock env(r.env);
   std::vector<std::string> args(r.argv.begin() + 1, r.argv.end());
   std::error_code ec;
-  bp::child c(bp::exe = exe.string(), bp::args = args, env, bp::start_dir = plan.workdir, setup, ec);
+  // No bp::start_dir: it ignores a failed chdir, and runs before the switch of user.
+  bp::child c(bp::exe = exe.string(), bp::args = args, env, setup, ec);
   ::close(log_fd);
+  ::close(failure[1]);
+  const auto failed = read_child_failure(failure[0]);
+  ::close(failure[0]);
   if (ec) return Error{"exec " + r.argv[0] + ": " + ec.message()};
+  if (failed) {
+    std::error_code reaped;
+    c.wait(reaped);  // It ended before exec.
+    return child_error(*failed, plan);
+  }
   int pid = c.id();
   c.detach();  // We reap it ourselves with waitpid.
   return pid;
@@ -143,12 +212,13 @@ std::string task_id_of(std::string dir) {
 }
 
 // Writes result.json durably, and only then tells the agent: whatever the agent reads
-// after the datagram includes the result. When the result cannot be written the agent
-// is not told: it finds this supervisor gone without a result within an interval.
+// after the datagram includes the result. When the result cannot be written, the
+// datagram says why instead: the agent reports the task's result as not recorded.
 int finish(const std::string& dir, const TaskResult& res, const TaskEventSender& agent) {
   auto st = write_file_durable(dir + "/result.json", serialize(res));
   if (!st) {
-    spdlog::error("supervisor: writing result: {}", st.error().message);
+    spdlog::error("supervisor: writing result {}: {}", serialize(res), st.error().message);
+    agent.send(task_id_of(dir), st.error().message);
     return 1;
   }
   spdlog::info("supervisor: result {}", serialize(res));

@@ -15,8 +15,8 @@ namespace tessel::agent {
 
 namespace {
 
-// The longest assignment id is 200 bytes (is_safe_task_id); anything longer is not one.
-constexpr size_t kMaxDatagram = 256;
+// The longest assignment id is 200 bytes (is_safe_task_id); a note fills the rest.
+constexpr size_t kMaxDatagram = 1024;
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -68,14 +68,22 @@ TaskEventSender::TaskEventSender(const std::string& socket_path) {
   addr_ = *addr;
 }
 
-void TaskEventSender::send(const std::string& assignment_id) const {
+static TaskEvent parse_task_event(const std::string& datagram) {
+  const auto nl = datagram.find('\n');
+  if (nl == std::string::npos) return TaskEvent{datagram, ""};
+  return TaskEvent{datagram.substr(0, nl), datagram.substr(nl + 1)};
+}
+
+void TaskEventSender::send(const std::string& assignment_id, const std::string& note) const {
   if (!addr_) return;
+  std::string datagram = assignment_id;
+  if (!note.empty()) datagram = (datagram + "\n" + note).substr(0, kMaxDatagram);
   const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     spdlog::warn("supervisor: telling the agent: socket: {}", errno_text());
     return;
   }
-  const ssize_t n = ::sendto(fd, assignment_id.data(), assignment_id.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
+  const ssize_t n = ::sendto(fd, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
                              reinterpret_cast<const sockaddr*>(&*addr_), sizeof *addr_);
   // No agent (ENOENT: never bound; ECONNREFUSED: a stale socket file) or a full queue
   // (EAGAIN): see task_events.hpp for why the agent learns of the change anyway.
@@ -125,19 +133,19 @@ void TaskEventSocket::interrupt() {
   (void)!::write(wake_, &one, sizeof one);
 }
 
-std::vector<std::string> TaskEventSocket::drain() {
-  std::vector<std::string> ids;
+std::vector<TaskEvent> TaskEventSocket::drain() {
+  std::vector<TaskEvent> events;
   char buf[kMaxDatagram];
   for (;;) {
     const ssize_t n = ::recv(sock_, buf, sizeof buf, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;  // EAGAIN: drained.
-    ids.emplace_back(buf, static_cast<size_t>(n));
+    events.push_back(parse_task_event(std::string(buf, static_cast<size_t>(n))));
   }
-  return ids;
+  return events;
 }
 
-std::optional<std::vector<std::string>> TaskEventSocket::wait(std::optional<std::chrono::milliseconds> timeout) {
+std::optional<std::vector<TaskEvent>> TaskEventSocket::wait(std::optional<std::chrono::milliseconds> timeout) {
   pollfd fds[2] = {{wake_, POLLIN, 0}, {sock_, POLLIN, 0}};
   const int timeout_ms = timeout ? static_cast<int>(std::max<int64_t>(timeout->count(), 0)) : -1;
   int n;

@@ -23,8 +23,9 @@ std::string serialize(const LaunchPlan& p) {
   json ranks = json::array();
   for (const auto& r : p.ranks)
     ranks.push_back({{"argv", r.argv}, {"env", r.env}, {"log_path", r.log_path}, {"port", r.port}});
-  json j = {{"assignment_id", p.assignment_id}, {"workdir", p.workdir},           {"ranks", ranks},
-            {"time_limit_s", p.time_limit_s},   {"kill_grace_s", p.kill_grace_s}, {"user", p.user}};
+  json j = {{"assignment_id", p.assignment_id},    {"workdir", p.workdir},           {"ranks", ranks},
+            {"time_limit_s", p.time_limit_s},      {"kill_grace_s", p.kill_grace_s}, {"user", p.user},
+            {"workdir_as_user", p.workdir_as_user}};
   if (p.uid) j["uid"] = *p.uid;
   if (p.gid) j["gid"] = *p.gid;
   return j.dump();
@@ -38,6 +39,7 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
     p.time_limit_s = api::json_int_at<int64_t>(j, "time_limit_s");
     p.kill_grace_s = api::json_int_at<int64_t>(j, "kill_grace_s");
     p.user = j.value("user", "");
+    p.workdir_as_user = j.value("workdir_as_user", true);
     if (j.contains("uid")) p.uid = api::json_int_at<int>(j, "uid");
     if (j.contains("gid")) p.gid = api::json_int_at<int>(j, "gid");
     for (const auto& r : j.at("ranks")) {

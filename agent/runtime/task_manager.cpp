@@ -7,8 +7,8 @@
 
 namespace tessel::agent {
 
-api::TaskReport make_report(const TaskSnapshot& t, bool supervisor_alive, int64_t now_unix_ms,
-                            int64_t launch_grace_ms) {
+api::TaskReport make_report(const TaskSnapshot& t, bool supervisor_alive, int64_t now_unix_ms, int64_t launch_grace_ms,
+                            const std::string& unrecorded) {
   api::TaskReport r;
   r.assignment_id = t.id;
   r.port = t.port;
@@ -17,8 +17,12 @@ api::TaskReport make_report(const TaskSnapshot& t, bool supervisor_alive, int64_
     r.exit_code = t.result->exit_code;
     r.signal = t.result->signal;
     r.message = t.result->message;
-  } else if (supervisor_alive || (!t.supervisor && now_unix_ms - t.started_unix_ms < launch_grace_ms)) {
+  } else if (supervisor_alive ||
+             (unrecorded.empty() && !t.supervisor && now_unix_ms - t.started_unix_ms < launch_grace_ms)) {
     r.state = api::TaskState::running;  // Or its supervisor is still starting.
+  } else if (!unrecorded.empty()) {
+    r.state = api::TaskState::exited;  // How is not known: no exit code.
+    r.message = "result not recorded: " + unrecorded;
   } else if (!t.supervisor) {
     r.state = api::TaskState::failed_to_start;
     r.message = "the supervisor never started";
@@ -34,7 +38,8 @@ Result<LaunchPlan> make_launch_plan(const api::Assignment& a, const api::NodeInv
                                     const TaskManagerConfig& cfg, const std::vector<int>& ports) {
   LaunchPlan p;
   p.assignment_id = a.id;
-  p.workdir = a.spec.workdir.empty() ? dir.task_dir(a.id) : a.spec.workdir;
+  p.workdir = a.spec.workdir.empty() ? dir.work_dir(a.id) : a.spec.workdir;
+  p.workdir_as_user = !a.spec.workdir.empty();
   p.time_limit_s = a.spec.time_limit_s.value_or(0);
   p.kill_grace_s = a.spec.kill_grace_s.value_or(api::kDefaultKillGraceS);
   if (cfg.run_as) {
@@ -68,7 +73,7 @@ void TaskManager::load() {
     if (t.acknowledged) continue;
     spdlog::info("re-attached task {} ({})", t.id, t.result ? "finished" : "running");
     const std::string id = t.id;  // Before t is moved from.
-    tasks_[id] = Entry{std::move(t), std::nullopt, false};
+    tasks_[id] = Entry{std::move(t), std::nullopt, false, ""};
   }
 }
 
@@ -90,37 +95,55 @@ void TaskManager::refresh_locked(Entry& e) {
 
 void TaskManager::start_locked(const api::Assignment& a, const api::NodeInventory& inv) {
   started_.insert(a.id);
-  if (auto st = dir_.record_started(a); !st) {
-    spdlog::error("assignment {}: not started: {}", a.id, st.error().message);
-    return;
-  }
   Entry e;
   e.snap.id = a.id;
   e.snap.assignment = a;
   e.snap.started_unix_ms = clock_.now_ms();
-  auto fail = [&](const std::string& msg) REQUIRES(mu_) {
-    spdlog::error("assignment {}: {}", a.id, msg);
-    TaskResult res{api::TaskState::failed_to_start, std::nullopt, std::nullopt, msg};
-    if (auto st = dir_.write_result(a.id, res); !st) spdlog::error("assignment {}: {}", a.id, st.error().message);
-    e.snap.result = res;
-    tasks_[a.id] = std::move(e);
-  };
-  std::vector<int> ports;
-  for (int i = 0; i < local_world_size(a); ++i) {
-    auto p = cfg_.reserve_port();
-    if (!p) return fail("reserving TESSEL_PORT: " + p.error().message);
-    ports.push_back(*p);
+  if (auto st = dir_.record_started(a); !st) {
+    // Already started, or an unsafe id: nothing of ours to report. A state dir that
+    // cannot be written: fail it at once, so its report frees the cards.
+    if (st.error().code == ErrorCode::unavailable)
+      return fail_start_locked(std::move(e), "agent state dir: " + st.error().message);
+    spdlog::error("assignment {}: not started: {}", a.id, st.error().message);
+    return;
   }
-  auto plan = make_launch_plan(a, inv, dir_, cfg_, ports);
-  if (!plan) return fail(plan.error().message);
-  if (auto st = dir_.write_launch(*plan); !st) return fail("writing launch plan: " + st.error().message);
+  auto plan = prepare_launch(a, inv);
+  if (!plan) return fail_start_locked(std::move(e), plan.error().message);
   e.snap.launched = true;
-  e.snap.port = ports.front();
+  e.snap.port = plan->ranks.front().port;
   auto pid = launcher_.launch(dir_.task_dir(a.id));
-  if (!pid) return fail("starting supervisor: " + pid.error().message);
+  if (!pid) return fail_start_locked(std::move(e), "starting supervisor: " + pid.error().message);
   e.launched_pid = *pid;
   spdlog::info("assignment {}: started (supervisor pid {}, {} rank(s))", a.id, *pid, plan->ranks.size());
   tasks_[a.id] = std::move(e);
+}
+
+Result<LaunchPlan> TaskManager::prepare_launch(const api::Assignment& a, const api::NodeInventory& inv) const {
+  std::vector<int> ports;
+  for (int i = 0; i < local_world_size(a); ++i) {
+    auto p = cfg_.reserve_port();
+    if (!p) return p.error().wrap("reserving TESSEL_PORT");
+    ports.push_back(*p);
+  }
+  auto plan = make_launch_plan(a, inv, dir_, cfg_, ports);
+  if (!plan) return plan.error();
+  if (a.spec.workdir.empty()) {
+    const int uid = cfg_.run_as ? cfg_.run_as->uid : -1, gid = cfg_.run_as ? cfg_.run_as->gid : -1;
+    if (auto st = dir_.make_work_dir(a.id, uid, gid); !st) return st.error().wrap("agent state dir");
+  }
+  if (auto st = dir_.write_launch(*plan); !st) return st.error().wrap("agent state dir: writing launch plan");
+  return plan;
+}
+
+void TaskManager::fail_start_locked(Entry e, const std::string& why) {
+  spdlog::error("assignment {}: {}", e.snap.id, why);
+  TaskResult res{api::TaskState::failed_to_start, std::nullopt, std::nullopt, why};
+  // When even this cannot be written, the result lives in memory until acknowledged.
+  if (auto st = dir_.write_result(e.snap.id, res); !st)
+    spdlog::error("assignment {}: {} (reported from memory)", e.snap.id, st.error().message);
+  e.snap.result = res;
+  const std::string id = e.snap.id;  // Before e is moved from.
+  tasks_[id] = std::move(e);
 }
 
 void TaskManager::apply(const api::DesiredState& desired, const api::NodeInventory& inv) {
@@ -147,17 +170,24 @@ void TaskManager::apply(const api::DesiredState& desired, const api::NodeInvento
   }
 }
 
+api::TaskReport TaskManager::report_locked(Entry& e) {
+  const int64_t now = clock_.now_ms();
+  refresh_locked(e);
+  // Its supervisor could not write the result and said why as its last act: its ranks are gone.
+  if (!e.unrecorded.empty()) return make_report(e.snap, false, now, cfg_.launch_grace_ms, e.unrecorded);
+  const bool alive = alive_locked(e);
+  if (!alive && !e.snap.result) refresh_locked(e);  // It may have just written its result.
+  const bool launched_alive = e.launched_pid && !e.snap.supervisor && process_start_time(*e.launched_pid).has_value();
+  // A recorded supervisor gone without a result while the state dir fails: most likely it
+  // could not write it either (its word was lost: the agent was down).
+  const std::string unrecorded = e.snap.supervisor ? state_dir_problem_ : "";
+  return make_report(e.snap, alive || launched_alive, now, cfg_.launch_grace_ms, unrecorded);
+}
+
 std::vector<api::TaskReport> TaskManager::reports() {
   MutexLock lock(mu_);
   std::vector<api::TaskReport> out;
-  for (auto& [id, e] : tasks_) {
-    refresh_locked(e);
-    bool alive = alive_locked(e);
-    if (!alive && !e.snap.result) refresh_locked(e);  // It may have just written its result.
-    out.push_back(make_report(
-        e.snap, alive || (e.launched_pid && !e.snap.supervisor && process_start_time(*e.launched_pid).has_value()),
-        clock_.now_ms(), cfg_.launch_grace_ms));
-  }
+  for (auto& [id, e] : tasks_) out.push_back(report_locked(e));
   return out;
 }
 
@@ -192,8 +222,30 @@ bool TaskManager::finished(const std::string& id) {
   auto it = tasks_.find(id);
   if (it == tasks_.end()) return true;  // Acknowledged (final) or unknown.
   refresh_locked(it->second);
-  if (it->second.snap.result) return true;
+  if (it->second.snap.result || !it->second.unrecorded.empty()) return true;
   return !alive_locked(it->second) && it->second.snap.supervisor.has_value();
+}
+
+std::string TaskManager::probe_state_dir() {
+  const Status st = dir_.probe();
+  std::string problem = st ? "" : "agent state dir: " + st.error().message;
+  MutexLock lock(mu_);
+  if (problem != state_dir_problem_) {
+    if (problem.empty())
+      spdlog::info("state dir {} takes writes again: starting tasks again", dir_.root());
+    else
+      spdlog::error("{} ({}): no task can start here until it takes writes again", problem, dir_.root());
+  }
+  state_dir_problem_ = problem;
+  return problem;
+}
+
+void TaskManager::result_not_recorded(const std::string& id, const std::string& why) {
+  MutexLock lock(mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return;
+  spdlog::error("assignment {}: result not recorded: {}", id, why);
+  it->second.unrecorded = why;
 }
 
 }  // namespace tessel::agent

@@ -33,6 +33,7 @@ struct FakeScheduler {
   bool block_reports = false;  // A report hangs until cancelled.
   int reports_in_flight = 0;
   std::vector<api::TaskReport> last_reports;  // From the last registration or report.
+  std::string last_degraded;                  // From the last registration or heartbeat.
   std::vector<std::string> ack_next;          // Acknowledged once a report says they ended.
   api::DesiredState desired;
 
@@ -62,6 +63,7 @@ class FakeApi : public SchedulerApi {
     ++s_.registers;
     s_.knows_node = true;
     s_.last_reports = req.tasks;
+    s_.last_degraded = req.degraded;
     return api::RegisterResponse{1};
   }
   Result<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) override {
@@ -70,6 +72,7 @@ class FakeApi : public SchedulerApi {
     if (!s_.knows_node) return http_error(404, "unknown node");
     ++s_.heartbeats;
     if (req.tasks) ++s_.heartbeats_with_tasks;
+    s_.last_degraded = req.degraded;
     return api::HeartbeatResponse{};
   }
   Result<api::ReportResponse> report(const api::ReportRequest& req) override {
@@ -365,6 +368,63 @@ TEST_F(AgentLoopTest, SupervisorThatDiedWithoutAWordIsFoundByThePeriodicCheck) {
   ASSERT_TRUE(
       until([&] { return sched.last_reports.size() == 1 && sched.last_reports[0].state == api::TaskState::exited; }));
   EXPECT_NE(sched.last_reports[0].message.find("supervisor died"), std::string::npos) << sched.last_reports[0].message;
+}
+
+TEST_F(AgentLoopTest, NodeIsDegradedWhileTheStateDirCannotBeWrittenAndRecovers) {
+  // The probe's file cannot be made (a directory is in its way, whoever we are).
+  std::filesystem::create_directory(root + "/.write-probe");
+  start();
+  ASSERT_TRUE(until([&] { return sched.registers == 1; }));
+  EXPECT_EQ(sched.last_degraded, "agent state dir: Is a directory");  // Registered so.
+  const int heartbeats = sched.heartbeats;
+  ASSERT_TRUE(until([&] { return sched.heartbeats > heartbeats; }));
+  EXPECT_EQ(sched.last_degraded, "agent state dir: Is a directory");
+  std::filesystem::remove(root + "/.write-probe");
+  ASSERT_TRUE(until([&] { return sched.last_degraded.empty(); }));
+}
+
+TEST_F(AgentLoopTest, LaunchOnAStateDirThatCannotBeWrittenFailsAtOnceWithTheReason) {
+  start(1h);
+  ASSERT_TRUE(until([&] { return sched.registers == 1; }));
+  // started.log is a directory: recording the start fails.
+  std::filesystem::remove(root + "/started.log");
+  std::filesystem::create_directory(root + "/started.log");
+  auto a = agent_test::gaudi_assignment({0}, {3});
+  sched.set_desired({a});
+  ASSERT_TRUE(until([&] {
+    return sched.last_reports.size() == 1 && sched.last_reports[0].state == api::TaskState::failed_to_start;
+  }));
+  EXPECT_EQ(sched.last_reports[0].message.rfind("agent state dir: ", 0), 0u) << sched.last_reports[0].message;
+  EXPECT_NE(sched.last_reports[0].message.find("Is a directory"), std::string::npos) << sched.last_reports[0].message;
+  {
+    std::lock_guard l(launcher.mu);
+    EXPECT_TRUE(launcher.launched.empty());
+  }
+  // Acknowledged: forgotten, although nothing of it could be written.
+  {
+    std::lock_guard l(sched.mu);
+    sched.ack_next = {a.id};
+  }
+  agent->mark_reports_dirty();
+  EXPECT_TRUE(testkit::eventually([&] { return tasks->reports().empty(); }, 10s));
+  sched.set_desired({a});  // Listed again: never started twice.
+  stop();
+  EXPECT_TRUE(launcher.launched.empty());
+}
+
+TEST_F(AgentLoopTest, ResultNotRecordedIsReportedWithTheSupervisorsReasonAndNoExitCode) {
+  start(1h);
+  auto a = agent_test::gaudi_assignment({0}, {3});
+  ASSERT_TRUE(until([&] { return sched.registers == 1; }));
+  ASSERT_NO_FATAL_FAILURE(launch_and_see_running(a));
+  // The supervisor could not write its result and said why, as its last act (it could
+  // not even record itself, and it may still be exiting: the launched pid, this test,
+  // lives): its ranks are gone.
+  TaskEventSender(events_socket_path(root)).send(a.id, "write result.json.tmp: No space left on device");
+  ASSERT_TRUE(
+      until([&] { return sched.last_reports.size() == 1 && sched.last_reports[0].state == api::TaskState::exited; }));
+  EXPECT_FALSE(sched.last_reports[0].exit_code);
+  EXPECT_EQ(sched.last_reports[0].message, "result not recorded: write result.json.tmp: No space left on device");
 }
 
 TEST_F(AgentLoopTest, FinishedTaskIsReportedAgainUntilAcknowledged) {

@@ -1,6 +1,8 @@
 #include "tessel/agent/state_dir.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -25,8 +27,8 @@ class StateDirTest : public ::testing::Test {
 TEST_F(StateDirTest, RoundTripsAllFiles) {
   auto a = agent_test::gaudi_assignment({0, 1}, {4, 0});
   ASSERT_TRUE(dir.record_started(a).ok());
-  LaunchPlan p{a.id, "/tmp", {RankLaunch{{"/bin/true"}, {{"A", "1"}}, dir.log_path(a.id, 0), 1234}}, 5, 3, 1000,
-               1000, "u"};
+  LaunchPlan p{a.id, "/tmp", {RankLaunch{{"/bin/true"}, {{"A", "1"}}, dir.log_path(a.id, 0), 1234}}, 5, 3, 1000, 1000,
+               "u",  false};
   ASSERT_TRUE(dir.write_launch(p).ok());
   ASSERT_TRUE(write_file_durable(dir.task_dir(a.id) + "/supervisor.json", serialize(SupervisorRecord{77, 99})).ok());
   TaskResult r{api::TaskState::exited, 3, std::nullopt, "boom"};
@@ -50,6 +52,40 @@ TEST_F(StateDirTest, StartedTwiceIsRefused) {
   auto again = dir.record_started(a);
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().message.find("already started"), std::string::npos);
+  EXPECT_EQ(again.error().code, ErrorCode::conflict);
+}
+
+TEST_F(StateDirTest, AStateDirThatCannotBeWrittenIsUnavailable) {
+  // started.log is a directory: appending to it fails, for root too.
+  std::filesystem::remove(root + "/started.log");
+  std::filesystem::create_directory(root + "/started.log");
+  auto st = dir.record_started(agent_test::gaudi_assignment({0}, {0}));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::unavailable);
+  EXPECT_NE(st.error().message.find("Is a directory"), std::string::npos) << st.error().message;
+}
+
+TEST_F(StateDirTest, ProbeWritesAndRemovesASmallFile) {
+  EXPECT_TRUE(dir.probe().ok());
+  EXPECT_FALSE(std::filesystem::exists(root + "/.write-probe"));
+  // The probe's file cannot be made: the bare errno text.
+  std::filesystem::create_directory(root + "/.write-probe");
+  auto st = dir.probe();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "Is a directory");
+}
+
+TEST_F(StateDirTest, WorkDirBelongsToTheJobsUser) {
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  ASSERT_TRUE(dir.record_started(a).ok());
+  const int uid = ::geteuid() == 0 ? 65534 : -1;  // Only root may give it away.
+  ASSERT_TRUE(dir.make_work_dir(a.id, uid, uid).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.work_dir(a.id).c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, uid == -1 ? ::geteuid() : static_cast<uid_t>(uid));
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_EQ(dir.work_dir(a.id), dir.task_dir(a.id) + "/work");
+  EXPECT_FALSE(dir.make_work_dir(a.id, -1, -1).ok());  // Made once, with its task.
 }
 
 TEST_F(StateDirTest, UnsafeIdsAreRefused) {
@@ -90,12 +126,15 @@ TEST_F(StateDirTest, ResultParserRejectsBadStates) {
 TEST_F(StateDirTest, AcknowledgedTasksAreCollectedWhenOld) {
   auto a = agent_test::gaudi_assignment({0}, {0});
   ASSERT_TRUE(dir.record_started(a).ok());
+  ASSERT_TRUE(dir.make_work_dir(a.id, -1, -1).ok());
+  write("tasks/" + a.id + "/work/output", "the job's");
   ASSERT_TRUE(dir.mark_acknowledged(a.id).ok());
   auto t = dir.load(a.id);
   ASSERT_TRUE(t.ok());
   EXPECT_TRUE(t->acknowledged);
   EXPECT_EQ(dir.remove_acknowledged_older_than(t->started_unix_ms + 10, 1000), 0);
   EXPECT_EQ(dir.remove_acknowledged_older_than(t->started_unix_ms + 5000, 1000), 1);
+  EXPECT_FALSE(std::filesystem::exists(dir.task_dir(a.id)));  // Its work dir with it.
   auto scan = dir.scan();
   EXPECT_TRUE(scan.tasks.empty());
   EXPECT_EQ(scan.started_ids.count(a.id), 1u);  // started.log still says "never again".

@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "tessel/agent/durable_file.hpp"
 #include "tessel/agent/launcher.hpp"
@@ -24,16 +26,17 @@ class SupervisorTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(dir.init().ok()); }
 
-  // Writes a one-rank plan for `argv` and starts its supervisor.
+  // Writes a plan of `ranks` ranks running `argv` (changed by `edit`) and starts its supervisor.
   std::string start(const std::string& id, std::vector<std::string> argv, int64_t limit = 0, int64_t grace = 1,
-                    int ranks = 1) {
+                    int ranks = 1, const std::function<void(LaunchPlan&)>& edit = {}) {
     auto a = agent_test::gaudi_assignment({0}, {0});
     a.id = id;
     EXPECT_TRUE(dir.record_started(a).ok());
-    LaunchPlan p{id, dir.task_dir(id), {}, limit, grace, std::nullopt, std::nullopt, ""};
+    LaunchPlan p{id, dir.task_dir(id), {}, limit, grace, std::nullopt, std::nullopt, "", true};
     for (int i = 0; i < ranks; ++i)
       p.ranks.push_back(
           RankLaunch{argv, {{"PATH", "/usr/bin:/bin"}, {"R", std::to_string(i)}}, dir.log_path(id, i), 0});
+    if (edit) edit(p);
     EXPECT_TRUE(dir.write_launch(p).ok());
     auto pid = launcher.launch(dir.task_dir(id));
     EXPECT_TRUE(pid.ok());
@@ -45,6 +48,7 @@ class SupervisorTest : public ::testing::Test {
   struct Event {
     std::string id;
     bool had_result = false;
+    std::string note;
   };
   std::optional<Event> next_event(TaskEventSocket& events) {
     const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -52,11 +56,11 @@ class SupervisorTest : public ::testing::Test {
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return std::nullopt;
-      auto ids = events.wait(left);
-      if (!ids) return std::nullopt;
-      for (auto& id : *ids) {
-        auto s = dir.load(id);
-        pending.push_back(Event{id, s.ok() && s->result.has_value()});
+      auto got = events.wait(left);
+      if (!got) return std::nullopt;
+      for (auto& ev : *got) {
+        auto s = dir.load(ev.id);
+        pending.push_back(Event{ev.id, s.ok() && s->result.has_value(), ev.note});
       }
     }
     Event e = pending.front();
@@ -163,6 +167,68 @@ TEST_F(SupervisorTest, MissingProgramFailsToStart) {
   EXPECT_EQ(r->state, api::TaskState::failed_to_start);
 }
 
+TEST_F(SupervisorTest, MissingWorkdirFailsToStartWithTheReason) {
+  start("w.0.0", {"pwd"}, 0, 1, 1, [](LaunchPlan& p) { p.workdir = "/nonexistent-tessel-workdir"; });
+  auto r = wait_result("w.0.0");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->state, api::TaskState::failed_to_start);
+  EXPECT_EQ(r->message, "workdir /nonexistent-tessel-workdir: No such file or directory");
+  EXPECT_EQ(log("w.0.0"), "");  // The job never ran.
+}
+
+// Root only: the plan switches to `nobody`.
+TEST_F(SupervisorTest, ROOT_OwnWorkdirIsEnteredAsTheJobsUserTheAgentsBefore) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a rank as nobody";
+  const int nobody = 65534;
+  auto as_nobody = [&](const std::string& workdir, bool as_user) {
+    return [=](LaunchPlan& p) {
+      p.uid = nobody;
+      p.gid = nobody;
+      p.workdir = workdir;
+      p.workdir_as_user = as_user;
+    };
+  };
+  // The job's own workdir, closed to nobody: refused, although root could enter it.
+  const std::string closed = root + "/closed";
+  ASSERT_EQ(::mkdir(closed.c_str(), 0700), 0);
+  start("c.0.0", {"pwd"}, 0, 1, 1, as_nobody(closed, true));
+  auto r = wait_result("c.0.0");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->state, api::TaskState::failed_to_start);
+  EXPECT_EQ(r->message, "workdir " + closed + ": Permission denied");
+  // The agent's per-task dir, owned by nobody under a state dir closed to it (this
+  // test's temp dir is 0700): entered first, then nobody writes there.
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  a.id = "o.0.0";
+  ASSERT_TRUE(dir.record_started(a).ok());
+  ASSERT_TRUE(dir.make_work_dir(a.id, nobody, nobody).ok());
+  start("o2.0.0", {"sh", "-c", "id -u > uid && pwd"}, 0, 1, 1, as_nobody(dir.work_dir(a.id), false));
+  r = wait_result("o2.0.0");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->exit_code, 0) << r->message << log("o2.0.0");
+  auto uid = read_small_file(dir.work_dir(a.id) + "/uid");
+  EXPECT_EQ(uid.ok() ? *uid : uid.error().message, "65534\n");
+}
+
+TEST_F(SupervisorTest, ResultThatCannotBeWrittenIsToldToTheAgentWithTheReason) {
+  auto events = TaskEventSocket::bind(events_socket_path(root));
+  ASSERT_TRUE(events.ok()) << events.error().message;
+  // result.json.tmp is a directory: writing the result fails, whoever we are.
+  start("u.0.0", {"sh", "-c", "mkdir result.json.tmp; while [ ! -e go ]; do sleep 0.05; done"});
+  auto started = next_event(**events);
+  ASSERT_TRUE(started);
+  EXPECT_TRUE(started->note.empty());
+  ASSERT_TRUE(testkit::eventually(
+      [&] { return std::filesystem::is_directory(dir.task_dir("u.0.0") + "/result.json.tmp"); }, 10s));
+  std::ofstream(dir.task_dir("u.0.0") + "/go").put('\n');
+  auto ended = next_event(**events);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->id, "u.0.0");
+  EXPECT_FALSE(ended->had_result);
+  EXPECT_NE(ended->note.find("result.json.tmp: Is a directory"), std::string::npos) << ended->note;
+  ASSERT_TRUE(supervisor_gone());
+}
+
 TEST_F(SupervisorTest, FailedRankStopsTheOthers) {
   start("r.0.0", {"sh", "-c", "if [ $R = 1 ]; then exit 7; fi; sleep 1000"}, 0, 1, 3);
   auto r = wait_result("r.0.0");
@@ -246,7 +312,7 @@ TEST_F(SupervisorTest, StateDirTooLongForASocketSkipsTellingAndSaysSoOnce) {
   EXPECT_FALSE(TaskEventSocket::bind(events_socket_path(deep)).ok());
   auto a = agent_test::gaudi_assignment({0}, {0});
   ASSERT_TRUE(long_dir.record_started(a).ok());
-  LaunchPlan p{a.id, long_dir.task_dir(a.id), {}, 0, 1, std::nullopt, std::nullopt, ""};
+  LaunchPlan p{a.id, long_dir.task_dir(a.id), {}, 0, 1, std::nullopt, std::nullopt, "", true};
   p.ranks.push_back(RankLaunch{{"sh", "-c", "exit 5"}, {{"PATH", "/usr/bin:/bin"}}, long_dir.log_path(a.id, 0), 0});
   ASSERT_TRUE(long_dir.write_launch(p).ok());
   auto pid = launcher.launch(long_dir.task_dir(a.id));

@@ -44,15 +44,15 @@ TEST_F(TaskEventsTest, DeliversAssignmentIdsInOrder) {
   TaskEventSender sender(path);
   sender.send("a.0.0");
   sender.send("b.0.1");
-  std::vector<std::string> got;
+  std::vector<TaskEvent> got;
   ASSERT_TRUE(testkit::eventually(
       [&] {
-        auto ids = (*sock)->wait(0ms);
-        if (ids) got.insert(got.end(), ids->begin(), ids->end());
+        auto events = (*sock)->wait(0ms);
+        if (events) got.insert(got.end(), events->begin(), events->end());
         return got.size() >= 2;
       },
       10s));
-  EXPECT_EQ(got, (std::vector<std::string>{"a.0.0", "b.0.1"}));
+  EXPECT_EQ(got, (std::vector<TaskEvent>{{"a.0.0", ""}, {"b.0.1", ""}}));
   auto none = (*sock)->wait(0ms);
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
@@ -66,13 +66,32 @@ TEST_F(TaskEventsTest, WaitBlocksUntilADatagramArrives) {
   sender.join();
   ASSERT_TRUE(ids);
   ASSERT_FALSE(ids->empty());
-  EXPECT_EQ(ids->front(), "late.0.0");
+  EXPECT_EQ(ids->front().id, "late.0.0");
+}
+
+TEST_F(TaskEventsTest, CarriesWhyAResultWasNotWritten) {
+  auto sock = TaskEventSocket::bind(path);
+  ASSERT_TRUE(sock.ok());
+  TaskEventSender sender(path);
+  sender.send("a.0.0", "write result.json.tmp: No space left on device");
+  sender.send("b.0.0", std::string(5000, 'x'));  // Cut to fit one datagram.
+  std::vector<TaskEvent> got;
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        auto events = (*sock)->wait(0ms);
+        if (events) got.insert(got.end(), events->begin(), events->end());
+        return got.size() >= 2;
+      },
+      10s));
+  EXPECT_EQ(got[0], (TaskEvent{"a.0.0", "write result.json.tmp: No space left on device"}));
+  EXPECT_EQ(got[1].id, "b.0.0");
+  EXPECT_EQ(got[1].note.size(), 1024u - 6u);  // 1024 bytes in all, with "b.0.0\n".
 }
 
 TEST_F(TaskEventsTest, InterruptEndsAWaitForGood) {
   auto sock = TaskEventSocket::bind(path);
   ASSERT_TRUE(sock.ok());
-  std::optional<std::vector<std::string>> result{std::vector<std::string>{}};
+  std::optional<std::vector<TaskEvent>> result{std::vector<TaskEvent>{}};
   std::thread waiter([&] { result = (*sock)->wait(); });  // No timeout: only interrupt() ends it.
   (*sock)->interrupt();
   waiter.join();
@@ -91,7 +110,7 @@ TEST_F(TaskEventsTest, ReplacesAStaleSocketAndRemovesItsOwnOnly) {
   TaskEventSender(path).send("x.0.0");
   auto ids = (*second)->wait(10s);
   ASSERT_TRUE(ids);
-  EXPECT_EQ(*ids, std::vector<std::string>{"x.0.0"});
+  EXPECT_EQ(*ids, (std::vector<TaskEvent>{{"x.0.0", ""}}));
   second->reset();  // ...and removes its own.
   EXPECT_FALSE(std::filesystem::exists(path));
 }

@@ -54,3 +54,26 @@ TEST(AgentProtocol, TaskReportRoundTripAndErrors) {
   EXPECT_FALSE(task_report_from_json(nlohmann::json{{"assignment_id", "x"}, {"state", "zombie"}}));
   EXPECT_FALSE(task_report_from_json(nlohmann::json::array()));
 }
+
+TEST(AgentProtocol, DegradedIsAbsentWhenEmptyAndRoundTrips) {
+  HeartbeatRequest hb;
+  hb.node = "n1";
+  EXPECT_FALSE(to_json(hb).contains("degraded"));
+  EXPECT_EQ(heartbeat_request_from_json(to_json(hb))->degraded, "");
+  hb.degraded = "agent state dir: No space left on device";
+  auto back = heartbeat_request_from_json(to_json(hb));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->degraded, hb.degraded);
+  RegisterRequest reg;
+  reg.node = "n1";
+  reg.address = "a";
+  reg.degraded = "agent state dir: Read-only file system";
+  auto reg_back = register_request_from_json(to_json(reg));
+  ASSERT_TRUE(reg_back) << reg_back.error().message;
+  EXPECT_EQ(reg_back->degraded, reg.degraded);
+  auto j = to_json(hb);
+  j["degraded"] = std::string(kMaxDegradedBytes + 1, 'x');
+  EXPECT_FALSE(heartbeat_request_from_json(j));
+  j["degraded"] = 1;
+  EXPECT_FALSE(heartbeat_request_from_json(j));
+}

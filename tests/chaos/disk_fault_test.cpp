@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 
 #include "chaos_cluster.hpp"
+#include "tmpfs.hpp"
 
 namespace tessel::chaos {
 namespace {
@@ -113,39 +114,10 @@ TEST(ChaosDisk, FileSizeLimitRefusesWritesWith503ServesReadsAndRecovers) {
   expect_all_present_after_restart(dir, sched, db, acked);
 }
 
-// A tmpfs mounted for this test; unmounted (lazily) in every path.
-class TinyTmpfs {
- public:
-  explicit TinyTmpfs(const std::string& path) : path_(path) {
-    std::filesystem::create_directories(path_);
-    ok_ = ::mount("tmpfs", path_.c_str(), "tmpfs", 0, "size=1m,mode=0755") == 0;
-    if (!ok_) error_ = std::strerror(errno);
-  }
-  ~TinyTmpfs() {
-    if (ok_) ::umount2(path_.c_str(), MNT_DETACH);
-  }
-  bool ok() const { return ok_; }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string path_, error_;
-  bool ok_ = false;
-};
-
-// Writes zeros to `path` until the file system is full.
-void fill(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return;
-  std::vector<char> block(4096, 0);
-  while (std::fwrite(block.data(), 1, block.size(), f) == block.size() && std::fflush(f) == 0) {
-  }
-  std::fclose(f);
-}
-
 TEST(ChaosDisk, ROOT_TmpfsFullRefusesWritesServesReadsAndRecovers) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a tmpfs";
   TempDir dir("disk-tmpfs");
-  TinyTmpfs fs_(dir.str("db"));
+  testkit::TmpfsMount fs_(dir.str("db"));
   if (!fs_.ok()) GTEST_SKIP() << "mount -t tmpfs failed: " << fs_.error();
   const std::string db = dir.str("db/tessel.db");
   Child sched = start_scheduler(dir, "1", db, "127.0.0.1:0");
@@ -156,7 +128,7 @@ TEST(ChaosDisk, ROOT_TmpfsFullRefusesWritesServesReadsAndRecovers) {
   submit_some(api, acked, 5);
 
   // Full.
-  fill(dir.str("db/filler"));
+  testkit::fill_until_full(dir.str("db/filler"));
   expect_refuses_writes_serves_reads(api, acked);
   ASSERT_TRUE(sched.running()) << sched.stderr_text();
   std::filesystem::remove(dir.str("db/filler"));

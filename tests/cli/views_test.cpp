@@ -135,6 +135,19 @@ TEST(NodesTable, CardMapFreeGroupsAndLegend) {
   EXPECT_EQ(render_nodes_table(json::array(), kNow), "No nodes.\n");
 }
 
+TEST(NodesTable, DegradedNodesAreListedWithTheirReasonUnderTheTable) {
+  auto n = gaudi_node();
+  n["state"] = "degraded";
+  n["degraded"] = "agent state dir: No space left on device";
+  const std::string out = render_nodes_table(json::array({n}), kNow);
+  EXPECT_NE(out.find("gaudi-a   degraded "), std::string::npos) << out;
+  EXPECT_NE(out.find("\ngaudi-a degraded: agent state dir: No space left on device\n"), std::string::npos) << out;
+  const std::string detail = render_node_detail(n, kNow);
+  EXPECT_NE(detail.find("State: degraded\nDegraded: agent state dir: No space left on device\n"), std::string::npos)
+      << detail;
+  EXPECT_EQ(render_node_detail(gaudi_node(), kNow).find("Degraded"), std::string::npos);
+}
+
 TEST(NodeDetail, DevicesTable) {
   std::string out = render_node_detail(gaudi_node(), kNow);
   EXPECT_NE(out.find("Name: gaudi-a\n"), std::string::npos);
@@ -160,6 +173,9 @@ TEST(Inventory, TableAndNodeCounts) {
             "nodes: 2 ready, 0 draining, 1 down\n");
   EXPECT_EQ(render_inventory({{"models", json::array()}, {"nodes", {{"ready", 0}, {"draining", 0}, {"down", 0}}}}),
             "No cards.\nnodes: 0 ready, 0 draining, 0 down\n");
+  EXPECT_EQ(render_inventory(
+                {{"models", json::array()}, {"nodes", {{"ready", 1}, {"degraded", 1}, {"draining", 0}, {"down", 0}}}}),
+            "No cards.\nnodes: 1 ready, 1 degraded, 0 draining, 0 down\n");
 }
 
 }  // namespace

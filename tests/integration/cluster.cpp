@@ -71,7 +71,7 @@ void Cluster::start_scheduler() {
   o.bin = TESSEL_SCHEDULER_BIN;
   o.listen = port_ ? "127.0.0.1:" + std::to_string(port_) : "127.0.0.1:0";
   o.db = root_.str("sched.db");
-  o.args = {"--heartbeat-timeout", "2", "--master-port-range",
+  o.args = {"--heartbeat-timeout", std::to_string(heartbeat_timeout_s), "--master-port-range",
             std::to_string(master_port_) + "-" + std::to_string(std::min(master_port_ + 19, 65535))};
   o.args.insert(o.args.end(), scheduler_args.begin(), scheduler_args.end());
   o.stdout_path = prefix + ".out";
@@ -113,6 +113,7 @@ void Cluster::launch_agent(const std::string& node, testkit::AgentOptions o) {
   o.node = node;
   o.state_dir = state_dir(node);
   o.args.insert(o.args.end(), {"--heartbeat-interval", "0.3"});
+  o.args.insert(o.args.end(), agent_args.begin(), agent_args.end());
   const std::string prefix = root_.str("agent-" + node + "-" + std::to_string(agent_starts_[node]++));
   o.stdout_path = prefix + ".out";
   o.stderr_path = prefix + ".err";

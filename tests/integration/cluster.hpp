@@ -41,9 +41,15 @@ class Cluster {
   testkit::Child& agent(const std::string& node) { return agents_.at(node); }
   std::string state_dir(const std::string& node) const { return root_.str("agent-" + node); }
   std::string task_dir(const std::string& node, const std::string& job, int rank = 0) const;
+  // The working directory of a job without a `workdir` of its own.
+  std::string work_dir(const std::string& node, const std::string& job, int rank = 0) const {
+    return task_dir(node, job, rank) + "/work";
+  }
   std::string log(const std::string& node, const std::string& job, int rank = 0, int local = 0) const;
   std::string root() const { return root_.str(); }
   std::vector<std::string> scheduler_args;  // Extra flags for the next start_scheduler().
+  int heartbeat_timeout_s = 2;              // The next start_scheduler()'s --heartbeat-timeout.
+  std::vector<std::string> agent_args;      // Extra flags for the next start_agent().
   int port() const { return port_; }
 
   // REST.

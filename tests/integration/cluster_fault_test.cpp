@@ -24,7 +24,7 @@ json tree_job(int devices = 1) {
 }
 
 pid_t wait_grandchild(Cluster& c, const std::string& node, const std::string& job) {
-  std::string f = c.task_dir(node, job) + "/grandchild.pid";
+  std::string f = c.work_dir(node, job) + "/grandchild.pid";
   pid_t pid = 0;
   eventually(
       [&] {
@@ -83,7 +83,7 @@ TEST_F(ClusterFault, AgentKill9TasksSurviveAndResultsArrive) {
   c.kill_agent("n1", SIGKILL);
   EXPECT_TRUE(pid_alive(gc));
   // Let the task finish while the agent is down.
-  { std::ofstream(c.task_dir("n1", id) + "/go") << "go\n"; }
+  { std::ofstream(c.work_dir("n1", id) + "/go") << "go\n"; }
   ASSERT_TRUE(eventually([&] { return std::filesystem::exists(c.task_dir("n1", id) + "/result.json"); }, 20s));
   c.start_agent("n1");
   auto done = c.wait_job(id, {"failed", "succeeded"});

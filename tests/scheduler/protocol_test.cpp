@@ -148,6 +148,59 @@ TEST(AgentProtocol, FailedToStartFailsWithMessage) {
   EXPECT_NE(j["reason"].get<std::string>().find("No such file"), std::string::npos);
 }
 
+TEST(AgentProtocol, ResultNotRecordedFailsTheJobWithThatReason) {
+  Harness h;
+  h.register_node("n1");
+  auto job = h.submit({{"command", {"x"}}, {"devices", 1}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(h.wait_state(id, "assigned"));
+  json r = report(id + ".0.0", "exited");  // No exit code: how it ended is not known.
+  r["message"] = "result not recorded: No space left on device";
+  auto hb = Harness::body(h.heartbeat("n1", json::array({r})));
+  auto j = Harness::body(h.get("/v1/jobs/" + id));
+  EXPECT_EQ(j["state"], "failed");
+  EXPECT_EQ(j["reason"], "result not recorded: No space left on device");
+  EXPECT_FALSE(j.contains("exit_code") && !j["exit_code"].is_null()) << j.dump();
+  EXPECT_EQ(hb["acknowledged"], json::array({id + ".0.0"}));
+}
+
+TEST(AgentProtocol, DegradedNodeGetsNoJobsUntilItRecovers) {
+  Harness h;
+  h.register_node("n1");
+  auto degraded = [&](const std::string& why) {
+    json body = {{"node", "n1"}, {"inventory", gaudi_inventory()}};
+    if (!why.empty()) body["degraded"] = why;
+    auto r = h.post("/v1/agent/heartbeat", body);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+  };
+  ASSERT_NO_FATAL_FAILURE(degraded("agent state dir: No space left on device"));
+  auto node = Harness::body(h.get("/v1/nodes/n1"));
+  EXPECT_EQ(node["state"], "degraded");
+  EXPECT_EQ(node["degraded"], "agent state dir: No space left on device");
+  EXPECT_EQ(Harness::body(h.get("/v1/inventory"))["nodes"]["degraded"], 1);
+  auto job = h.submit({{"command", {"x"}}, {"devices", 1}});
+  const std::string id = job["id"];
+  // A scheduling pass left it pending, with a reason.
+  ASSERT_TRUE(eventually([&] { return !Harness::body(h.get("/v1/jobs/" + id)).value("reason", "").empty(); }));
+  EXPECT_EQ(h.job_state(id), "pending");
+  ASSERT_NO_FATAL_FAILURE(degraded(""));
+  ASSERT_TRUE(h.wait_state(id, "assigned"));
+  node = Harness::body(h.get("/v1/nodes/n1"));
+  EXPECT_EQ(node["state"], "ready");
+  EXPECT_FALSE(node.contains("degraded"));
+}
+
+TEST(AgentProtocol, DegradedReasonMustBeAShortString) {
+  Harness h;
+  h.register_node("n1");
+  for (const json& bad : {json(7), json(std::string(1025, 'x'))}) {
+    auto r = h.post("/v1/agent/heartbeat", {{"node", "n1"}, {"inventory", gaudi_inventory()}, {"degraded", bad}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+  }
+}
+
 TEST(AgentProtocol, GangJobOneRankFailsOthersAreKilled) {
   Harness h;
   h.register_node("n1");

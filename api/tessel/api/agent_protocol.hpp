@@ -3,8 +3,9 @@
 //
 //   POST /v1/agent/register   RegisterRequest  -> RegisterResponse
 //   POST /v1/agent/heartbeat  HeartbeatRequest -> HeartbeatResponse
-//        Liveness and telemetry. (404 {"error":{"code":"not_found"}} when the
-//        scheduler does not know the node, e.g. after losing it: the agent registers again)
+//        Liveness and telemetry, and whether the node can start tasks (`degraded`).
+//        (404 {"error":{"code":"not_found"}} when the scheduler does not know the
+//        node, e.g. after losing it: the agent registers again)
 //   POST /v1/agent/report     ReportRequest -> ReportResponse
 //        Task reports, sent the moment a task starts, ends or is killed (the
 //        supervisor tells the agent at once): the scheduler commits them, frees
@@ -63,10 +64,12 @@ std::string to_string(TaskState s);
 struct TaskReport {
   std::string assignment_id;
   TaskState state = TaskState::running;
-  std::optional<int> exit_code;  // First non-zero exit of its processes, else 0.
-  std::optional<int> signal;     // Set when a process was killed by a signal.
-  std::string message;           // E.g. "exec: No such file or directory".
-  int port = 0;                  // TESSEL_PORT of local rank 0, when known.
+  // First non-zero exit of its processes, else 0. Absent (with no signal) for an
+  // exited task whose result could not be recorded: the scheduler counts it failed.
+  std::optional<int> exit_code;
+  std::optional<int> signal;  // Set when a process was killed by a signal.
+  std::string message;        // E.g. "exec: No such file or directory".
+  int port = 0;               // TESSEL_PORT of local rank 0, when known.
 };
 nlohmann::json to_json(const TaskReport& r);
 Result<TaskReport> task_report_from_json(const nlohmann::json& j);
@@ -77,6 +80,7 @@ struct RegisterRequest {
   int agent_port = 0;   // The agent's HTTP port (logs), 0 when none.
   NodeInventory inventory;
   std::vector<TaskReport> tasks;
+  std::string degraded;  // As in HeartbeatRequest.
 };
 struct RegisterResponse {
   int heartbeat_interval_s = 5;
@@ -94,7 +98,12 @@ struct HeartbeatRequest {
   // report through POST /v1/agent/report). Present: handled like a ReportRequest's
   // (agents before the report endpoint sent them here).
   std::optional<std::vector<TaskReport>> tasks;
+  // Why the node cannot start tasks now ("agent state dir: No space left on device"),
+  // or empty (absent on the wire) when it can. The scheduler places nothing on a
+  // degraded node; the agent checks again before every heartbeat.
+  std::string degraded;
 };
+inline constexpr size_t kMaxDegradedBytes = 1024;
 struct HeartbeatResponse {
   // Assignment ids whose final report the scheduler has stored: the agent may forget them.
   std::vector<std::string> acknowledged;

@@ -15,13 +15,15 @@ json to_json(const NodeView& v) {
   }
   json groups = json::object();
   for (const auto& [size, list] : v.free_groups) groups[std::to_string(size)] = list;
-  return {{"name", v.rec.name},
-          {"address", v.rec.address},
-          {"agent_port", v.rec.agent_port},
-          {"state", v.state},
-          {"last_heartbeat", api::format_rfc3339(v.rec.last_heartbeat_ms)},
-          {"inventory", inv},
-          {"free_groups", groups}};
+  json out = {{"name", v.rec.name},
+              {"address", v.rec.address},
+              {"agent_port", v.rec.agent_port},
+              {"state", v.state},
+              {"last_heartbeat", api::format_rfc3339(v.rec.last_heartbeat_ms)},
+              {"inventory", inv},
+              {"free_groups", groups}};
+  if (!v.degraded.empty()) out["degraded"] = v.degraded;
+  return out;
 }
 
 json to_json(const InventoryView& v) {

@@ -28,7 +28,7 @@ Status ClusterState::restore() {
   MutexLock lk(mu_);
   const int64_t now = clock_.now_ms();
   for (auto& rec : snap->nodes) {
-    NodeEntry n{rec, false, "", ++version_counter_};
+    NodeEntry n{rec, false, "", ++version_counter_, ""};
     // Alive as of the restart: agents heartbeat again within the timeout, so a
     // scheduler restart does not requeue everything.
     n.rec.last_heartbeat_ms = now;

@@ -37,8 +37,27 @@ Status check_address(const std::string& address, int port) {
   return ok_status();
 }
 
+// A rank that failed, or whose result could not be recorded (no exit code, no signal).
 bool failed_exit(const api::TaskReport& r) {
-  return r.state == api::TaskState::exited && (r.signal || r.exit_code.value_or(0) != 0);
+  return r.state == api::TaskState::exited && (r.signal || r.exit_code.value_or(1) != 0);
+}
+
+// Why a failed rank ended its job, and the job's exit code.
+std::pair<std::string, std::optional<int>> failure_of(const api::TaskReport& r) {
+  if (r.signal) {
+    const int code = r.exit_code.value_or(0) != 0 ? *r.exit_code : 128 + *r.signal;
+    return {"rank killed by signal " + std::to_string(*r.signal), code};
+  }
+  if (r.exit_code) return {"rank exited with code " + std::to_string(*r.exit_code), *r.exit_code};
+  return {r.message.empty() ? "rank ended without a result" : r.message, std::nullopt};
+}
+
+void log_degraded(const std::string& node, const std::string& was, const std::string& now) {
+  if (was == now) return;
+  if (now.empty())
+    spdlog::info("node {} is no longer degraded", node);
+  else
+    spdlog::warn("node {} degraded: {}; placing nothing there", node, now);
 }
 }  // namespace
 
@@ -59,6 +78,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   n.rec.inventory = req.inventory;
   n.rec.last_heartbeat_ms = clock_.now_ms();
   n.down = false;
+  n.degraded = req.degraded;
   n.token = token;
   auto key = random_hex(32);
   if (!key) return key.error().wrap("the scheduler's key for node " + req.node);
@@ -69,6 +89,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   txn.apply.push_back([this, n, is_new, was_down]() REQUIRES(mu_) {
     NodeEntry& e = nodes_[n.rec.name];
     const int64_t version = is_new ? ++version_counter_ : e.version;
+    log_degraded(n.rec.name, e.degraded, n.degraded);
     e = n;
     e.version = version;
     alloc_.upsert_node(node_spec_locked(e));
@@ -95,18 +116,21 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
   NodeEntry n = it->second;
   const bool was_down = n.down;
   const bool persist = !same_shape(n.rec.inventory, req.inventory);
+  const bool degraded_changed = n.degraded != req.degraded;
   n.rec.inventory = req.inventory;
   n.rec.last_heartbeat_ms = clock_.now_ms();
   n.down = false;
+  n.degraded = req.degraded;
   n.token = token;
   Txn txn;
   if (persist) txn.batch.nodes.push_back(n.rec);
-  txn.apply.push_back([this, n, was_down, persist]() REQUIRES(mu_) {
+  txn.apply.push_back([this, n, was_down, persist, degraded_changed]() REQUIRES(mu_) {
     NodeEntry& e = nodes_[n.rec.name];
     const int64_t version = e.version;
+    log_degraded(n.rec.name, e.degraded, n.degraded);
     e = n;
     e.version = version;
-    if (persist || was_down) {
+    if (persist || was_down || degraded_changed) {
       alloc_.upsert_node(node_spec_locked(e));
       mark_dirty_locked();
     }
@@ -190,10 +214,7 @@ bool ClusterState::evaluate_job_locked(Txn& txn, const JobEntry& e) {
     return true;
   }
   if (failed) {
-    int code = failed->exit_code.value_or(0);
-    if (code == 0 && failed->signal) code = 128 + *failed->signal;
-    std::string why = failed->signal ? "rank killed by signal " + std::to_string(*failed->signal)
-                                     : "rank exited with code " + std::to_string(code);
+    const auto [why, code] = failure_of(*failed);
     stop_job_locked(txn, e, api::JobState::failed, why, code, true);
     return true;
   }

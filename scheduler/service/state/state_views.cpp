@@ -8,6 +8,7 @@ namespace tessel::scheduler {
 
 std::string ClusterState::node_state_locked(const NodeEntry& n) const {
   if (n.down) return "down";
+  if (!n.degraded.empty()) return "degraded";
   return n.rec.drained ? "draining" : "ready";
 }
 
@@ -17,12 +18,12 @@ NodeSpec ClusterState::node_spec_locked(const NodeEntry& n) const {
   s.vendor = n.rec.inventory.vendor;
   for (const auto& d : n.rec.inventory.devices)
     s.cards.push_back(NodeSpec::Card{d.module_id, d.index, d.model, d.healthy});
-  s.schedulable = !n.rec.drained && !n.down;
+  s.schedulable = schedulable(n);
   return s;
 }
 
 NodeView ClusterState::node_view_locked(const NodeEntry& n) const {
-  NodeView v{n.rec, node_state_locked(n), {}, alloc_.free_groups(n.rec.name)};
+  NodeView v{n.rec, node_state_locked(n), n.degraded, {}, alloc_.free_groups(n.rec.name)};
   for (const auto& d : n.rec.inventory.devices) {
     auto h = alloc_.holder(n.rec.name, d.module_id);
     if (!h) continue;
@@ -57,7 +58,7 @@ Result<NodeView> ClusterState::set_drained(const std::string& name, bool drained
   txn.apply.push_back([this, name, drained]() REQUIRES(mu_) {
     NodeEntry& n = nodes_[name];
     n.rec.drained = drained;
-    alloc_.set_schedulable(name, !drained && !n.down);
+    alloc_.set_schedulable(name, schedulable(n));
     spdlog::info("node {} {}", name, drained ? "drained" : "undrained");
     mark_dirty_locked();
   });
@@ -103,7 +104,7 @@ InventoryView ClusterState::inventory() const {
   MutexLock lk(mu_);
   std::map<std::string, InventoryView::Model> models;
   InventoryView v;
-  v.nodes_by_state = {{"ready", 0}, {"draining", 0}, {"down", 0}};
+  v.nodes_by_state = {{"ready", 0}, {"degraded", 0}, {"draining", 0}, {"down", 0}};
   for (const auto& [name, n] : nodes_) {
     const std::string st = node_state_locked(n);
     ++v.nodes_by_state[st];
@@ -135,7 +136,7 @@ StatsSnapshot ClusterState::stats() const {
                   api::JobState::failed, api::JobState::cancelled})
     s.jobs_by_state[api::to_string(st)] = 0;
   for (const auto& [_, e] : jobs_) ++s.jobs_by_state[api::to_string(e.job.state)];
-  s.nodes_by_state = {{"ready", 0}, {"draining", 0}, {"down", 0}};
+  s.nodes_by_state = {{"ready", 0}, {"degraded", 0}, {"draining", 0}, {"down", 0}};
   for (const auto& [name, n] : nodes_) {
     const std::string st = node_state_locked(n);
     ++s.nodes_by_state[st];
@@ -164,8 +165,10 @@ StatsSnapshot ClusterState::stats() const {
 
 std::string ClusterState::status_line() const {
   auto s = stats();
+  const int64_t degraded = s.nodes_by_state["degraded"];
   return "nodes: " + std::to_string(s.nodes_by_state["ready"]) + " ready, " +
-         std::to_string(s.nodes_by_state["draining"]) + " draining, " + std::to_string(s.nodes_by_state["down"]) +
+         (degraded ? std::to_string(degraded) + " degraded, " : "") + std::to_string(s.nodes_by_state["draining"]) +
+         " draining, " + std::to_string(s.nodes_by_state["down"]) +
          " down; jobs: " + std::to_string(s.jobs_by_state["pending"]) + " pending, " +
          std::to_string(s.jobs_by_state["assigned"] + s.jobs_by_state["running"]) + " running";
 }

@@ -4,13 +4,15 @@
 //  * heartbeat loop (run()): reads the inventory, registers (with its task reports),
 //    then heartbeats every interval with fresh inventory only (liveness and telemetry,
 //    no reports); re-registers on 404; backs off with jitter while the scheduler is
-//    unreachable.
+//    unreachable. Before each registration or heartbeat it writes a small file in the
+//    state dir (TaskManager::probe_state_dir): while that fails, the node is reported
+//    `degraded` with the reason, and the scheduler places nothing on it.
 //  * long-poll loop (own thread): GET assignments?version=V&wait_s=N and applies each
 //    desired state at once through TaskManager (starts / stops); a changed answer
 //    marks the reports dirty.
 //  * task-event loop (own thread, when the events socket could be bound): receives the
-//    supervisors' datagrams (task_events.hpp: ranks started, result written) and marks
-//    the reports dirty.
+//    supervisors' datagrams (task_events.hpp: ranks started, result written, or not
+//    written and why) and marks the reports dirty.
 //  * reporter (own thread): POST /v1/agent/report with every remembered task's report
 //    as soon as they are dirty (so a task's end frees its cards at once, not at the next
 //    heartbeat); after a failure it backs off (whatever changes meanwhile), then sends
@@ -114,6 +116,7 @@ class Agent {
   Notifier& notifier_;
   std::unique_ptr<TaskEventSocket> events_;  // Null when not bound. Set once, in the constructor.
   bool ready_sent_ = false;                  // Heartbeat loop only.
+  std::string degraded_;                     // Heartbeat loop only: the last probe's finding.
 
   Mutex mu_;
   CondVar cv_;

@@ -20,6 +20,10 @@ Status write_file_atomic(const std::string& path, const std::string& data);
 Status append_line_durable(const std::string& path, const std::string& line);
 // Creates `path` (and parents) as a directory and fsyncs its parent.
 Status make_dir_durable(const std::string& path);
+// Creates `path`, writes a few bytes, fdatasyncs and removes it: whether the file
+// system under it takes writes now. The error is the bare errno text ("No space left
+// on device"); the file is removed in every case.
+Status write_probe(const std::string& path);
 // Reads a whole file; errors say why ("open: No such file or directory").
 Result<std::string> read_small_file(const std::string& path, size_t max_bytes = 1 << 20);
 

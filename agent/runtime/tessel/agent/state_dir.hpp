@@ -4,6 +4,8 @@
 // supervisor writes supervisor.json and result.json, the agent writes the rest.
 // Also there: started.log (see record_started) and events.sock, the socket the agent
 // binds while it runs so that supervisors can tell it about their tasks (task_events.hpp).
+// A task without a `workdir` of its own runs in tasks/<id>/work (work_dir()), a directory
+// the agent makes for it, owned by the job's user; it goes when the task dir goes.
 // Thread-compatible: methods touch only files; callers serialise per task.
 
 #include <cstdint>
@@ -47,14 +49,21 @@ class StateDir {
   std::string log_path(const std::string& id, int local_rank) const {
     return task_dir(id) + "/rank" + std::to_string(local_rank) + ".log";
   }
+  std::string work_dir(const std::string& id) const { return task_dir(id) + "/work"; }
 
   // Durably records that `a` is being started (one fdatasync'd line in
   // <root>/started.log, the authority on "never start twice"), then writes its
-  // task dir. Fails when it was already recorded.
+  // task dir. Fails when it was already recorded (conflict), for an unsafe id
+  // (invalid_argument), and when the state dir cannot be written (unavailable).
   Status record_started(const api::Assignment& a) const;
+  // Creates work_dir(id), mode 0700, owned by uid:gid (-1: the agent's own).
+  Status make_work_dir(const std::string& id, int uid, int gid) const;
   Status write_launch(const LaunchPlan& p) const;
   Status write_result(const std::string& id, const TaskResult& r) const;
   Status mark_acknowledged(const std::string& id) const;
+  // Writes, fdatasyncs and removes a small file in the root: ok while the state dir
+  // takes writes; else the bare errno text ("No space left on device").
+  Status probe() const;
 
   // Reads one task; errors say which file is bad.
   Result<TaskSnapshot> load(const std::string& id) const;

@@ -40,6 +40,11 @@ struct LaunchPlan {
   std::optional<int> uid;  // Switch to this user (with gid + groups) when set.
   std::optional<int> gid;
   std::string user;  // For initgroups.
+  // True for the job's own `workdir`: entered after switching to the job's user, so a
+  // directory that user cannot reach fails the start. False for the per-task dir the
+  // agent made for it (StateDir::work_dir), entered before (the state dir above it may
+  // be closed to the user).
+  bool workdir_as_user = true;
   bool operator==(const LaunchPlan&) const = default;
 };
 

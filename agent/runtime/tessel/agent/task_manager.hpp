@@ -38,9 +38,14 @@ struct TaskManagerConfig {
 };
 
 // Pure: the report for a task given what is on disk and whether its supervisor lives.
-api::TaskReport make_report(const TaskSnapshot& t, bool supervisor_alive, int64_t now_unix_ms, int64_t launch_grace_ms);
+// `unrecorded`: why the task's result could not be written, when known; a task that
+// ended without a result.json is then reported exited without an exit code, "result
+// not recorded: <unrecorded>" (the scheduler fails it), not as a crashed supervisor.
+api::TaskReport make_report(const TaskSnapshot& t, bool supervisor_alive, int64_t now_unix_ms, int64_t launch_grace_ms,
+                            const std::string& unrecorded = "");
 
-// Pure: the launch plan for an assignment (one RankLaunch per local rank).
+// Pure: the launch plan for an assignment (one RankLaunch per local rank), in the job's
+// `workdir` or, without one, in the per-task StateDir::work_dir.
 Result<LaunchPlan> make_launch_plan(const api::Assignment& a, const api::NodeInventory& inv, const StateDir& dir,
                                     const TaskManagerConfig& cfg, const std::vector<int>& ports);
 
@@ -50,7 +55,10 @@ class TaskManager {
 
   // Reads the state dir (after an agent restart); logs and skips corrupt tasks.
   void load() EXCLUDES(mu_);
-  // Starts listed assignments never started and stops unlisted running tasks.
+  // Starts listed assignments never started and stops unlisted running tasks. A start
+  // that fails (the state dir cannot be written, no port, the supervisor cannot be
+  // started) is remembered as failed_to_start with the reason, so its report frees the
+  // cards; in memory only when even that cannot be written.
   void apply(const api::DesiredState& desired, const api::NodeInventory& inv) EXCLUDES(mu_);
   // Reports for every task not yet acknowledged.
   std::vector<api::TaskReport> reports() EXCLUDES(mu_);
@@ -59,14 +67,25 @@ class TaskManager {
   // Log access: whether the task is known, and whether all its processes ended.
   bool known(const std::string& id) EXCLUDES(mu_);
   bool finished(const std::string& id) EXCLUDES(mu_);
+  // Writes a small file in the state dir (StateDir::probe) and returns why the node
+  // cannot start tasks: "agent state dir: No space left on device", or "" when it can.
+  std::string probe_state_dir() EXCLUDES(mu_);
+  // Task `id`'s supervisor could not write its result (task_events.hpp), as its last act:
+  // its ranks are gone, and it is reported so at once ("result not recorded: <why>").
+  void result_not_recorded(const std::string& id, const std::string& why) EXCLUDES(mu_);
 
  private:
   struct Entry {
     TaskSnapshot snap;
     std::optional<int> launched_pid;
     bool kill_requested = false;
+    std::string unrecorded;  // Why its supervisor could not write result.json.
   };
   void start_locked(const api::Assignment& a, const api::NodeInventory& inv) REQUIRES(mu_);
+  // Reserves ports, makes the work dir and writes launch.json.
+  Result<LaunchPlan> prepare_launch(const api::Assignment& a, const api::NodeInventory& inv) const;
+  void fail_start_locked(Entry e, const std::string& why) REQUIRES(mu_);
+  api::TaskReport report_locked(Entry& e) REQUIRES(mu_);
   bool alive_locked(const Entry& e) const REQUIRES(mu_);
   void refresh_locked(Entry& e) REQUIRES(mu_);
 
@@ -77,6 +96,7 @@ class TaskManager {
   Mutex mu_;
   std::map<std::string, Entry> tasks_ GUARDED_BY(mu_);
   std::set<std::string> started_ GUARDED_BY(mu_);
+  std::string state_dir_problem_ GUARDED_BY(mu_);  // From the last probe_state_dir().
 };
 
 }  // namespace tessel::agent

@@ -73,7 +73,8 @@ struct LogTarget {
 // A node as the API shows it (GET /v1/nodes).
 struct NodeView {
   NodeRecord rec;
-  std::string state;                                   // "ready", "draining" or "down".
+  std::string state;                                   // "ready", "degraded", "draining" or "down".
+  std::string degraded;                                // Why its agent cannot start tasks; empty when it can.
   std::map<int, std::string> job_by_module;            // Module id -> the job holding the card.
   std::map<int, std::vector<api::Group>> free_groups;  // By size: valid groups free now.
 };
@@ -160,6 +161,7 @@ class ClusterState {
     bool down = false;
     std::string token;
     int64_t version = 0;
+    std::string degraded;  // From its agent's last heartbeat (not stored): nothing is placed here.
   };
   // Writes a batch under mu_, then runs `apply` steps if it succeeded.
   struct Txn {
@@ -173,6 +175,7 @@ class ClusterState {
   std::string node_state_locked(const NodeEntry& n) const REQUIRES(mu_);
   // A job (or fence) holding cards on `node`, if any.
   std::optional<std::string> card_holder_on_locked(const std::string& node) const REQUIRES(mu_);
+  static bool schedulable(const NodeEntry& n) { return !n.rec.drained && !n.down && n.degraded.empty(); }
   NodeSpec node_spec_locked(const NodeEntry& n) const REQUIRES(mu_);
   void bump_locked(const std::string& node) REQUIRES(mu_);
   // Asks for a scheduling pass. `capacity`: the change may let a pending job fit
