@@ -21,32 +21,15 @@
 #include <string>
 #include <vector>
 
+#include "fake_mode.hpp"
+
 namespace {
 
 const char* const kTool = FAKE_TOOL_NAME;
 const char* const kEnvPrefix = FAKE_TOOL_ENV_PREFIX;
 
-std::string env(const std::string& suffix) {
-  const char* v = std::getenv((kEnvPrefix + suffix).c_str());
-  return v ? v : "";
-}
-
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  out = s.str();
-  return true;
-}
-
-std::string mode() {
-  std::string text;
-  const std::string file = env("MODE_FILE");
-  if (file.empty() || !read_file(file, text)) text = env("MODE");
-  text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == ' '; }), text.end());
-  return text.empty() ? "normal" : text;
-}
+std::string env(const std::string& suffix) { return fake_tool::env(kEnvPrefix, suffix); }
+std::string mode() { return fake_tool::mode(kEnvPrefix); }
 
 int usage(const std::string& why) {
   std::cerr << kTool << " (fake): " << why << "\n";
@@ -86,7 +69,7 @@ int main(int argc, char** argv) {
   const std::string path = env("FIXTURE");
   if (path.empty()) return usage(std::string("set ") + kEnvPrefix + "FIXTURE");
   std::string text;
-  if (!read_file(path, text)) return usage("cannot read fixture " + path);
+  if (!fake_tool::read_file(path, text)) return usage("cannot read fixture " + path);
   std::cout << text;
   return 0;
 }

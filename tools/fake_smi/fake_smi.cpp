@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_mode.hpp"
 #include "tessel/agent/smi_render.hpp"
 #include "tessel/agent/smi_text.hpp"
 
@@ -39,31 +40,8 @@ const char* const kEnvPrefix = "FAKE_NVIDIA_SMI_";
 const smi::Dialect& dialect() { return smi::nvidia_smi_dialect(); }
 #endif
 
-std::string env(const std::string& suffix) {
-  const char* v = std::getenv((kEnvPrefix + suffix).c_str());
-  return v ? v : "";
-}
-
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  out = s.str();
-  return true;
-}
-
-std::string mode() {
-  std::string file = env("MODE_FILE");
-  std::string text;
-  if (!file.empty() && read_file(file, text)) {
-    for (char& c : text)
-      if (c == '\n') c = ' ';
-    return std::string(smi::trim(text));
-  }
-  std::string m = env("MODE");
-  return m.empty() ? "normal" : m;
-}
+std::string env(const std::string& suffix) { return fake_tool::env(kEnvPrefix, suffix); }
+std::string mode() { return fake_tool::mode(kEnvPrefix); }
 
 int usage(const std::string& why) {
   std::cerr << dialect().tool << " (fake): " << why << "\n";
@@ -155,7 +133,7 @@ int main(int argc, char** argv) {
   const std::string fixture_path = env("FIXTURE");
   if (fixture_path.empty()) return usage(std::string("set ") + kEnvPrefix + "FIXTURE");
   std::string text;
-  if (!read_file(fixture_path, text)) return usage("cannot read fixture " + fixture_path);
+  if (!fake_tool::read_file(fixture_path, text)) return usage("cannot read fixture " + fixture_path);
   auto table = smi::read_fixture(dialect(), text);
   if (!table) return usage("fixture " + fixture_path + ": " + table.error().message);
   if (list) {
