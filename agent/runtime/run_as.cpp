@@ -16,7 +16,8 @@ Result<std::optional<RunAs>> resolve_run_as(const std::string& run_as, uid_t age
   if (!pw) return Error::invalid("--run-as: no user '" + run_as + "'", "--run-as");
   if (agent_euid == 0)
     return std::optional<RunAs>{RunAs{static_cast<int>(pw->uid), static_cast<int>(pw->gid), run_as, pw->home}};
-  if (pw->uid != agent_euid) return Error::invalid("--run-as " + run_as + " needs the agent to run as root", "--run-as");
+  if (pw->uid != agent_euid)
+    return Error::invalid("--run-as " + run_as + " needs the agent to run as root", "--run-as");
   return std::optional<RunAs>{};
 }
 
