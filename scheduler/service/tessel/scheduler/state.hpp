@@ -57,7 +57,7 @@ struct JobFilter {
   // A page ends early, with `next` set, once its jobs' JSON would pass about this
   // many bytes (at least one job is always returned), so a listing of big specs
   // holds megabytes, not gigabytes.
-  size_t max_bytes = 4 << 20;
+  size_t max_bytes = size_t{4} << 20;
 };
 
 struct JobPage {
