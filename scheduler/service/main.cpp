@@ -17,6 +17,7 @@
 
 #include "tessel/log/logging.hpp"
 #include "tessel/scheduler/backup.hpp"
+#include "tessel/scheduler/pg_conn.hpp"
 #include "tessel/scheduler/service.hpp"
 #include "tessel/scheduler/systemd_notifier.hpp"
 
@@ -128,7 +129,8 @@ int main(int argc, char** argv) {
   double heartbeat_timeout_s = 15;
   bool insecure = false;
   app.add_option("--listen", listen, "HOST:PORT to serve on (port 0: any; prints the bound address)");
-  app.add_option("--db", db_path, "SQLite database path");
+  app.add_option("--db", db_path,
+                 "SQLite database path, or a postgresql:// URI (postgresql://USER:PASSWORD@HOST:PORT/DBNAME)");
   app.add_option("--tokens", tokens_path, "tokens file: TOKEN ROLE NAME per line");
   app.add_option("--heartbeat-timeout", heartbeat_timeout_s, "seconds without heartbeat before a node is down")
       ->check(CLI::Range(1.0, 3600.0));
@@ -192,6 +194,10 @@ int main(int argc, char** argv) {
   check_cmd->add_flag("--quick", check_quick, "PRAGMA quick_check instead of the full integrity_check");
   app.require_subcommand(0, 1);
   CLI11_PARSE(app, argc, argv);
+  if ((backup_cmd->parsed() || check_cmd->parsed()) && is_postgres_uri(db_path))
+    return fail(std::string(backup_cmd->parsed() ? "backup" : "check") +
+                ": --db is a PostgreSQL database; back it up and check it with PostgreSQL's own tools (pg_dump, "
+                "pg_basebackup, amcheck)");
   if (backup_cmd->parsed()) return run_backup(db_path, backup_to, backup_force);
   if (check_cmd->parsed()) return run_check(db_path, check_quick);
 
@@ -206,8 +212,8 @@ int main(int argc, char** argv) {
     return fail("--master-port-range: expected LO-HI within 1-65535, got '" + port_range + "'");
   std::unique_ptr<PeriodicBackup> backups;
   if (!backup_dir.empty()) {
-    if (db_path == ":memory:" || db_path.rfind("file:", 0) == 0)
-      return fail("--backup-dir: needs a database file, not " + db_path);
+    if (db_path == ":memory:" || db_path.rfind("file:", 0) == 0 || is_postgres_uri(db_path))
+      return fail("--backup-dir: needs a database file, not " + redact_db(db_path));
     auto every = parse_duration(backup_every);
     if (!every) return fail("--backup-every: " + every.error().message);
     backups = std::make_unique<PeriodicBackup>(PeriodicBackupOptions{db_path, backup_dir, *every, backup_keep});
@@ -234,7 +240,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   lim.max_connections = connection_cap(raise_fd_limit(), lim.max_connections, max_conns->count() > 0);
-  auto store = open_sqlite_store(db_path, sync == "full" ? SyncMode::full : SyncMode::normal);
+  auto store = open_store(db_path, sync == "full" ? SyncMode::full : SyncMode::normal);
   if (!store) return fail(store.error().message);
   Service service(**store, tessel::system_clock(), std::move(tokens), opts);
   if (auto s = service.start(); !s) return fail(s.error().message);
@@ -244,7 +250,7 @@ int main(int argc, char** argv) {
   }
   std::printf("listening on %s:%d\n", opts.host.c_str(), service.port());
   std::fflush(stdout);
-  spdlog::info("listening on {}:{} (db {}, auth {})", opts.host, service.port(), db_path,
+  spdlog::info("listening on {}:{} (db {}, auth {})", opts.host, service.port(), redact_db(db_path),
                tokens_path.empty() ? "off" : "on");
 
   std::thread signals([&] {
