@@ -18,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "tessel/scheduler/pg_conn.hpp"
+#include "tessel/scheduler/pg_lease.hpp"
 #include "tessel/scheduler/store.hpp"
 #include "tessel/sync/mutex.hpp"
 
@@ -58,9 +59,15 @@ const std::vector<const char*>& pg_migrations() {
       "CREATE TABLE jobs (seq BIGINT PRIMARY KEY, key TEXT NOT NULL UNIQUE, body TEXT NOT NULL);"
       "CREATE TABLE nodes (key TEXT PRIMARY KEY, body TEXT NOT NULL);"
       "CREATE TABLE fences (key TEXT PRIMARY KEY, body TEXT NOT NULL);",
+      // 1 -> 2: the leader lease of scheduler replicas (pg_lease.hpp); no row until one
+      // is first taken.
+      "CREATE TABLE leader (one INT PRIMARY KEY CHECK (one = 1), holder TEXT NOT NULL, advertise TEXT NOT NULL, "
+      "epoch BIGINT NOT NULL, expires_at TIMESTAMPTZ NOT NULL);",
   };
   return m;
 }
+
+}  // namespace
 
 // Brings the schema to the newest version in one transaction, under an advisory lock
 // so that replicas starting together migrate once.
@@ -93,6 +100,8 @@ Status pg_migrate(PgConn& c) {
   if (auto s = c.exec("COMMIT"); !s) return fail(s.error().wrap("commit"));
   return ok_status();
 }
+
+namespace {
 
 // Takes the scheduler's lock on `c`'s session, waiting up to kLockAttempts tries.
 Status lock_database(PgConn& c, const std::string& uri) {
@@ -137,7 +146,8 @@ Result<api::Job> job_from_text(const std::string& text) {
 
 class PgStore final : public Store {
  public:
-  PgStore(std::string uri, std::unique_ptr<PgConn> conn) : uri_(std::move(uri)), conn_(std::move(conn)) {
+  PgStore(std::string uri, PgStoreOptions opts, std::unique_ptr<PgConn> conn)
+      : uri_(std::move(uri)), opts_(std::move(opts)), conn_(std::move(conn)) {
     writer_ = std::thread([this] { writer_loop(); });
   }
   ~PgStore() override {
@@ -209,7 +219,8 @@ class PgStore final : public Store {
     conn_.reset();
     auto c = PgConn::connect(uri_);
     if (!c) return Error::unavailable(c.error().message);
-    if (auto s = lock_database(**c, uri_); !s) return s;
+    if (opts_.leader_epoch == 0)
+      if (auto s = lock_database(**c, uri_); !s) return s;
     spdlog::info("store: connected to {} again", redact_db(uri_));
     conn_ = std::move(*c);
     return ok_status();
@@ -228,12 +239,32 @@ class PgStore final : public Store {
     MutexLock lk(db_mu_);
     if (auto s = ensure_connected_locked(); !s) return s;
     if (auto s = conn_->exec("BEGIN"); !s) return drop_on(s.error().wrap("begin"));
+    if (Status s = check_epoch_locked(); !s) {
+      (void)conn_->exec("ROLLBACK");
+      return drop_on(s.error());
+    }
     if (Status s = apply_all(group); !s) {
       (void)conn_->exec("ROLLBACK");
       return drop_on(s.error());
     }
     if (auto c = conn_->exec("COMMIT"); !c) return drop_on(c.error().wrap("commit"));
     return ok_status();
+  }
+
+  // With replicas: the lease still has this scheduler's epoch. FOR SHARE holds the row
+  // until COMMIT, so a replica taking over waits for this transaction to end.
+  Status check_epoch_locked() REQUIRES(db_mu_) {
+    if (opts_.leader_epoch == 0) return ok_status();
+    auto r = conn_->query("SELECT epoch FROM leader WHERE one = 1 FOR SHARE");
+    if (!r) return r.error().wrap("checking the leader epoch");
+    const int64_t now = r->size() == 1 ? std::stoll(r->text(0, 0)) : 0;
+    if (now == opts_.leader_epoch) return ok_status();
+    if (!fenced_) {
+      fenced_ = true;
+      if (opts_.on_fenced) opts_.on_fenced(now);
+    }
+    return Error::unavailable("not the leader any more (lease epoch " + std::to_string(now) + ", this scheduler's " +
+                              std::to_string(opts_.leader_epoch) + ")");
   }
 
   Status apply_all(const std::vector<Pending*>& group) REQUIRES(db_mu_) {
@@ -259,7 +290,10 @@ class PgStore final : public Store {
   }
 
   const std::string uri_;
-  Mutex db_mu_;                                      // Serialises load() with the writer's commits.
+  const PgStoreOptions opts_;
+  Mutex db_mu_;
+  bool fenced_ GUARDED_BY(db_mu_) = false;  // on_fenced was called.                                      // Serialises
+                                            // load() with the writer's commits.
   std::unique_ptr<PgConn> conn_ GUARDED_BY(db_mu_);  // Null while lost.
   Mutex mu_;
   CondVar cv_;
@@ -270,12 +304,13 @@ class PgStore final : public Store {
 
 }  // namespace
 
-Result<std::unique_ptr<Store>> open_pg_store(const std::string& uri) {
+Result<std::unique_ptr<Store>> open_pg_store(const std::string& uri, PgStoreOptions opts) {
   auto c = PgConn::connect(uri);
   if (!c) return c.error();
-  if (auto s = lock_database(**c, uri); !s) return s.error();
+  if (opts.leader_epoch == 0)
+    if (auto s = lock_database(**c, uri); !s) return s.error();
   if (auto s = pg_migrate(**c); !s) return s.error().wrap("opening " + redact_db(uri));
-  return std::unique_ptr<Store>(new PgStore(uri, std::move(*c)));
+  return std::unique_ptr<Store>(new PgStore(uri, std::move(opts), std::move(*c)));
 }
 
 Result<std::unique_ptr<Store>> open_store(const std::string& db, SyncMode sync) {

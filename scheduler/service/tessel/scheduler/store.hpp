@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -85,7 +86,18 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path, SyncMo
 // the group-commit writer thread. Every COMMIT runs with synchronous_commit on. A lost
 // connection fails the writes in flight with an `unavailable` error and is made again,
 // lock included, on the next write or load.
-Result<std::unique_ptr<Store>> open_pg_store(const std::string& uri);
+// How a PgStore keeps other schedulers from committing to its database.
+struct PgStoreOptions {
+  // 0: one scheduler per database, through the advisory lock above (the default).
+  // > 0: replicas share the database and this one holds the leader lease with this
+  // epoch (pg_lease.hpp): no advisory lock; every write transaction first reads the
+  // lease's epoch (FOR SHARE) and rolls back, failing with `unavailable`, unless it
+  // is still this one, so a scheduler that lost the lease never commits.
+  int64_t leader_epoch = 0;
+  // Called once, on the writer thread, when a write found a newer epoch (its argument).
+  std::function<void(int64_t)> on_fenced;
+};
+Result<std::unique_ptr<Store>> open_pg_store(const std::string& uri, PgStoreOptions opts = {});
 
 // The store --db names: PostgreSQL for a postgresql:// or postgres:// URI, else the
 // SQLite file at `db` (`sync` applies to SQLite only).
