@@ -344,6 +344,9 @@ int main(int argc, char** argv) {
       j["role"] = "leader";
       j["epoch"] = epoch;
     };
+    opts.extra_metrics = [more = opts.extra_metrics, epoch] {
+      return render_replica_metrics(true, epoch) + (more ? more() : "");
+    };
   }
   auto step_down = [&](const std::string& why) {
     spdlog::error("leader lease lost: {}; stepping down", why);

@@ -12,8 +12,25 @@ http::Response json_body(int status, const nlohmann::json& body) { return http::
 
 }  // namespace
 
+std::string render_replica_metrics(bool leader, int64_t epoch) {
+  return "# HELP tessel_leader 1 while this replica holds the leader lease, else 0.\n"
+         "# TYPE tessel_leader gauge\ntessel_leader " +
+         std::string(leader ? "1" : "0") +
+         "\n# HELP tessel_leader_epoch The leader lease's epoch as this replica last saw it.\n"
+         "# TYPE tessel_leader_epoch gauge\ntessel_leader_epoch " +
+         std::to_string(epoch) + "\n";
+}
+
 Status Follower::start(http::ServerOptions so) {
   http::Router r;
+  // Its own metrics: a scrape of each replica must not be redirected to the leader's.
+  r.add("GET", "/metrics", [this](http::Request&, const http::Reply& reply) {
+    MutexLock lk(mu_);
+    http::Response res;
+    res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    res.body = render_replica_metrics(false, view_.epoch);
+    reply(std::move(res));
+  });
   r.add("GET", "/healthz", [this](http::Request&, const http::Reply& reply) {
     MutexLock lk(mu_);
     nlohmann::json body = {{"ok", true}, {"role", "follower"}, {"epoch", view_.epoch}};

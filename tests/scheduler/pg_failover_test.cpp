@@ -187,6 +187,15 @@ TEST_F(ReplicaProcesses, FollowerRedirectsAndTakesOverAfterKill9) {
   r = follower.Post("/v1/agent/heartbeat", "{}", "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 307);
+  // Each replica answers its own metrics (a scrape is not redirected).
+  r = follower.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("tessel_leader 0\n"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("tessel_leader_epoch 1\n"), std::string::npos) << r->body;
+  auto m = testkit::RestClient(a_.port).get("/metrics");
+  EXPECT_NE(m.text.find("tessel_leader 1\n"), std::string::npos);
+  EXPECT_NE(m.text.find("tessel_jobs"), std::string::npos);
   std::vector<std::string> acked;
   for (int i = 0; i < 5; ++i) {
     std::string id;

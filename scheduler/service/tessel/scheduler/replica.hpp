@@ -26,6 +26,10 @@ struct ReplicaOptions {
   std::chrono::milliseconds lease{3000};  // The lease's length (also in LeaseOptions).
 };
 
+// Prometheus text: tessel_leader (1 on the leader, 0 on a follower) and
+// tessel_leader_epoch (the lease's epoch as this replica last saw it).
+std::string render_replica_metrics(bool leader, int64_t epoch);
+
 // Waits for the lease, serving the follower's HTTP meanwhile.
 class Follower {
  public:
