@@ -333,7 +333,13 @@ int main(int argc, char** argv) {
     spdlog::info("follower on {}:{} as {} (advertising {}): waiting for the leader lease", opts.host, opts.port,
                  *holder, advertise);
     stop_hook.set([&follower] { follower.stop(); });
-    epoch = follower.lead();
+    // Under systemd (Type=notify, a watchdog) a follower is up and well while it waits.
+    epoch = follower.lead([](const LeaseView& v) {
+      const std::string msg = "READY=1\nWATCHDOG=1\nSTATUS=follower; leader " +
+                              (v.advertise.empty() ? std::string("unknown") : v.advertise) + ", epoch " +
+                              std::to_string(v.epoch);
+      sd_notify(0, msg.c_str());
+    });
     stop_hook.set(nullptr);
     if (epoch == 0) {
       spdlog::info("stopped");

@@ -62,20 +62,26 @@ Status Follower::start(http::ServerOptions so) {
   return ok_status();
 }
 
-int64_t Follower::lead() {
+int64_t Follower::lead(const std::function<void(const LeaseView&)>& after_try) {
   int64_t epoch = 0;
   for (;;) {
     auto v = lease_.acquire_or_renew(0);
     if (!v) spdlog::warn("leader lease: {}", v.error().message);
-    MutexLock lk(mu_);
-    if (v) {
-      if (v->epoch != view_.epoch) spdlog::info("leader lease: epoch {}, leader {}", v->epoch, v->advertise);
-      view_ = *v;
-      if (v->leader) {
-        epoch = v->epoch;
-        break;
+    LeaseView seen;
+    {
+      MutexLock lk(mu_);
+      if (v) {
+        if (v->epoch != view_.epoch) spdlog::info("leader lease: epoch {}, leader {}", v->epoch, v->advertise);
+        view_ = *v;
       }
+      seen = view_;
     }
+    if (after_try) after_try(seen);
+    if (v && v->leader) {
+      epoch = v->epoch;
+      break;
+    }
+    MutexLock lk(mu_);
     if (cv_.wait_for(mu_, o_.renew, [&]() REQUIRES(mu_) { return stop_; })) break;
   }
   if (server_) server_->stop();

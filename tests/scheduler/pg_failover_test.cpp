@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -248,6 +249,41 @@ TEST_F(ReplicaProcesses, PausedLeaderCannotWriteAndStepsDown) {
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 3) << slurp(a_.out);
   EXPECT_NE(slurp(a_.out).find("stepping down"), std::string::npos) << slurp(a_.out);
   EXPECT_EQ(testkit::RestClient(b_.port).all_jobs().size(), 1u);
+}
+
+// Under systemd (Type=notify, WatchdogSec) a follower must count as started and
+// alive while it waits, or systemd would kill it before it ever leads.
+TEST_F(ReplicaProcesses, FollowerTellsSystemdItIsReadyAndAlive) {
+  start(a_, "a");
+  ASSERT_TRUE(testkit::eventually([&] { return role(a_) == "leader"; }, 20s)) << slurp(a_.out);
+  const std::string path = dir_.str("notify.sock");
+  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  timeval tv{0, 100000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  b_.port = free_port();
+  testkit::ChildOptions o;
+  o.argv = {TESSEL_SCHEDULER_BIN, "--listen", "127.0.0.1:" + std::to_string(b_.port), "--db", uri_};
+  o.argv.insert(o.argv.end(), {"--advertise", url(b_), "--lease", "1", "--lease-renew", "0.25"});
+  o.env = {{"NOTIFY_SOCKET", path}, {"WATCHDOG_USEC", "2000000"}};
+  o.stdout_path = dir_.str("b.out");
+  o.stderr_path = dir_.str("b.log");
+  b_.child = testkit::Child(o);
+  std::string all;
+  const bool ok = testkit::eventually(
+      [&] {
+        char buf[4096];
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n > 0) all += std::string(buf, static_cast<size_t>(n)) + "\n";
+        return all.find("READY=1") != std::string::npos && all.find("WATCHDOG=1") != std::string::npos &&
+               all.find("STATUS=follower; leader " + url(a_) + ", epoch 1") != std::string::npos;
+      },
+      20s);
+  ::close(fd);
+  EXPECT_TRUE(ok) << all << slurp(dir_.str("b.log"));
 }
 
 }  // namespace

@@ -39,7 +39,9 @@ class Follower {
   int port() const { return server_ ? server_->port() : 0; }
   // Tries the lease every renew interval until this replica holds it (its epoch) or
   // stop() was called (0). Stops the follower's server before returning.
-  int64_t lead();
+  // `after_try` (when set) runs after each try with the view it left (systemd's
+  // READY=1 and watchdog pings while following).
+  int64_t lead(const std::function<void(const LeaseView&)>& after_try = nullptr);
   // Makes lead() return 0; safe from any thread (a signal thread).
   void stop();
 
