@@ -8,6 +8,7 @@ packages=(
   clang libclang-rt-14-dev clang-format clang-tidy
   libgtest-dev libgmock-dev
   libsqlite3-dev libsystemd-dev systemd
+  libpq-dev postgresql-15
   libboost-dev libboost-filesystem-dev libboost-system-dev libssl-dev
   libcpp-httplib-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libtorch-dev libgloo-dev

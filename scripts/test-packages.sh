@@ -28,6 +28,7 @@ contains "$agent" ./usr/bin/tessel-agent
 contains "$agent" ./usr/lib/systemd/system/tessel-agent.service
 contains "$agent" ./etc/tessel/agent.conf
 dpkg-deb -f "$sched" Depends | grep -q libsqlite3 || fail "tessel-scheduler does not depend on libsqlite3"
+dpkg-deb -f "$sched" Depends | grep -q libpq5 || fail "tessel-scheduler does not depend on libpq5"
 dpkg-deb -f "$sched" Depends | grep -q adduser || fail "tessel-scheduler does not depend on adduser"
 dpkg-deb -I "$sched" postinst >/dev/null || fail "tessel-scheduler has no postinst"
 if [[ -n ${TESSEL_EXPECT_WORKERS:-} ]]; then

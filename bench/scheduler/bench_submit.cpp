@@ -1,9 +1,11 @@
-// bench_submit [SECONDS]: starts tessel-scheduler on port 0 with a fresh
-// database in a temp dir, then for 1 and 16 concurrent clients (keep-alive
+// bench_submit [SECONDS [POSTGRES_URI]]: starts tessel-scheduler on port 0 with a
+// fresh database in a temp dir, then for 1 and 16 concurrent clients (keep-alive
 // connections) submits jobs for SECONDS (default 5) and prints acknowledged
 // (201) submissions per second, once with --sync full (the default: fsynced,
 // on disk) and once with --sync normal (written to the OS only), so the cost of
-// the fsync shows as a ratio within one run.
+// the fsync shows as a ratio within one run. With POSTGRES_URI (a database of
+// its own, which it fills with jobs), also with --db POSTGRES_URI (each COMMIT
+// with synchronous_commit on).
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -51,19 +53,26 @@ double run(int port, int clients, double seconds) {
 
 int main(int argc, char** argv) {
   double seconds = argc > 1 ? std::stod(argv[1]) : 5.0;
+  const std::string postgres = argc > 2 ? argv[2] : "";
   const tessel::benchkit::TempDir dir("tessel-bench");
-  for (const std::string sync : {"full", "normal"})
+  std::vector<std::string> stores = {"full", "normal"};
+  if (!postgres.empty()) stores.emplace_back("postgres");
+  for (const std::string& sync : stores)
     for (int clients : {1, 16}) {
-      const std::string db = dir.str("b" + sync + std::to_string(clients) + ".db");
+      const bool pg = sync == "postgres";
+      const std::string db = pg ? postgres : dir.str("b" + sync + std::to_string(clients) + ".db");
+      const std::string out = dir.str("b" + sync + std::to_string(clients) + ".out");
       const tessel::benchkit::ServerProcess s(
-          tessel::benchkit::scheduler_argv(TESSEL_SCHEDULER_BIN, db, {"--sync", sync, "--log-level", "warn"}),
-          db + ".out");
+          tessel::benchkit::scheduler_argv(TESSEL_SCHEDULER_BIN, db,
+                                           pg ? std::vector<std::string>{"--log-level", "warn"}
+                                              : std::vector<std::string>{"--sync", sync, "--log-level", "warn"}),
+          out);
       if (s.port() <= 0) {
         std::fprintf(stderr, "could not start %s\n", TESSEL_SCHEDULER_BIN);
         return 1;
       }
-      std::printf("sync=%-6s clients=%2d  acknowledged submissions/s: %.0f\n", sync.c_str(), clients,
-                  run(s.port(), clients, seconds));
+      std::printf("%-13s clients=%2d  acknowledged submissions/s: %.0f\n", (pg ? "postgres" : "sync=" + sync).c_str(),
+                  clients, run(s.port(), clients, seconds));
       // Scheduling passes that ran meanwhile (every submission triggers one, coalesced).
       httplib::Client c("127.0.0.1", s.port());
       if (auto m = c.Get("/metrics")) {

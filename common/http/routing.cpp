@@ -150,7 +150,14 @@ Router::Match Router::match(const std::string& method, const std::string& path, 
     captures = std::move(caps);
     return Match::found;
   }
+  if (fallback_) {
+    *route = &*fallback_;
+    captures.clear();
+    return Match::found;
+  }
   return best;
 }
+
+void Router::set_fallback(Handler h, Exec exec) { fallback_ = Route{"", {}, std::move(h), exec}; }
 
 }  // namespace tessel::http

@@ -2,7 +2,11 @@
 // plus `backup` and `check` of its database.
 #include <sys/resource.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
@@ -17,6 +21,11 @@
 
 #include "tessel/log/logging.hpp"
 #include "tessel/scheduler/backup.hpp"
+#include "tessel/base/random.hpp"
+#include "tessel/scheduler/pg_conn.hpp"
+#include "tessel/scheduler/pg_lease.hpp"
+#include "tessel/scheduler/replica.hpp"
+#include "tessel/sync/mutex.hpp"
 #include "tessel/scheduler/service.hpp"
 #include "tessel/scheduler/systemd_notifier.hpp"
 
@@ -82,6 +91,36 @@ size_t connection_cap(rlim_t fd_limit, size_t configured, bool explicit_flag) {
   return explicit_flag ? configured : fits;
 }
 
+// What a signal or a lost lease stops: set() names it (the follower's wait, then the
+// service); fire() calls it now, or as soon as one is set.
+class StopHook {
+ public:
+  void set(std::function<void()> f) {
+    tessel::MutexLock lk(mu_);
+    f_ = std::move(f);
+    if (fired_ && f_) f_();
+  }
+  void fire() {
+    tessel::MutexLock lk(mu_);
+    fired_ = true;
+    if (f_) f_();
+  }
+
+ private:
+  tessel::Mutex mu_;
+  std::function<void()> f_ GUARDED_BY(mu_);
+  bool fired_ GUARDED_BY(mu_) = false;
+};
+
+// This process among the replicas: host name, pid and a random suffix.
+tessel::Result<std::string> lease_holder() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown");
+  auto suffix = tessel::random_hex(4);
+  if (!suffix) return suffix.error().wrap("naming this replica");
+  return std::string(host) + ":" + std::to_string(getpid()) + ":" + *suffix;
+}
+
 int fail(const std::string& msg) {
   std::fprintf(stderr, "tessel-scheduler: %s\n", msg.c_str());
   return 2;
@@ -128,7 +167,8 @@ int main(int argc, char** argv) {
   double heartbeat_timeout_s = 15;
   bool insecure = false;
   app.add_option("--listen", listen, "HOST:PORT to serve on (port 0: any; prints the bound address)");
-  app.add_option("--db", db_path, "SQLite database path");
+  app.add_option("--db", db_path,
+                 "SQLite database path, or a postgresql:// URI (postgresql://USER:PASSWORD@HOST:PORT/DBNAME)");
   app.add_option("--tokens", tokens_path, "tokens file: TOKEN ROLE NAME per line");
   app.add_option("--heartbeat-timeout", heartbeat_timeout_s, "seconds without heartbeat before a node is down")
       ->check(CLI::Range(1.0, 3600.0));
@@ -161,6 +201,18 @@ int main(int argc, char** argv) {
   app.add_option("--max-long-polls", opts.state.max_long_polls,
                  "agent long polls held at once, past it agents poll every 2 s (default 0: no limit)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  // Replicas on PostgreSQL (off unless --advertise is given).
+  std::string advertise;
+  double lease_s = 3, renew_s = 1;
+  auto* advertise_opt = app.add_option("--advertise", advertise,
+                                       "replicas on a PostgreSQL --db: this scheduler's URL (http://HOST:PORT) that "
+                                       "followers redirect clients to; turns on leader election");
+  app.add_option("--lease", lease_s, "replicas: seconds a leader lease lasts without renewal (default 3)")
+      ->check(CLI::Range(0.2, 600.0))
+      ->needs(advertise_opt);
+  app.add_option("--lease-renew", renew_s, "replicas: seconds between lease renewals and tries (default 1)")
+      ->check(CLI::Range(0.05, 300.0))
+      ->needs(advertise_opt);
   std::string sync = "full";
   app.add_option("--sync", sync,
                  "full: a 201 means fsynced to disk (default); normal: survives a process crash, not a "
@@ -192,6 +244,10 @@ int main(int argc, char** argv) {
   check_cmd->add_flag("--quick", check_quick, "PRAGMA quick_check instead of the full integrity_check");
   app.require_subcommand(0, 1);
   CLI11_PARSE(app, argc, argv);
+  if ((backup_cmd->parsed() || check_cmd->parsed()) && is_postgres_uri(db_path))
+    return fail(std::string(backup_cmd->parsed() ? "backup" : "check") +
+                ": --db is a PostgreSQL database; back it up and check it with PostgreSQL's own tools (pg_dump, "
+                "pg_basebackup, amcheck)");
   if (backup_cmd->parsed()) return run_backup(db_path, backup_to, backup_force);
   if (check_cmd->parsed()) return run_check(db_path, check_quick);
 
@@ -204,10 +260,20 @@ int main(int argc, char** argv) {
   opts.state.heartbeat_timeout_ms = static_cast<int64_t>(heartbeat_timeout_s * 1000);
   if (!parse_port_range(port_range, opts.state.master_port_lo, opts.state.master_port_hi))
     return fail("--master-port-range: expected LO-HI within 1-65535, got '" + port_range + "'");
+  ReplicaOptions replica;
+  replica.lease = std::chrono::milliseconds(static_cast<int64_t>(lease_s * 1000));
+  replica.renew = std::chrono::milliseconds(static_cast<int64_t>(renew_s * 1000));
+  if (!advertise.empty()) {
+    if (!is_postgres_uri(db_path)) return fail("--advertise: replicas need a PostgreSQL --db (postgresql://...)");
+    if (advertise.rfind("http://", 0) != 0 && advertise.rfind("https://", 0) != 0)
+      return fail("--advertise: expected a URL (http://HOST:PORT), got '" + advertise + "'");
+    if (replica.renew * 2 > replica.lease)
+      return fail("--lease-renew: must be at most half of --lease, so one lost renewal does not lose the lease");
+  }
   std::unique_ptr<PeriodicBackup> backups;
   if (!backup_dir.empty()) {
-    if (db_path == ":memory:" || db_path.rfind("file:", 0) == 0)
-      return fail("--backup-dir: needs a database file, not " + db_path);
+    if (db_path == ":memory:" || db_path.rfind("file:", 0) == 0 || is_postgres_uri(db_path))
+      return fail("--backup-dir: needs a database file, not " + redact_db(db_path));
     auto every = parse_duration(backup_every);
     if (!every) return fail("--backup-every: " + every.error().message);
     backups = std::make_unique<PeriodicBackup>(PeriodicBackupOptions{db_path, backup_dir, *every, backup_keep});
@@ -233,34 +299,100 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  lim.max_connections = connection_cap(raise_fd_limit(), lim.max_connections, max_conns->count() > 0);
-  auto store = open_sqlite_store(db_path, sync == "full" ? SyncMode::full : SyncMode::normal);
-  if (!store) return fail(store.error().message);
-  Service service(**store, tessel::system_clock(), std::move(tokens), opts);
-  if (auto s = service.start(); !s) return fail(s.error().message);
-  if (backups) {
-    if (auto s = backups->start(); !s) return fail(s.error().message);
-    spdlog::info("backing up {} into {} every {}, keeping {}", db_path, backup_dir, backup_every, backup_keep);
-  }
-  std::printf("listening on %s:%d\n", opts.host.c_str(), service.port());
-  std::fflush(stdout);
-  spdlog::info("listening on {}:{} (db {}, auth {})", opts.host, service.port(), db_path,
-               tokens_path.empty() ? "off" : "on");
-
+  // What a signal (or stepping down) stops: the follower's wait, then the service.
+  StopHook stop_hook;
   std::thread signals([&] {
     int sig = 0;
     sigwait(&sigs, &sig);
     spdlog::info("signal {}: shutting down", sig);
-    service.request_stop();
+    stop_hook.fire();
   });
   signals.detach();
+
+  lim.max_connections = connection_cap(raise_fd_limit(), lim.max_connections, max_conns->count() > 0);
+  // Replicas: wait as a follower until this one holds the leader lease.
+  std::unique_ptr<PgLease> lease;
+  int64_t epoch = 0;
+  std::atomic<bool> stepped_down{false};
+  if (!advertise.empty()) {
+    auto holder = lease_holder();
+    if (!holder) return fail(holder.error().message);
+    auto l = PgLease::open(db_path, LeaseOptions{*holder, advertise, replica.lease});
+    if (!l) return fail(l.error().message);
+    lease = std::move(*l);
+    Follower follower(*lease, replica);
+    tessel::http::ServerOptions so;
+    so.host = opts.host;
+    so.port = opts.port;
+    so.io_threads = 1;
+    so.limits = lim;
+    if (auto s = follower.start(so); !s) return fail(s.error().message);
+    opts.port = follower.port();  // The leader serves on the same port.
+    std::printf("listening on %s:%d\n", opts.host.c_str(), opts.port);
+    std::fflush(stdout);
+    spdlog::info("follower on {}:{} as {} (advertising {}): waiting for the leader lease", opts.host, opts.port,
+                 *holder, advertise);
+    stop_hook.set([&follower] { follower.stop(); });
+    // Under systemd (Type=notify, a watchdog) a follower is up and well while it waits.
+    epoch = follower.lead([](const LeaseView& v) {
+      const std::string msg = "READY=1\nWATCHDOG=1\nSTATUS=follower; leader " +
+                              (v.advertise.empty() ? std::string("unknown") : v.advertise) + ", epoch " +
+                              std::to_string(v.epoch);
+      sd_notify(0, msg.c_str());
+    });
+    stop_hook.set(nullptr);
+    if (epoch == 0) {
+      spdlog::info("stopped");
+      return 0;
+    }
+    spdlog::info("leading with epoch {}", epoch);
+    opts.extra_health = [epoch](nlohmann::json& j) {
+      j["role"] = "leader";
+      j["epoch"] = epoch;
+    };
+    opts.extra_metrics = [more = opts.extra_metrics, epoch] {
+      return render_replica_metrics(true, epoch) + (more ? more() : "");
+    };
+  }
+  auto step_down = [&](const std::string& why) {
+    spdlog::error("leader lease lost: {}; stepping down", why);
+    stepped_down = true;
+    stop_hook.fire();
+  };
+  PgStoreOptions pg_opts;
+  pg_opts.leader_epoch = epoch;
+  pg_opts.on_fenced = [&](int64_t now) { step_down("a write found epoch " + std::to_string(now)); };
+  auto store = is_postgres_uri(db_path) ? open_pg_store(db_path, pg_opts)
+                                        : open_store(db_path, sync == "full" ? SyncMode::full : SyncMode::normal);
+  if (!store) return fail(store.error().message);
+  Service service(**store, tessel::system_clock(), std::move(tokens), opts);
+  if (auto s = service.start(); !s) return fail(s.error().message);
+  stop_hook.set([&service] { service.request_stop(); });
+  std::unique_ptr<LeaseKeeper> keeper;
+  if (lease) keeper = std::make_unique<LeaseKeeper>(*lease, epoch, replica, tessel::system_clock(), step_down);
+  if (backups) {
+    if (auto s = backups->start(); !s) return fail(s.error().message);
+    spdlog::info("backing up {} into {} every {}, keeping {}", db_path, backup_dir, backup_every, backup_keep);
+  }
+  if (!lease) {
+    std::printf("listening on %s:%d\n", opts.host.c_str(), service.port());
+    std::fflush(stdout);
+  }
+  spdlog::info("listening on {}:{} (db {}, auth {})", opts.host, service.port(), redact_db(db_path),
+               tokens_path.empty() ? "off" : "on");
 
   SystemdNotifier notifier(service.state());
   notifier.start();
   service.wait();
+  keeper.reset();
   if (backups) backups->stop();
   notifier.stop();
   service.stop();
+  if (stepped_down) return 3;  // The service manager starts it again, as a follower.
+  if (lease) {
+    // A clean stop hands over at once: followers need not wait for the lease to expire.
+    if (auto s = lease->release(epoch); !s) spdlog::warn("{}", s.error().message);
+  }
   spdlog::info("stopped");
   return 0;
 }

@@ -339,5 +339,25 @@ TEST(HttpServer, StopsWithConnectionsOpen) {
   EXPECT_TRUE(closed);
 }
 
+// A fallback takes every request no route matches, instead of a 404 or 405 (a
+// follower scheduler redirects them all); matching routes still win.
+TEST(Router, FallbackTakesWhatNoRouteMatches) {
+  Router r;
+  r.add("GET", "/items/{id}", [](Request&, const Reply&) {});
+  const Router::Route* route = nullptr;
+  std::vector<std::string> caps;
+  EXPECT_EQ(r.match("GET", "/nothing", &route, caps), Router::Match::no_path);
+  EXPECT_EQ(r.match("POST", "/items/1", &route, caps), Router::Match::no_method);
+  r.set_fallback([](Request&, const Reply&) {});
+  ASSERT_EQ(r.match("GET", "/items/7", &route, caps), Router::Match::found);
+  EXPECT_EQ(route->method, "GET");
+  EXPECT_EQ(caps, std::vector<std::string>{"7"});
+  ASSERT_EQ(r.match("POST", "/items/1", &route, caps), Router::Match::found);
+  EXPECT_EQ(route->method, "");  // The fallback.
+  EXPECT_TRUE(caps.empty());
+  ASSERT_EQ(r.match("DELETE", "/a/b/c", &route, caps), Router::Match::found);
+  EXPECT_EQ(route->method, "");
+}
+
 }  // namespace
 }  // namespace tessel::http

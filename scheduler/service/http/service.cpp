@@ -26,11 +26,14 @@ std::string render_http_metrics(const http::ServerStats& s) {
 }
 
 void add_public_routes(http::Router& r, RouteContext& ctx, const Service& service,
-                       const std::function<std::string()>& extra_metrics) {
+                       const std::function<std::string()>& extra_metrics,
+                       const std::function<void(nlohmann::json&)>& extra_health) {
   // Liveness: 200 while the process serves requests. "storage" says whether writes
   // work; a restart does not mend a failing disk, so it does not turn this into a 5xx.
-  r.add("GET", "/healthz", [&ctx](http::Request&, const http::Reply& reply) {
-    reply(json_reply(200, {{"ok", true}, {"storage", ctx.state.storage_ok() ? "ok" : "failing"}}));
+  r.add("GET", "/healthz", [&ctx, extra_health](http::Request&, const http::Reply& reply) {
+    nlohmann::json body = {{"ok", true}, {"storage", ctx.state.storage_ok() ? "ok" : "failing"}};
+    if (extra_health) extra_health(body);
+    reply(json_reply(200, body));
   });
   // Metrics need no token (like /healthz): they carry counts, no job details.
   r.add("GET", "/metrics", [&ctx, &service, extra_metrics](http::Request&, const http::Reply& reply) {
@@ -53,7 +56,7 @@ Status Service::start() {
   if (auto s = state_.restore(); !s) return s;
   ctx_ = std::make_unique<RouteContext>(RouteContext{state_, auth_, nullptr});
   http::Router router;
-  add_public_routes(router, *ctx_, *this, opts_.extra_metrics);
+  add_public_routes(router, *ctx_, *this, opts_.extra_metrics, opts_.extra_health);
   add_job_routes(router, *ctx_);
   add_log_routes(router, *ctx_);
   add_node_routes(router, *ctx_);

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -124,6 +125,9 @@ enum class Exec {
 class Router {
  public:
   void add(std::string method, const std::string& pattern, Handler h, Exec exec = Exec::io);
+  // Handles every request no route matches (no 404 or 405 then); e.g. a redirect of
+  // everything to another server.
+  void set_fallback(Handler h, Exec exec = Exec::io);
 
   struct Route {
     std::string method;
@@ -138,6 +142,7 @@ class Router {
 
  private:
   std::vector<Route> routes_;
+  std::optional<Route> fallback_;
 };
 
 struct ServerOptions {

@@ -14,6 +14,8 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "tessel/http/server.hpp"
 #include "tessel/scheduler/auth.hpp"
 #include "tessel/scheduler/state.hpp"
@@ -38,6 +40,9 @@ struct ServiceOptions {
   // More Prometheus text appended to GET /metrics (e.g. the periodic backups' counters);
   // called from an I/O thread, must not block.
   std::function<std::string()> extra_metrics;
+  // More fields of GET /healthz (a replica's role and epoch); called from an I/O
+  // thread, must not block.
+  std::function<void(nlohmann::json&)> extra_health;
 };
 
 class Service {

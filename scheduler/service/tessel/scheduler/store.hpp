@@ -1,6 +1,7 @@
 #pragma once
 // Store: durable scheduler state (jobs, nodes, card fences) behind an interface,
-// so tests can wrap it (FaultyStore) or use ":memory:". Records are whole JSON
+// on SQLite (embedded, the default) or PostgreSQL, so tests can wrap it (FaultyStore)
+// or use ":memory:". Records are whole JSON
 // documents keyed by id; a WriteBatch is applied atomically. write() returns
 // only once the batch is durable against a process crash (kill -9), so a 201
 // means the job is on disk.
@@ -9,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,6 +78,30 @@ enum class SyncMode {
 // SQLite in WAL mode at `path` (":memory:" for tests). Opens, applies schema
 // migrations (PRAGMA user_version) and starts the group-commit writer thread.
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path, SyncMode sync = SyncMode::full);
+
+// PostgreSQL at `uri` ("postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME?..." or
+// "postgres://..."). Connects, takes the database's scheduler lock (a session-level
+// advisory lock: one scheduler per database, waiting up to 5 s for a crashed one's
+// session to end), applies schema migrations (the schema_version table) and starts
+// the group-commit writer thread. Every COMMIT runs with synchronous_commit on. A lost
+// connection fails the writes in flight with an `unavailable` error and is made again,
+// lock included, on the next write or load.
+// How a PgStore keeps other schedulers from committing to its database.
+struct PgStoreOptions {
+  // 0: one scheduler per database, through the advisory lock above (the default).
+  // > 0: replicas share the database and this one holds the leader lease with this
+  // epoch (pg_lease.hpp): no advisory lock; every write transaction first reads the
+  // lease's epoch (FOR SHARE) and rolls back, failing with `unavailable`, unless it
+  // is still this one, so a scheduler that lost the lease never commits.
+  int64_t leader_epoch = 0;
+  // Called once, on the writer thread, when a write found a newer epoch (its argument).
+  std::function<void(int64_t)> on_fenced;
+};
+Result<std::unique_ptr<Store>> open_pg_store(const std::string& uri, PgStoreOptions opts = {});
+
+// The store --db names: PostgreSQL for a postgresql:// or postgres:// URI, else the
+// SQLite file at `db` (`sync` applies to SQLite only).
+Result<std::unique_ptr<Store>> open_store(const std::string& db, SyncMode sync = SyncMode::full);
 
 // Wraps a store; while fail_writes is set every write fails and stores nothing.
 class FaultyStore final : public Store {

@@ -1,0 +1,143 @@
+// Follower (its HTTP server and the wait for the lease) and LeaseKeeper.
+#include "tessel/scheduler/replica.hpp"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+namespace tessel::scheduler {
+
+namespace {
+
+http::Response json_body(int status, const nlohmann::json& body) { return http::json_response(status, body.dump()); }
+
+}  // namespace
+
+std::string render_replica_metrics(bool leader, int64_t epoch) {
+  return "# HELP tessel_leader 1 while this replica holds the leader lease, else 0.\n"
+         "# TYPE tessel_leader gauge\ntessel_leader " +
+         std::string(leader ? "1" : "0") +
+         "\n# HELP tessel_leader_epoch The leader lease's epoch as this replica last saw it.\n"
+         "# TYPE tessel_leader_epoch gauge\ntessel_leader_epoch " +
+         std::to_string(epoch) + "\n";
+}
+
+Status Follower::start(http::ServerOptions so) {
+  http::Router r;
+  // Its own metrics: a scrape of each replica must not be redirected to the leader's.
+  r.add("GET", "/metrics", [this](http::Request&, const http::Reply& reply) {
+    MutexLock lk(mu_);
+    http::Response res;
+    res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    res.body = render_replica_metrics(false, view_.epoch);
+    reply(std::move(res));
+  });
+  r.add("GET", "/healthz", [this](http::Request&, const http::Reply& reply) {
+    MutexLock lk(mu_);
+    nlohmann::json body = {{"ok", true}, {"role", "follower"}, {"epoch", view_.epoch}};
+    if (!view_.advertise.empty()) body["leader"] = view_.advertise;
+    reply(json_body(200, body));
+  });
+  // Everything else is the leader's: 307 keeps the method and body.
+  r.set_fallback([this](http::Request& req, const http::Reply& reply) {
+    std::string leader;
+    {
+      MutexLock lk(mu_);
+      leader = view_.advertise;
+    }
+    if (leader.empty()) {
+      reply(Error::unavailable("this scheduler is a follower and no leader is known yet"));
+      return;
+    }
+    while (!leader.empty() && leader.back() == '/') leader.pop_back();
+    http::Response res = json_body(
+        307,
+        {{"error", {{"code", "unavailable"}, {"message", "this scheduler is a follower; the leader is " + leader}}}});
+    res.headers.push_back({"Location", leader + req.target});
+    reply(std::move(res));
+  });
+  so.name = "follower http";
+  server_ = std::make_unique<http::Server>(so, std::move(r));
+  auto port = server_->start();
+  if (!port) return port.error();
+  return ok_status();
+}
+
+int64_t Follower::lead(const std::function<void(const LeaseView&)>& after_try) {
+  int64_t epoch = 0;
+  for (;;) {
+    auto v = lease_.acquire_or_renew(0);
+    if (!v) spdlog::warn("leader lease: {}", v.error().message);
+    LeaseView seen;
+    {
+      MutexLock lk(mu_);
+      if (v) {
+        if (v->epoch != view_.epoch) spdlog::info("leader lease: epoch {}, leader {}", v->epoch, v->advertise);
+        view_ = *v;
+      }
+      seen = view_;
+    }
+    if (after_try) after_try(seen);
+    if (v && v->leader) {
+      epoch = v->epoch;
+      break;
+    }
+    MutexLock lk(mu_);
+    if (cv_.wait_for(mu_, o_.renew, [&]() REQUIRES(mu_) { return stop_; })) break;
+  }
+  if (server_) server_->stop();
+  return epoch;
+}
+
+void Follower::stop() {
+  {
+    MutexLock lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+}
+
+LeaseKeeper::LeaseKeeper(PgLease& lease, int64_t epoch, ReplicaOptions o, const Clock& clock,
+                         std::function<void(const std::string&)> on_lost)
+    : lease_(lease), epoch_(epoch), o_(o), clock_(clock), on_lost_(std::move(on_lost)) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+LeaseKeeper::~LeaseKeeper() { stop(); }
+
+void LeaseKeeper::stop() {
+  {
+    MutexLock lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LeaseKeeper::loop() {
+  int64_t renewed_ns = clock_.steady_ns();
+  for (;;) {
+    {
+      MutexLock lk(mu_);
+      if (cv_.wait_for(mu_, o_.renew, [&]() REQUIRES(mu_) { return stop_; })) return;
+    }
+    auto v = lease_.acquire_or_renew(epoch_);
+    std::string lost;
+    if (v && v->leader && v->epoch == epoch_) {
+      renewed_ns = clock_.steady_ns();
+      continue;
+    }
+    if (v) {
+      lost = "another replica leads (epoch " + std::to_string(v->epoch) + ", " + v->advertise + ")";
+    } else {
+      spdlog::warn("leader lease: {}", v.error().message);
+      const auto since = std::chrono::nanoseconds(clock_.steady_ns() - renewed_ns);
+      if (since < o_.lease) continue;
+      lost = "not renewed for " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(since).count()) +
+             " ms (" + v.error().message + ")";
+    }
+    on_lost_(lost);
+    return;
+  }
+}
+
+}  // namespace tessel::scheduler

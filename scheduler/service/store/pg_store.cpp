@@ -1,0 +1,321 @@
+// PgStore: the Store on PostgreSQL with group commit, as SqliteStore: callers of
+// write() queue their batch and block; the writer thread takes everything queued,
+// applies it in one transaction and acknowledges all of them with the outcome of its
+// COMMIT (synchronous_commit on: the WAL is flushed when it returns).
+// A lost connection fails the writes in flight (503 to their clients) and is made
+// again, by the writer thread, on the next write; nothing is retried behind the
+// caller's back, because a COMMIT cut off midway has an unknown outcome.
+// One scheduler per database, as with SQLite's lock file: every connection the store
+// writes on first takes a session-level advisory lock, so no two schedulers ever
+// commit to one database (a second one is refused at start; one whose connection was
+// lost while another took over can no longer write).
+#include <chrono>
+#include <deque>
+#include <future>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "tessel/scheduler/pg_conn.hpp"
+#include "tessel/scheduler/pg_lease.hpp"
+#include "tessel/scheduler/store.hpp"
+#include "tessel/sync/mutex.hpp"
+
+namespace tessel::scheduler {
+
+namespace {
+
+constexpr size_t kMaxGroup = 512;               // Batches per transaction.
+constexpr int64_t kMigrationLock = 0x5453534c;  // pg_advisory_xact_lock key while migrating ("TSSL").
+constexpr int64_t kSchedulerLock = 0x54535353;  // pg_try_advisory_lock key held by the scheduler ("TSSS").
+// A crashed scheduler's session ends when the server sees its socket close; a new one
+// waits this long for its lock before refusing to start.
+constexpr int kLockAttempts = 50;
+constexpr auto kLockRetry = std::chrono::milliseconds(100);
+
+// One kind of record: a table of JSON documents (`body`, as the API writes them)
+// keyed by text. A new kind is a migration creating its table, one KindTable, and
+// its put/delete loops in apply() and its read in read_all().
+struct KindTable {
+  std::string table;
+  std::string order_by = "key";
+  std::string upsert() const {
+    return "INSERT INTO " + table + "(key, body) VALUES($1, $2) ON CONFLICT(key) DO UPDATE SET body = excluded.body";
+  }
+  std::string remove() const { return "DELETE FROM " + table + " WHERE key = $1"; }
+  std::string select() const { return "SELECT body FROM " + table + " ORDER BY " + order_by; }
+};
+
+const KindTable kJobs{"jobs", "seq"};  // Also has seq: written by its own statement.
+const KindTable kNodes{"nodes"};
+const KindTable kFences{"fences"};
+
+// Versioned schema migrations: entry i upgrades version i to i+1; the version is the
+// one row of schema_version. Never edit a shipped migration: append a new one.
+const std::vector<const char*>& pg_migrations() {
+  static const std::vector<const char*> m = {
+      // 0 -> 1: jobs (body = api::to_json(Job), dependencies included), nodes and fences.
+      "CREATE TABLE jobs (seq BIGINT PRIMARY KEY, key TEXT NOT NULL UNIQUE, body TEXT NOT NULL);"
+      "CREATE TABLE nodes (key TEXT PRIMARY KEY, body TEXT NOT NULL);"
+      "CREATE TABLE fences (key TEXT PRIMARY KEY, body TEXT NOT NULL);",
+      // 1 -> 2: the leader lease of scheduler replicas (pg_lease.hpp); no row until one
+      // is first taken.
+      "CREATE TABLE leader (one INT PRIMARY KEY CHECK (one = 1), holder TEXT NOT NULL, advertise TEXT NOT NULL, "
+      "epoch BIGINT NOT NULL, expires_at TIMESTAMPTZ NOT NULL);",
+  };
+  return m;
+}
+
+}  // namespace
+
+// Brings the schema to the newest version in one transaction, under an advisory lock
+// so that replicas starting together migrate once.
+Status pg_migrate(PgConn& c) {
+  if (auto s = c.exec("BEGIN"); !s) return s.error().wrap("begin");
+  auto fail = [&](const Error& e) -> Status {
+    (void)c.exec("ROLLBACK");
+    return e;
+  };
+  if (auto r = c.query("SELECT pg_advisory_xact_lock($1)", {std::to_string(kMigrationLock)}); !r)
+    return fail(r.error().wrap("taking the migration lock"));
+  if (auto s = c.exec(
+          "CREATE TABLE IF NOT EXISTS schema_version (one INT PRIMARY KEY CHECK (one = 1), version INT NOT NULL);"
+          "INSERT INTO schema_version VALUES (1, 0) ON CONFLICT DO NOTHING");
+      !s)
+    return fail(s.error().wrap("creating schema_version"));
+  auto v = c.query("SELECT version FROM schema_version");
+  if (!v) return fail(v.error().wrap("reading schema_version"));
+  if (v->size() != 1) return fail(Error{"schema_version has " + std::to_string(v->size()) + " rows, not 1"});
+  const int64_t version = std::stoll(v->text(0, 0));
+  const auto& m = pg_migrations();
+  if (version > static_cast<int64_t>(m.size()))
+    return fail(Error{"database schema version " + std::to_string(version) + " is newer than this binary (" +
+                      std::to_string(m.size()) + ")"});
+  for (auto i = version; i < static_cast<int64_t>(m.size()); ++i) {
+    if (auto s = c.exec(m[i]); !s) return fail(s.error().wrap("migration " + std::to_string(i + 1)));
+    if (auto r = c.query("UPDATE schema_version SET version = $1", {std::to_string(i + 1)}); !r)
+      return fail(r.error().wrap("migration " + std::to_string(i + 1)));
+  }
+  if (auto s = c.exec("COMMIT"); !s) return fail(s.error().wrap("commit"));
+  return ok_status();
+}
+
+namespace {
+
+// Takes the scheduler's lock on `c`'s session, waiting up to kLockAttempts tries.
+Status lock_database(PgConn& c, const std::string& uri) {
+  for (int attempt = 0;; ++attempt) {
+    auto r = c.query("SELECT pg_try_advisory_lock($1)", {std::to_string(kSchedulerLock)});
+    if (!r) return r.error().wrap("locking " + redact_db(uri));
+    if (r->size() == 1 && r->text(0, 0) == "t") return ok_status();
+    if (attempt + 1 == kLockAttempts)
+      return Error::unavailable("database " + redact_db(uri) + " is in use by another tessel-scheduler");
+    std::this_thread::sleep_for(kLockRetry);
+  }
+}
+
+Status put(PgConn& c, const KindTable& k, const std::string& key, const std::string& body) {
+  if (auto r = c.query(k.upsert(), {key, body}); !r) return r.error().wrap("writing " + k.table + " " + key);
+  return ok_status();
+}
+
+Status remove(PgConn& c, const KindTable& k, const std::string& key) {
+  if (auto r = c.query(k.remove(), {key}); !r) return r.error().wrap("deleting " + k.table + " " + key);
+  return ok_status();
+}
+
+// Every row of `k`, each parsed by `parse` (text -> Result<T>) into `out`.
+template <class T, class Parse>
+Status read_kind(PgConn& c, const KindTable& k, Parse parse, std::vector<T>& out) {
+  auto rows = c.query(k.select());
+  if (!rows) return rows.error().wrap("loading " + k.table);
+  for (int i = 0; i < rows->size(); ++i) {
+    Result<T> v = parse(rows->text(i, 0));
+    if (!v) return v.error().wrap("loading " + k.table);
+    out.push_back(std::move(*v));
+  }
+  return ok_status();
+}
+
+Result<api::Job> job_from_text(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return Error{"corrupt row"};
+  return api::job_from_json(j);
+}
+
+class PgStore final : public Store {
+ public:
+  PgStore(std::string uri, PgStoreOptions opts, std::unique_ptr<PgConn> conn)
+      : uri_(std::move(uri)), opts_(std::move(opts)), conn_(std::move(conn)) {
+    writer_ = std::thread([this] { writer_loop(); });
+  }
+  ~PgStore() override {
+    {
+      MutexLock lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    writer_.join();
+  }
+  PgStore(const PgStore&) = delete;
+  PgStore& operator=(const PgStore&) = delete;
+
+  Status write(const WriteBatch& batch) override {
+    if (batch.empty()) return ok_status();
+    Pending p{&batch, {}};
+    auto fut = p.done.get_future();
+    {
+      MutexLock lk(mu_);
+      if (stop_) return Error::unavailable("store is closed");
+      queue_.push_back(&p);
+    }
+    cv_.notify_one();
+    return fut.get();
+  }
+
+  Result<Snapshot> load() override {
+    MutexLock lk(db_mu_);
+    if (auto s = ensure_connected_locked(); !s) return s.error().wrap("loading");
+    // One snapshot of all tables: a REPEATABLE READ transaction sees one point in time.
+    if (auto s = conn_->exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); !s) return drop_on(s.error());
+    Snapshot snap;
+    Status s = read_kind(*conn_, kJobs, job_from_text, snap.jobs);
+    if (s) s = read_kind(*conn_, kNodes, node_record_from_json, snap.nodes);
+    if (s) s = read_kind(*conn_, kFences, fence_from_json, snap.fences);
+    (void)conn_->exec("ROLLBACK");
+    if (!s) return drop_on(s.error());
+    return snap;
+  }
+
+ private:
+  struct Pending {
+    const WriteBatch* batch;
+    std::promise<Status> done;
+  };
+
+  void writer_loop() {
+    for (;;) {
+      std::vector<Pending*> group;
+      {
+        MutexLock lk(mu_);
+        cv_.wait(mu_, [&]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
+        if (queue_.empty() && stop_) return;
+        while (!queue_.empty() && group.size() < kMaxGroup) {
+          group.push_back(queue_.front());
+          queue_.pop_front();
+        }
+      }
+      Status s = commit(group);
+      if (!s) spdlog::error("store: commit of {} batches failed: {}", group.size(), s.error().message);
+      for (auto* p : group) p->done.set_value(s);
+    }
+  }
+
+  // The connection, made again when it was lost (the server restarted, the network
+  // failed over to a new primary).
+  Status ensure_connected_locked() REQUIRES(db_mu_) {
+    if (conn_ && !conn_->broken()) return ok_status();
+    conn_.reset();
+    auto c = PgConn::connect(uri_);
+    if (!c) return Error::unavailable(c.error().message);
+    if (opts_.leader_epoch == 0)
+      if (auto s = lock_database(**c, uri_); !s) return s;
+    spdlog::info("store: connected to {} again", redact_db(uri_));
+    conn_ = std::move(*c);
+    return ok_status();
+  }
+
+  // Returns `e`, dropping the connection when it is lost (the next use makes a new one).
+  Error drop_on(const Error& e) REQUIRES(db_mu_) {
+    if (conn_ && conn_->broken()) {
+      conn_.reset();
+      return Error::unavailable("database connection lost: " + e.message);
+    }
+    return e;
+  }
+
+  Status commit(const std::vector<Pending*>& group) {
+    MutexLock lk(db_mu_);
+    if (auto s = ensure_connected_locked(); !s) return s;
+    if (auto s = conn_->exec("BEGIN"); !s) return drop_on(s.error().wrap("begin"));
+    if (Status s = check_epoch_locked(); !s) {
+      (void)conn_->exec("ROLLBACK");
+      return drop_on(s.error());
+    }
+    if (Status s = apply_all(group); !s) {
+      (void)conn_->exec("ROLLBACK");
+      return drop_on(s.error());
+    }
+    if (auto c = conn_->exec("COMMIT"); !c) return drop_on(c.error().wrap("commit"));
+    return ok_status();
+  }
+
+  // With replicas: the lease still has this scheduler's epoch. FOR SHARE holds the row
+  // until COMMIT, so a replica taking over waits for this transaction to end.
+  Status check_epoch_locked() REQUIRES(db_mu_) {
+    if (opts_.leader_epoch == 0) return ok_status();
+    auto r = conn_->query("SELECT epoch FROM leader WHERE one = 1 FOR SHARE");
+    if (!r) return r.error().wrap("checking the leader epoch");
+    const int64_t now = r->size() == 1 ? std::stoll(r->text(0, 0)) : 0;
+    if (now == opts_.leader_epoch) return ok_status();
+    if (!fenced_) {
+      fenced_ = true;
+      if (opts_.on_fenced) opts_.on_fenced(now);
+    }
+    return Error::unavailable("not the leader any more (lease epoch " + std::to_string(now) + ", this scheduler's " +
+                              std::to_string(opts_.leader_epoch) + ")");
+  }
+
+  Status apply_all(const std::vector<Pending*>& group) REQUIRES(db_mu_) {
+    PgConn& c = *conn_;
+    for (auto* p : group) {
+      const WriteBatch& b = *p->batch;
+      for (const auto& j : b.jobs) {
+        auto r = c.query(
+            "INSERT INTO jobs(seq, key, body) VALUES($1, $2, $3) ON CONFLICT(seq) DO UPDATE SET body = excluded.body",
+            {std::to_string(job_seq(j.id)), j.id, api::to_json(j).dump()});
+        if (!r) return r.error().wrap("writing job " + j.id);
+      }
+      for (const auto& n : b.nodes)
+        if (auto s = put(c, kNodes, n.name, node_record_to_json(n)); !s) return s;
+      for (const auto& name : b.delete_nodes)
+        if (auto s = remove(c, kNodes, name); !s) return s;
+      for (const auto& f : b.put_fences)
+        if (auto s = put(c, kFences, f.id, fence_to_json(f)); !s) return s;
+      for (const auto& id : b.delete_fences)
+        if (auto s = remove(c, kFences, id); !s) return s;
+    }
+    return ok_status();
+  }
+
+  const std::string uri_;
+  const PgStoreOptions opts_;
+  Mutex db_mu_;
+  bool fenced_ GUARDED_BY(db_mu_) = false;  // on_fenced was called.                                      // Serialises
+                                            // load() with the writer's commits.
+  std::unique_ptr<PgConn> conn_ GUARDED_BY(db_mu_);  // Null while lost.
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Pending*> queue_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::thread writer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> open_pg_store(const std::string& uri, PgStoreOptions opts) {
+  auto c = PgConn::connect(uri);
+  if (!c) return c.error();
+  if (opts.leader_epoch == 0)
+    if (auto s = lock_database(**c, uri); !s) return s.error();
+  if (auto s = pg_migrate(**c); !s) return s.error().wrap("opening " + redact_db(uri));
+  return std::unique_ptr<Store>(new PgStore(uri, std::move(opts), std::move(*c)));
+}
+
+Result<std::unique_ptr<Store>> open_store(const std::string& db, SyncMode sync) {
+  if (is_postgres_uri(db)) return open_pg_store(db);
+  return open_sqlite_store(db, sync);
+}
+
+}  // namespace tessel::scheduler

@@ -1,0 +1,82 @@
+#pragma once
+// Scheduler replicas on one PostgreSQL database, one of them the leader (pg_lease.hpp).
+// A replica starts as a Follower: it serves GET /healthz with its role, answers every
+// other request with 307 to the leader's advertised URL, and tries the lease every
+// renew interval. Once it holds the lease it stops that server, opens its store with
+// the lease's epoch (every write checks it), starts the Service on the same port, and
+// a LeaseKeeper renews the lease; when the lease is lost (another replica's epoch, or
+// no renewal for a whole lease length) the process steps down: it stops serving and
+// exits, and its service manager starts it again as a follower.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "tessel/http/server.hpp"
+#include "tessel/scheduler/pg_lease.hpp"
+#include "tessel/sync/mutex.hpp"
+#include "tessel/time/clock.hpp"
+
+namespace tessel::scheduler {
+
+struct ReplicaOptions {
+  std::chrono::milliseconds renew{1000};  // Between tries (followers) and renewals (the leader).
+  std::chrono::milliseconds lease{3000};  // The lease's length (also in LeaseOptions).
+};
+
+// Prometheus text: tessel_leader (1 on the leader, 0 on a follower) and
+// tessel_leader_epoch (the lease's epoch as this replica last saw it).
+std::string render_replica_metrics(bool leader, int64_t epoch);
+
+// Waits for the lease, serving the follower's HTTP meanwhile.
+class Follower {
+ public:
+  Follower(PgLease& lease, ReplicaOptions o) : lease_(lease), o_(o) {}
+  // Binds `so` (port 0: any; port() then tells) and serves until lead() returns.
+  Status start(http::ServerOptions so);
+  int port() const { return server_ ? server_->port() : 0; }
+  // Tries the lease every renew interval until this replica holds it (its epoch) or
+  // stop() was called (0). Stops the follower's server before returning.
+  // `after_try` (when set) runs after each try with the view it left (systemd's
+  // READY=1 and watchdog pings while following).
+  int64_t lead(const std::function<void(const LeaseView&)>& after_try = nullptr);
+  // Makes lead() return 0; safe from any thread (a signal thread).
+  void stop();
+
+ private:
+  PgLease& lease_;
+  ReplicaOptions o_;
+  std::unique_ptr<http::Server> server_;
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  LeaseView view_ GUARDED_BY(mu_);
+};
+
+// The leader's renewals, on a thread of its own.
+class LeaseKeeper {
+ public:
+  // `on_lost(why)` is called once, from the keeper's thread, when the lease was lost.
+  LeaseKeeper(PgLease& lease, int64_t epoch, ReplicaOptions o, const Clock& clock,
+              std::function<void(const std::string&)> on_lost);
+  ~LeaseKeeper();  // stop()
+  LeaseKeeper(const LeaseKeeper&) = delete;
+  LeaseKeeper& operator=(const LeaseKeeper&) = delete;
+  void stop();
+
+ private:
+  void loop();
+  PgLease& lease_;
+  const int64_t epoch_;
+  const ReplicaOptions o_;
+  const Clock& clock_;
+  std::function<void(const std::string&)> on_lost_;
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace tessel::scheduler

@@ -1,0 +1,290 @@
+// Replicas on one real PostgreSQL: the leader lease (take, renew, expire, release),
+// fenced writes of a scheduler that lost it, and two real tessel-scheduler processes
+// where the follower redirects, takes over after kill -9 of the leader within the
+// lease and a margin, after a clean stop at once, and a SIGSTOPped old leader can no
+// longer write and steps down when it wakes.
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "binaries.hpp"
+#include "db_files.hpp"
+#include "eventually.hpp"
+#include "postgres_server.hpp"
+#include "rest_client.hpp"
+#include "temp_dir.hpp"
+#include "tessel/scheduler/pg_lease.hpp"
+#include "tessel/scheduler/store.hpp"
+
+namespace tessel::scheduler::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Replicas : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testkit::PostgresServer::find_bindir()) GTEST_SKIP() << testkit::PostgresServer::skip_reason();
+    pg_ = std::make_unique<testkit::PostgresServer>(/*fsync=*/false);
+    uri_ = pg_->create_database("replicas");
+  }
+  std::unique_ptr<PgLease> lease(const std::string& holder, std::chrono::milliseconds length = 3s) {
+    auto l = PgLease::open(uri_, LeaseOptions{holder, "http://" + holder, length});
+    EXPECT_TRUE(l.ok()) << l.error().message;
+    return l.ok() ? std::move(*l) : nullptr;
+  }
+  void expire_lease() { pg_->psql("replicas", "UPDATE leader SET expires_at = now() - interval '1 second'"); }
+  std::unique_ptr<testkit::PostgresServer> pg_;
+  std::string uri_;
+};
+
+TEST_F(Replicas, LeaseIsTakenRenewedAndTakenOverOnlyOnceExpired) {
+  auto a = lease("a"), b = lease("b");
+  ASSERT_TRUE(a && b);
+  auto va = a->acquire_or_renew(0);
+  ASSERT_TRUE(va.ok()) << va.error().message;
+  EXPECT_TRUE(va->leader);
+  EXPECT_EQ(va->epoch, 1);
+  auto vb = b->acquire_or_renew(0);
+  ASSERT_TRUE(vb.ok());
+  EXPECT_FALSE(vb->leader);
+  EXPECT_EQ(vb->epoch, 1);
+  EXPECT_EQ(vb->advertise, "http://a");
+  EXPECT_TRUE(a->acquire_or_renew(1)->leader);  // Renewal keeps the epoch.
+  EXPECT_EQ(a->acquire_or_renew(1)->epoch, 1);
+  expire_lease();
+  vb = b->acquire_or_renew(0);
+  EXPECT_TRUE(vb->leader);
+  EXPECT_EQ(vb->epoch, 2);
+  va = a->acquire_or_renew(1);  // The old leader's renewal finds the new epoch.
+  EXPECT_FALSE(va->leader);
+  EXPECT_EQ(va->epoch, 2);
+  EXPECT_EQ(va->advertise, "http://b");
+  ASSERT_TRUE(b->release(2).ok());  // A clean stop: the next try takes it at once.
+  va = a->acquire_or_renew(0);
+  EXPECT_TRUE(va->leader);
+  EXPECT_EQ(va->epoch, 3);
+}
+
+// A leader whose lease another replica took can no longer commit: its write is
+// rolled back and it is told to step down.
+TEST_F(Replicas, WritesOfAnOldEpochAreRefused) {
+  auto a = lease("a");
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->acquire_or_renew(0)->epoch, 1);
+  std::atomic<int64_t> fenced{0};
+  PgStoreOptions o;
+  o.leader_epoch = 1;
+  o.on_fenced = [&](int64_t now) { fenced = now; };
+  auto store = open_pg_store(uri_, o);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  WriteBatch b;
+  b.jobs = {test_job(1)};
+  ASSERT_TRUE((*store)->write(b).ok());
+  expire_lease();
+  auto other = lease("b");
+  ASSERT_EQ(other->acquire_or_renew(0)->epoch, 2);
+  b.jobs = {test_job(2)};
+  auto s = (*store)->write(b);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::unavailable);
+  EXPECT_NE(s.error().message.find("not the leader any more"), std::string::npos) << s.error().message;
+  EXPECT_EQ(fenced, 2);
+  auto snap = (*store)->load();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ(snap->jobs.size(), 1u);  // Job 2 was rolled back.
+}
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Two tessel-scheduler replicas with a 1 s lease renewed every 250 ms.
+class ReplicaProcesses : public Replicas {
+ protected:
+  struct Replica {
+    int port = 0;
+    testkit::Child child;
+    std::string out;
+  };
+  void start(Replica& r, const std::string& name) {
+    if (r.port == 0) r.port = free_port();
+    testkit::SchedulerOptions o;
+    o.bin = TESSEL_SCHEDULER_BIN;
+    o.listen = "127.0.0.1:" + std::to_string(r.port);
+    o.db = uri_;
+    o.args = {"--advertise", url(r), "--lease", "1", "--lease-renew", "0.25", "--log-level", "info"};
+    r.out = dir_.str(name + ".log");
+    o.stdout_path = dir_.str(name + ".out");
+    o.stderr_path = r.out;
+    r.child = testkit::start_scheduler(o);
+  }
+  static std::string url(const Replica& r) { return "http://127.0.0.1:" + std::to_string(r.port); }
+  static std::string role(const Replica& r) {
+    auto h = testkit::RestClient(r.port).get("/healthz");
+    return h.status == 200 && h.body.is_object() ? h.body.value("role", "") : "";
+  }
+  static int64_t epoch(const Replica& r) {
+    auto h = testkit::RestClient(r.port).get("/healthz");
+    return h.status == 200 && h.body.is_object() ? h.body.value("epoch", int64_t{0}) : 0;
+  }
+  static int submit(const Replica& r, std::string* id = nullptr) {
+    auto res = testkit::RestClient(r.port).post("/v1/jobs", {{"command", {"true"}}});
+    if (id && res.status == 201) *id = res.body.at("id").get<std::string>();
+    return res.status;
+  }
+  // a leads, b follows.
+  void start_pair() {
+    start(a_, "a");
+    ASSERT_TRUE(testkit::eventually([&] { return role(a_) == "leader"; }, 20s)) << slurp(a_.out);
+    start(b_, "b");
+    ASSERT_TRUE(testkit::eventually(
+        [&] {
+          auto h = testkit::RestClient(b_.port).get("/healthz");
+          return h.status == 200 && h.body.is_object() && h.body.value("role", "") == "follower" &&
+                 h.body.value("leader", "") == url(a_);
+        },
+        20s))
+        << slurp(b_.out);
+  }
+  testkit::TempDir dir_{"tessel-replicas"};
+  Replica a_, b_;
+};
+
+TEST_F(ReplicaProcesses, FollowerRedirectsAndTakesOverAfterKill9) {
+  start_pair();
+  // The follower sends writes and agent calls to the leader, with method and body.
+  httplib::Client follower("127.0.0.1", b_.port);
+  auto r = follower.Post("/v1/jobs?x=1", R"({"command":["true"]})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 307);
+  EXPECT_EQ(r->get_header_value("Location"), url(a_) + "/v1/jobs?x=1");
+  r = follower.Post("/v1/agent/heartbeat", "{}", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 307);
+  // Each replica answers its own metrics (a scrape is not redirected).
+  r = follower.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("tessel_leader 0\n"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("tessel_leader_epoch 1\n"), std::string::npos) << r->body;
+  auto m = testkit::RestClient(a_.port).get("/metrics");
+  EXPECT_NE(m.text.find("tessel_leader 1\n"), std::string::npos);
+  EXPECT_NE(m.text.find("tessel_jobs"), std::string::npos);
+  std::vector<std::string> acked;
+  for (int i = 0; i < 5; ++i) {
+    std::string id;
+    ASSERT_EQ(submit(a_, &id), 201);
+    acked.push_back(id);
+  }
+  const int64_t old_epoch = epoch(a_);
+  a_.child.kill9();
+  const auto killed = std::chrono::steady_clock::now();
+  // Takeover within the lease (1 s) and a margin.
+  ASSERT_TRUE(testkit::eventually([&] { return submit(b_) == 201; }, 10s)) << slurp(b_.out);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed);
+  EXPECT_LT(took, 4s);
+  std::cout << "takeover after kill -9: " << took.count() << " ms\n";
+  EXPECT_EQ(role(b_), "leader");
+  EXPECT_GT(epoch(b_), old_epoch);
+  auto jobs = testkit::RestClient(b_.port).all_jobs();
+  for (const auto& id : acked) {
+    bool found = false;
+    for (const auto& j : jobs) found = found || j.at("id") == id;
+    EXPECT_TRUE(found) << id << " was acknowledged by the old leader but is missing";
+  }
+}
+
+TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnce) {
+  start_pair();
+  a_.child.signal(SIGTERM);
+  const auto stopped = std::chrono::steady_clock::now();
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << slurp(b_.out);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - stopped);
+  std::cout << "handover after SIGTERM: " << took.count() << " ms\n";
+  EXPECT_LT(took, 1500ms);  // One try interval (250 ms) after the release, plus the stop itself.
+  const int st = a_.child.wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << slurp(a_.out);
+}
+
+// A leader paused past its lease (a GC pause, a frozen VM) wakes to find another
+// leader: its writes are refused by the epoch check and it steps down (exit 3).
+TEST_F(ReplicaProcesses, PausedLeaderCannotWriteAndStepsDown) {
+  start_pair();
+  a_.child.signal(SIGSTOP);
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << slurp(b_.out);
+  std::string id_b;
+  ASSERT_EQ(submit(b_, &id_b), 201);
+  a_.child.signal(SIGCONT);
+  const int status = submit(a_);
+  EXPECT_NE(status, 201) << "the old leader committed after losing its lease";
+  ASSERT_TRUE(testkit::eventually([&] { return !a_.child.running(); }, 10s)) << slurp(a_.out);
+  const int st = a_.child.wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 3) << slurp(a_.out);
+  EXPECT_NE(slurp(a_.out).find("stepping down"), std::string::npos) << slurp(a_.out);
+  EXPECT_EQ(testkit::RestClient(b_.port).all_jobs().size(), 1u);
+}
+
+// Under systemd (Type=notify, WatchdogSec) a follower must count as started and
+// alive while it waits, or systemd would kill it before it ever leads.
+TEST_F(ReplicaProcesses, FollowerTellsSystemdItIsReadyAndAlive) {
+  start(a_, "a");
+  ASSERT_TRUE(testkit::eventually([&] { return role(a_) == "leader"; }, 20s)) << slurp(a_.out);
+  const std::string path = dir_.str("notify.sock");
+  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  timeval tv{0, 100000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  b_.port = free_port();
+  testkit::ChildOptions o;
+  o.argv = {TESSEL_SCHEDULER_BIN, "--listen", "127.0.0.1:" + std::to_string(b_.port), "--db", uri_};
+  o.argv.insert(o.argv.end(), {"--advertise", url(b_), "--lease", "1", "--lease-renew", "0.25"});
+  o.env = {{"NOTIFY_SOCKET", path}, {"WATCHDOG_USEC", "2000000"}};
+  o.stdout_path = dir_.str("b.out");
+  o.stderr_path = dir_.str("b.log");
+  b_.child = testkit::Child(o);
+  std::string all;
+  const bool ok = testkit::eventually(
+      [&] {
+        char buf[4096];
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n > 0) all += std::string(buf, static_cast<size_t>(n)) + "\n";
+        return all.find("READY=1") != std::string::npos && all.find("WATCHDOG=1") != std::string::npos &&
+               all.find("STATUS=follower; leader " + url(a_) + ", epoch 1") != std::string::npos;
+      },
+      20s);
+  ::close(fd);
+  EXPECT_TRUE(ok) << all << slurp(dir_.str("b.log"));
+}
+
+}  // namespace
+}  // namespace tessel::scheduler::testing
