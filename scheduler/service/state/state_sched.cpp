@@ -151,6 +151,7 @@ void ClusterState::check_liveness() {
     txn.apply.push_back([this, name, now]() REQUIRES(mu_) {
       NodeEntry& n = nodes_[name];
       n.down = true;
+      ++nodes_changes_;
       alloc_.set_schedulable(name, false);
       spdlog::warn("node {} down: no heartbeat for {} ms", name, now - n.rec.last_heartbeat_ms);
     });
