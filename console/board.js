@@ -28,6 +28,7 @@ export function shortJob(id) {
 }
 
 export function board(node, { compact = false } = {}) {
+  // Cells sit at fixed places (style.css) so that group outlines can span them.
   const devices = (node.inventory && node.inventory.devices) || [];
   const byModule = new Map(devices.map((d) => [d.module_id, d]));
   const slots = Math.max(8, ...devices.map((d) => d.module_id + 1));
@@ -57,7 +58,7 @@ export function board(node, { compact = false } = {}) {
       'data-kind': kind,
       'data-job': d && d.job,
       title,
-    }, h('span', { class: 'mid' }, m), h('span', { class: 'mark' }, compact && kind === 'busy' ? '▦' : mark)));
+    }, h('span', { class: 'mid' }, m), h('span', { class: 'mark' }, mark)));
   }
   const outlines = slots === 8 ? maximalFreeGroups(node.free_groups).map((g) => {
     const key = g.join(',');

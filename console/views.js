@@ -8,7 +8,7 @@ const JOB_STATES = ['pending', 'assigned', 'running', 'succeeded', 'failed', 'ca
 const NODE_STATES = ['ready', 'degraded', 'draining', 'down'];
 
 function errorLine(data) {
-  return data.error ? h('p', { class: 'error', role: 'alert' }, `⚠ ${data.error}`) : null;
+  return data.error ? h('p', { class: 'error', role: 'alert' }, `⚠ ${data.error}`) : '';
 }
 
 function nodeModel(n) {
@@ -165,7 +165,7 @@ export function nodeView(root, name, ctx) {
         admin ? h('div', { class: 'actions' },
           n.state === 'draining'
             ? h('button', { id: 'undrain', type: 'button', onclick: () => act('undrain') }, 'Undrain')
-            : h('button', { id: 'drain', type: 'button', onclick: () => act('drain') }, 'Drain')) : null,
+            : h('button', { id: 'drain', type: 'button', onclick: () => act('drain') }, 'Drain')) : '',
         errorLine(data));
       body.append(board(n), legend());
       const rows = (n.inventory.devices || []).slice().sort((a, b) => a.module_id - b.module_id).map((d) => {
@@ -273,7 +273,7 @@ export function jobView(root, id, ctx) {
             try { await ctx.api.post(`/v1/jobs/${encodeURIComponent(id)}/cancel`); } catch (e) { ctx.data.error = e.message; }
             ctx.refresh(['job']);
           },
-        }, 'Cancel job')) : null, errorLine(data));
+        }, 'Cancel job')) : '', errorLine(data));
       const hist = [['submitted', j.submitted_at], ['started', j.started_at], ['finished', j.finished_at]].filter((x) => x[1]);
       body.append(h('div', { class: 'cols' },
         h('section', {}, h('h2', {}, 'State history'),

@@ -174,8 +174,16 @@ try {
   await page.waitForFunction((id) => document.querySelectorAll(`[data-board] [data-job="${id}"][data-kind="busy"]`).length === 4,
     { timeout: TIMEOUT }, job.id);
   await page.waitForFunction(() => document.querySelector('[data-jobs="running"]').textContent === '1', { timeout: TIMEOUT });
-  const groupsAfter = await page.$$eval('[data-group]', (gs) => gs.map((g) => g.dataset.group).sort());
-  assert.ok(!groupsAfter.includes('0,1,2,3,4,5,6,7') || groupsAfter.length === 2, `free groups after placement: ${groupsAfter}`);
+  // The board holding the job outlines no free group over its cards.
+  const held = await page.$$eval('[data-board]', (bs, id) => bs.map((b) => ({
+    name: b.dataset.board,
+    busy: [...b.querySelectorAll(`[data-job="${id}"]`)].map((m) => Number(m.dataset.module)),
+    groups: [...b.querySelectorAll('[data-group]')].map((g) => g.dataset.group.split(',').map(Number)),
+  })).filter((b) => b.busy.length), job.id);
+  assert.equal(held.length, 1);
+  assert.ok(held[0].groups.every((g) => g.every((m) => !held[0].busy.includes(m))),
+    `free groups over busy cards: ${JSON.stringify(held[0])}`);
+  const groupsAfter = await page.$$eval('[data-group]', (gs) => gs.map((g) => `${g.closest('[data-board]').dataset.board}{${g.dataset.group}}`));
   await shot(page, 'fleet-busy-1280x800');
   console.log(`ok: the fleet view showed ${job.id} on 4 cards without a reload; free groups now ${groupsAfter.join(' ')}`);
 
