@@ -1,7 +1,7 @@
 // A node drawn as its board: one cell per module id (8 on a Gaudi baseboard), each
 // marked by what holds it, with the free valid groups outlined.
 //
-// Not colour alone: a busy card is striped and names its job, an unhealthy one shows
+// Not colour alone: a busy card is striped and shows its job number, an unhealthy one
 // ✕, an absent one ∅ with a dashed edge, a free one ○.
 import { h, jobColour } from './dom.js';
 

@@ -18,7 +18,7 @@ function nodeModel(n) {
 
 function legend() {
   return h('p', { class: 'legend' },
-    h('span', { class: 'mod-l free' }, '○ free'), h('span', { class: 'mod-l busy' }, '▦ busy (job no.)'),
+    h('span', { class: 'mod-l free' }, '○ free'), h('span', { class: 'mod-l busy' }, 'busy (job no.)'),
     h('span', { class: 'mod-l unhealthy' }, '✕ unhealthy'), h('span', { class: 'mod-l absent' }, '∅ absent'),
     h('span', { class: 'group-l' }, 'free valid group'));
 }
@@ -86,7 +86,8 @@ export function fleetView(root) {
       const byState = {};
       for (const j of data.jobs || []) byState[j.state] = (byState[j.state] || 0) + 1;
       summary.append(h('div', { class: 'stat jobs-by-state' }, h('h2', {}, h('a', { href: '#/queue' }, 'Jobs')),
-        h('dl', {}, JOB_STATES.flatMap((st) => [h('dt', {}, stateBadge(st)), h('dd', { 'data-jobs': st }, byState[st] || 0)]))));
+        h('dl', {}, JOB_STATES.flatMap((st) => [h('dt', {}, stateBadge(st)), h('dd', { 'data-jobs': st }, byState[st] || 0)])),
+        (data.jobs || []).length >= 1000 ? h('p', { class: 'hint' }, 'Among the latest 1000 jobs.') : ''));
       const ns = (data.inventory && data.inventory.nodes) || {};
       summary.append(h('div', { class: 'stat' }, h('h2', {}, 'Nodes'),
         h('dl', {}, NODE_STATES.flatMap((st) => [h('dt', {}, st), h('dd', { 'data-nodes': st }, ns[st] || 0)]))));

@@ -85,6 +85,7 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
   MutexLock lk(mu_);
   pending_[seq] = &(jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}});
   ++submissions_total_;
+  ++jobs_changes_;
   log_change(job, "submitted");
   mark_dirty_locked(/*capacity=*/false);
   return job;

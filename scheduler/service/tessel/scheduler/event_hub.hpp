@@ -52,6 +52,7 @@ class EventHub {
   static std::string render(const ClusterState::ChangeCounts& counts);
 
  private:
+  // Its fields are guarded by the hub's mu_ (the stream is set once, before it is shared).
   struct Client {
     std::shared_ptr<http::BodyStream> stream;
     bool writing = false;

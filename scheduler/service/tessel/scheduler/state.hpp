@@ -120,10 +120,11 @@ class ClusterState {
   // False while the last write to the store failed (disk full, read-only, I/O error).
   bool storage_ok() const { return storage_ok_.load(); }
   // Change counters, for the console's event stream (GET /v1/events): each rises
-  // once a committed change of its kind is applied. `jobs`: a job was submitted or
-  // changed state; `nodes`: a node was added, removed, drained, went down or back,
-  // or its cards were placed or freed; `metrics`: a heartbeat brought new card
-  // readings. Lock-free: a reader compares them with what it saw last.
+  // once a committed change of its kind is applied. `jobs`: a job was submitted,
+  // changed state or got a new pending reason; `nodes`: a node was added, removed,
+  // drained, went down or back, or its cards were placed or freed; `metrics`: a
+  // heartbeat brought new card readings. Lock-free: a reader compares them with
+  // what it saw last.
   struct ChangeCounts {
     uint64_t jobs = 0, nodes = 0, metrics = 0;
     bool operator==(const ChangeCounts&) const = default;
