@@ -35,7 +35,7 @@ function cards(j) {
 export function fleetView(root) {
   const filters = { model: '', state: '', text: '' };
   const summary = h('div', { class: 'summary' });
-  const grid = h('div', { class: 'grid', id: 'node-grid' });
+  let grid = h('div', { class: 'grid', id: 'node-grid' });
   const model = h('select', { id: 'filter-model', 'aria-label': 'model' });
   const state = h('select', { id: 'filter-state', 'aria-label': 'node state' },
     h('option', { value: '' }, 'any state'), NODE_STATES.map((st) => h('option', { value: st }, st)));
@@ -48,20 +48,37 @@ export function fleetView(root) {
   append(root, [h('h1', {}, 'Fleet'), summary,
     h('div', { class: 'filters' }, h('span', {}, 'Nodes'), model, state, text), legend(), grid]);
 
+  // The first screenful of boards is drawn at once, the rest a chunk per frame, so a
+  // fleet of thousands paints its first boards without waiting for the last.
+  let drawing = 0;
   function drawGrid(data) {
     const nodes = (data.nodes || []).filter((n) =>
       (!filters.model || nodeModel(n) === filters.model) && (!filters.state || n.state === filters.state) &&
       (!filters.text || n.name.includes(filters.text)));
-    clear(grid);
-    const frag = document.createDocumentFragment();
-    for (const n of nodes) {
-      frag.append(h('a', { class: `node st-${n.state}`, href: `#/node/${encodeURIComponent(n.name)}`, 'data-node': n.name },
-        h('div', { class: 'node-head' }, h('span', { class: 'name' }, n.name),
-          h('span', { class: `nstate ns-${n.state}` }, n.state)),
-        board(n, { compact: true })));
+    const gen = ++drawing;
+    const fresh = h('div', { class: 'grid', id: 'node-grid', 'data-count': nodes.length });
+    const drawFrom = (from, count) => {
+      const frag = document.createDocumentFragment();
+      for (const n of nodes.slice(from, from + count)) {
+        frag.append(h('a', { class: `node st-${n.state}`, href: `#/node/${encodeURIComponent(n.name)}`, 'data-node': n.name },
+          h('div', { class: 'node-head' }, h('span', { class: 'name' }, n.name),
+            h('span', { class: `nstate ns-${n.state}` }, n.state)),
+          board(n, { compact: true })));
+      }
+      fresh.append(frag);
+      if (from + count < nodes.length) {
+        requestAnimationFrame(() => { if (gen === drawing) drawFrom(from + count, 250); });
+      } else {
+        fresh.dataset.complete = 'true';
+      }
+    };
+    drawFrom(0, 120);
+    if (!nodes.length) {
+      fresh.append(h('p', { class: 'empty' }, data.nodes ? 'No node matches.' : 'Loading…'));
+      fresh.dataset.complete = 'true';
     }
-    grid.append(frag);
-    if (!nodes.length) grid.append(h('p', { class: 'empty' }, data.nodes ? 'No node matches.' : 'Loading…'));
+    grid.replaceWith(fresh);
+    grid = fresh;
   }
 
   return {
