@@ -17,7 +17,7 @@ packages=(
   dpkg-dev fakeroot file
   iproute2 procps psmisc curl python3
   python3-torch
-  nodejs chromium
+  nodejs chromium fonts-dejavu-core
 )
 # Debian's npm, unless an npm came with another nodejs build (which conflicts with it).
 command -v npm >/dev/null || packages+=(npm)
