@@ -92,13 +92,19 @@ try {
   const addr = await until('the scheduler to listen', () => (sched.out.match(/^listening on (\S+)/m) || [])[1]);
   base = `http://${addr}`;
   console.log(`scheduler at ${base}`);
+  // gaudi-a: 8 cards, the one at index 0 (module 1) unhealthy by its sysfs status; gaudi-b: 4 cards.
+  const sysfs = path.join(tmp, 'sysfs-a');
+  for (let i = 0; i < 8; i++) {
+    mkdirSync(path.join(sysfs, 'class', 'accel', `accel${i}`, 'device'), { recursive: true });
+    writeFileSync(path.join(sysfs, 'class', 'accel', `accel${i}`, 'device', 'status'), i === 0 ? 'in reset\n' : 'operational\n');
+  }
   for (const [node, fixture, tok] of [['gaudi-a', 'gaudi2-hl225-8.csv', 'b'], ['gaudi-b', 'gaudi2-4card.csv', 'c']]) {
     const tf = path.join(tmp, `${node}.token`);
     writeFileSync(tf, `${tok.repeat(40)}\n`, { mode: 0o600 });
     start(args.agent,
       ['--scheduler', base, '--node', node, '--address', '127.0.0.1', '--listen', '127.0.0.1:0',
         '--state-dir', path.join(tmp, node), '--vendor', 'habana', '--hl-smi', args['hl-smi'],
-        '--heartbeat-interval', '0.5', '--token-file', tf],
+        '--heartbeat-interval', '0.5', '--token-file', tf, ...(node === 'gaudi-a' ? ['--sysfs-root', sysfs] : [])],
       { FAKE_HL_SMI_FIXTURE: path.join(args.fixtures, 'hl-smi', fixture) }, node);
   }
   await until('2 ready nodes', async () =>
@@ -157,13 +163,15 @@ try {
   })));
   const a = boards.find((b) => b.name === 'gaudi-a');
   const b = boards.find((b) => b.name === 'gaudi-b');
-  assert.deepEqual(a.modules, ['0:free', '1:free', '2:free', '3:free', '4:free', '5:free', '6:free', '7:free']);
-  assert.deepEqual(a.groups, ['0,1,2,3,4,5,6,7']);
+  assert.deepEqual(a.modules, ['0:free', '1:unhealthy', '2:free', '3:free', '4:free', '5:free', '6:free', '7:free']);
+  assert.deepEqual(a.groups, ['4,5,6,7', '2,3']);
+  assert.match(await page.$eval('[data-board="gaudi-a"] [data-module="1"]', (e) => e.textContent), /✕/);
   assert.deepEqual(b.modules, ['0:free', '1:free', '2:free', '3:free', '4:absent', '5:absent', '6:absent', '7:absent']);
   assert.deepEqual(b.groups, ['0,1,2,3']);
   assert.equal(await page.$eval('[data-model="HL-225"] [data-k="cards"]', (e) => e.textContent), '12');
+  assert.equal(await page.$eval('[data-model="HL-225"] [data-k="unhealthy"]', (e) => e.textContent), '1');
   await shot(page, 'fleet-1280x800');
-  console.log('ok: fleet view shows both boards, their module ids, absent cards and free groups');
+  console.log('ok: fleet view shows both boards, their module ids, an unhealthy card, absent cards and free groups');
 
   // 3. A submission shows up live: the cards turn busy and the free groups shrink.
   const job = await call('POST', '/v1/jobs', ADMIN, {
