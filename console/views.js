@@ -156,7 +156,11 @@ function metric(value, unit, points, col, max) {
 export function nodeView(root, name, ctx) {
   const head = h('div', { class: 'node-title' });
   const body = h('div');
-  append(root, [h('p', { class: 'crumbs' }, h('a', { href: '#/fleet' }, 'Fleet'), ' › ', name), head, body]);
+  // The buttons outlive redraws (readings arrive every few seconds), so no click is lost.
+  const actions = h('div', { class: 'actions' });
+  const drain = h('button', { id: 'drain', type: 'button', hidden: true, onclick: () => act('drain') }, 'Drain');
+  const undrain = h('button', { id: 'undrain', type: 'button', hidden: true, onclick: () => act('undrain') }, 'Undrain');
+  append(root, [h('p', { class: 'crumbs' }, h('a', { href: '#/fleet' }, 'Fleet'), ' › ', name), head, actions, body]);
   const act = async (what) => {
     try {
       await ctx.api.post(`/v1/nodes/${encodeURIComponent(name)}/${what}`);
@@ -180,11 +184,10 @@ export function nodeView(root, name, ctx) {
       head.append(h('h1', {}, n.name, ' ', h('span', { class: `nstate ns-${n.state}`, 'data-node-state': n.state }, n.state)),
         h('p', { class: 'meta' }, `${n.address}:${n.agent_port} · last heartbeat ${ago(n.last_heartbeat)}`,
           n.degraded ? h('span', { class: 'warn' }, ` · degraded: ${n.degraded}`) : null),
-        admin ? h('div', { class: 'actions' },
-          n.state === 'draining'
-            ? h('button', { id: 'undrain', type: 'button', onclick: () => act('undrain') }, 'Undrain')
-            : h('button', { id: 'drain', type: 'button', onclick: () => act('drain') }, 'Drain')) : '',
         errorLine(data));
+      if (admin && !actions.firstChild) actions.append(drain, undrain);
+      drain.hidden = n.state === 'draining';
+      undrain.hidden = n.state !== 'draining';
       body.append(board(n), legend());
       const rows = (n.inventory.devices || []).slice().sort((a, b) => a.module_id - b.module_id).map((d) => {
         const pts = history.get(`${n.name}/${d.module_id}`) || [];
@@ -270,6 +273,16 @@ export function jobView(root, id, ctx) {
   append(root, [h('p', { class: 'crumbs' }, h('a', { href: '#/queue' }, 'Queue'), ' › ', id), head, body,
     h('h2', {}, 'Log'), h('div', { class: 'filters' }, h('label', { for: 'log-rank' }, 'rank'), rank, follow), pane]);
   let logStarted = false;
+  const actions = h('div', { class: 'actions' });
+  const cancel = h('button', {
+    id: 'cancel', type: 'button', class: 'danger', hidden: true,
+    onclick: async () => {
+      try { await ctx.api.post(`/v1/jobs/${encodeURIComponent(id)}/cancel`); } catch (e) { ctx.data.error = e.message; }
+      ctx.refresh(['job']);
+    },
+  }, 'Cancel job');
+  actions.append(cancel);
+  head.after(actions);
   return {
     update(data) {
       const j = data.job;
@@ -285,13 +298,8 @@ export function jobView(root, id, ctx) {
       head.append(h('h1', {}, j.spec.name || j.id, ' ', h('span', { id: 'job-state' }, stateBadge(j.state))),
         h('p', { class: 'meta' }, `${j.id} · ${j.user} · attempt ${j.attempt}`, j.reason ? ` · ${j.reason}` : '',
           j.exit_code !== undefined && j.exit_code !== null ? ` · exit ${j.exit_code}` : ''),
-        mayCancel ? h('div', { class: 'actions' }, h('button', {
-          id: 'cancel', type: 'button', class: 'danger',
-          onclick: async () => {
-            try { await ctx.api.post(`/v1/jobs/${encodeURIComponent(id)}/cancel`); } catch (e) { ctx.data.error = e.message; }
-            ctx.refresh(['job']);
-          },
-        }, 'Cancel job')) : '', errorLine(data));
+        errorLine(data));
+      cancel.hidden = !mayCancel;
       const hist = [['submitted', j.submitted_at], ['started', j.started_at], ['finished', j.finished_at]].filter((x) => x[1]);
       body.append(h('div', { class: 'cols' },
         h('section', {}, h('h2', {}, 'State history'),

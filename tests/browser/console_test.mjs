@@ -80,6 +80,12 @@ async function call(method, p, token, body) {
   return JSON.parse(text);
 }
 
+// Clicks in one step inside the page: live updates redraw buttons, so a handle taken
+// before the click may already be detached.
+async function clickNow(page, selector) {
+  await page.$eval(selector, (e) => e.click());
+}
+
 let browser;
 let failed = false;
 try {
@@ -207,7 +213,7 @@ try {
   await shot(page, 'job-1280x800');
   await call('POST', `/v1/jobs/${job.id}/cancel`, ADMIN);
   await page.waitForSelector('#job-state [data-state="cancelled"]', { timeout: TIMEOUT });
-  assert.equal(await page.$('#cancel'), null, 'no cancel button on an ended job');
+  assert.equal(await page.$('#cancel:not([hidden])'), null, 'no cancel button on an ended job');
   console.log(`ok: job view followed rank 0's log and showed the cancel of ${job.id} live`);
 
   // 5. Queue: a job that cannot fit waits, with its reason; the cancel button ends it.
@@ -219,8 +225,8 @@ try {
   assert.ok(await page.$(`#recent [data-job="${job.id}"]`), 'the cancelled job is among the recent ones');
   await shot(page, 'queue-1280x800');
   await page.evaluate((id) => { location.hash = `#/job/${id}`; }, big.id);
-  await page.waitForSelector('#cancel', { timeout: TIMEOUT });
-  await page.click('#cancel');
+  await page.waitForSelector('#cancel:not([hidden])', { timeout: TIMEOUT });
+  await clickNow(page, '#cancel');
   await page.waitForSelector('#job-state [data-state="cancelled"]', { timeout: TIMEOUT });
   console.log(`ok: queue view lists ${big.id} as pending ("${reason.trim()}"); its cancel button cancelled it`);
 
@@ -228,10 +234,11 @@ try {
   await page.evaluate(() => { location.hash = '#/node/gaudi-a'; });
   await page.waitForSelector('table.cards tbody tr[data-module="7"]', { timeout: TIMEOUT });
   assert.equal(await page.$$eval('table.cards tbody tr', (r) => r.length), 8);
-  await page.click('#drain');
+  await clickNow(page, '#drain');
   await page.waitForSelector('[data-node-state="draining"]', { timeout: TIMEOUT });
   await shot(page, 'node-1280x800');
-  await page.click('#undrain');
+  await page.waitForSelector('#undrain:not([hidden])', { timeout: TIMEOUT });
+  await clickNow(page, '#undrain');
   await page.waitForSelector('[data-node-state="ready"]', { timeout: TIMEOUT });
   console.log('ok: node view shows 8 cards; drain and undrain work');
 
