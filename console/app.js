@@ -110,6 +110,8 @@ function refused(message) {
   if (stopEvents) stopEvents();
   stopEvents = null;
   document.body.dataset.auth = 'refused';
+  document.getElementById('logout').hidden = true;
+  document.getElementById('who').textContent = '';
   document.getElementById('login').hidden = false;
   document.getElementById('view').hidden = true;
   document.getElementById('login-message').textContent = api.token()
