@@ -110,7 +110,9 @@ try {
     start(args.agent,
       ['--scheduler', base, '--node', node, '--address', '127.0.0.1', '--listen', '127.0.0.1:0',
         '--state-dir', path.join(tmp, node), '--vendor', 'habana', '--hl-smi', args['hl-smi'],
-        '--heartbeat-interval', '0.5', '--token-file', tf, ...(node === 'gaudi-a' ? ['--sysfs-root', sysfs] : [])],
+        '--heartbeat-interval', '0.5', '--token-file', tf, ...(node === 'gaudi-a' ? ['--sysfs-root', sysfs] : []),
+        // A root agent runs jobs as a named user; the test's jobs only print.
+        ...(process.getuid() === 0 ? ['--run-as', 'root'] : [])],
       { FAKE_HL_SMI_FIXTURE: path.join(args.fixtures, 'hl-smi', fixture) }, node);
   }
   await until('2 ready nodes', async () =>
