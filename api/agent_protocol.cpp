@@ -9,12 +9,13 @@ using nlohmann::json;
 
 // Protocol messages come from our own agents and scheduler; parsing is still
 // total (never throws past this file) because a peer may be another version.
+// Every error is invalid_argument, with the field when one field is at fault.
 template <class F>
 static auto guarded(const char* what, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const std::exception& e) {  // json::exception or JsonIntError
-    return Error{std::string(what) + ": " + e.what()};
+    return Error::invalid(std::string(what) + ": " + e.what());
   }
 }
 
@@ -48,9 +49,10 @@ Result<Assignment> assignment_from_json(const json& j) {
     a.master_addr = j.at("master_addr").get<std::string>();
     a.master_port = json_int_at<int>(j, "master_port");
     auto sp = parse_job_spec(j.at("spec"));
-    if (!sp.spec) return Error{"assignment.spec: " + sp.error->message};
+    if (!sp.spec) return Error::invalid("assignment.spec: " + sp.error->message, "spec." + sp.error->field);
     a.spec = *sp.spec;
-    if (a.module_ids.size() != a.indices.size()) return Error{"assignment: module_ids and indices differ in length"};
+    if (a.module_ids.size() != a.indices.size())
+      return Error::invalid("assignment: module_ids and indices differ in length", "indices");
     return a;
   });
 }
@@ -85,7 +87,7 @@ Result<TaskReport> task_report_from_json(const json& j) {
     else if (st == "failed_to_start")
       r.state = TaskState::failed_to_start;
     else
-      return Error{"task report: unknown state '" + st + "'"};
+      return Error::invalid("task report: unknown state '" + st + "'", "state");
     if (j.contains("exit_code") && !j["exit_code"].is_null()) r.exit_code = json_int_at<int>(j, "exit_code");
     if (j.contains("signal") && !j["signal"].is_null()) r.signal = json_int_at<int>(j, "signal");
     r.message = j.value("message", "");
@@ -97,7 +99,7 @@ Result<TaskReport> task_report_from_json(const json& j) {
 static Result<std::string> degraded_from_json(const json& j) {
   std::string d = j.value("degraded", "");
   if (d.size() > kMaxDegradedBytes)
-    return Error{"degraded: longer than " + std::to_string(kMaxDegradedBytes) + " bytes"};
+    return Error::invalid("degraded: longer than " + std::to_string(kMaxDegradedBytes) + " bytes", "degraded");
   return d;
 }
 
@@ -109,7 +111,7 @@ static json reports_to_json(const std::vector<TaskReport>& tasks) {
 
 static Result<std::vector<TaskReport>> reports_from_json(const json& j) {
   std::vector<TaskReport> out;
-  if (!j.is_array()) return Error{"tasks: must be an array"};
+  if (!j.is_array()) return Error::invalid("tasks: must be an array", "tasks");
   for (const auto& t : j) {
     auto r = task_report_from_json(t);
     if (!r) return r.error();
@@ -241,7 +243,8 @@ Result<DesiredState> desired_state_from_json(const json& j) {
     }
     d.poll_after_ms = json_int_or<int>(j, "poll_after_ms", 0);
     if (d.poll_after_ms < 0 || d.poll_after_ms > kMaxPollAfterMs)
-      return Error{"desired state: poll_after_ms must be 0.." + std::to_string(kMaxPollAfterMs)};
+      return Error::invalid("desired state: poll_after_ms must be 0.." + std::to_string(kMaxPollAfterMs),
+                            "poll_after_ms");
     return d;
   });
 }

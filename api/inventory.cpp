@@ -40,7 +40,7 @@ std::string supported_vendor_names() {
 Result<Vendor> parse_vendor(const std::string& s) {
   for (Vendor v : supported_vendors())
     if (s == to_string(v)) return v;
-  return Error{"unknown vendor '" + s + "' (want one of " + supported_vendor_names() + ")"};
+  return Error::invalid("unknown vendor '" + s + "' (want one of " + supported_vendor_names() + ")");
 }
 
 static json optional_int(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
@@ -78,7 +78,7 @@ json to_json(const NodeInventory& inv) {
 }
 
 static Result<Device> device_from_json(const json& j, const std::string& where) {
-  if (!j.is_object()) return Error{where + ": must be an object"};
+  if (!j.is_object()) return Error::invalid(where + ": must be an object", where);
   FieldReader r(j, where);
   Device d;
   r.required_int("index", d.index, 0, 1023);
@@ -95,12 +95,12 @@ static Result<Device> device_from_json(const json& j, const std::string& where) 
   r.optional_bool("healthy", d.healthy);
   r.optional_string("health_reason", d.health_reason, 512);
   r.allow("groups");
-  if (auto e = r.finish()) return Error{*e};
+  if (auto e = r.finish_field()) return Error::invalid(e->message, e->field);
   return d;
 }
 
 Result<NodeInventory> inventory_from_json(const json& j) {
-  if (!j.is_object()) return Error{"inventory: must be an object"};
+  if (!j.is_object()) return Error::invalid("inventory: must be an object", "inventory");
   NodeInventory inv;
   FieldReader r(j, "inventory");
   std::string vendor;
@@ -108,20 +108,22 @@ Result<NodeInventory> inventory_from_json(const json& j) {
   r.optional_string("driver_version", inv.driver_version, 128);
   r.allow("groups");  // Derived; recomputed by whoever reads it.
   r.allow("devices");
-  if (auto e = r.finish()) return Error{*e};
+  if (auto e = r.finish_field()) return Error::invalid(e->message, e->field);
   auto v = parse_vendor(vendor);
-  if (!v) return v.error().wrap("inventory.vendor");
+  if (!v) return Error::invalid("inventory.vendor: " + v.error().message, "inventory.vendor");
   inv.vendor = *v;
-  if (!j.contains("devices") || !j["devices"].is_array()) return Error{"inventory.devices: must be an array"};
-  if (j["devices"].size() > 64) return Error{"inventory.devices: more than 64 devices"};
+  if (!j.contains("devices") || !j["devices"].is_array())
+    return Error::invalid("inventory.devices: must be an array", "inventory.devices");
+  if (j["devices"].size() > 64) return Error::invalid("inventory.devices: more than 64 devices", "inventory.devices");
   std::set<int> seen_index, seen_module;
   for (size_t i = 0; i < j["devices"].size(); ++i) {
     auto d = device_from_json(j["devices"][i], "inventory.devices[" + std::to_string(i) + "]");
     if (!d) return d.error();
+    const std::string where = "inventory.devices[" + std::to_string(i) + "]";
     if (!seen_index.insert(d->index).second)
-      return Error{"inventory.devices[" + std::to_string(i) + "].index: duplicate " + std::to_string(d->index)};
+      return Error::invalid(where + ".index: duplicate " + std::to_string(d->index), where + ".index");
     if (!seen_module.insert(d->module_id).second)
-      return Error{"inventory.devices[" + std::to_string(i) + "].module_id: duplicate " + std::to_string(d->module_id)};
+      return Error::invalid(where + ".module_id: duplicate " + std::to_string(d->module_id), where + ".module_id");
     inv.devices.push_back(std::move(*d));
   }
   return inv;

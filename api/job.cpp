@@ -48,6 +48,13 @@ bool is_job_id(std::string_view s) {
   return std::all_of(s.begin() + 2, s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+size_t spec_payload_bytes(const JobSpec& s) {
+  size_t n = s.name.size() + s.workdir.size();
+  for (const auto& a : s.command) n += a.size() + 3;  // Quotes and a comma.
+  for (const auto& [k, v] : s.env) n += k.size() + v.size() + 6;
+  return n;
+}
+
 bool is_reserved_env(const std::string& name) {
   static const std::array<const char*, 14> reserved = {"HABANA_VISIBLE_MODULES",
                                                        "HABANA_VISIBLE_DEVICES",
@@ -86,6 +93,7 @@ SpecParse parse_job_spec(const json& j) {
   } else if (j["command"].size() > kMaxArgs) {
     r.fail("command", "more than " + std::to_string(kMaxArgs) + " arguments");
   } else {
+    size_t total = 0;
     for (const auto& a : j["command"]) {
       if (!a.is_string()) {
         r.fail("command", "must be an array of strings");
@@ -94,6 +102,11 @@ SpecParse parse_job_spec(const json& j) {
       const auto& str = a.get_ref<const std::string&>();
       if (str.size() > kMaxArgLen || str.find('\0') != std::string::npos) {
         r.fail("command", "argument too long or contains NUL");
+        break;
+      }
+      total += str.size() + 1;
+      if (total > kMaxCommandBytes) {
+        r.fail("command", "more than " + std::to_string(kMaxCommandBytes) + " bytes in all");
         break;
       }
       s.command.push_back(str);
@@ -107,6 +120,7 @@ SpecParse parse_job_spec(const json& j) {
     } else if (e.size() > kMaxEnv) {
       r.fail("env", "more than " + std::to_string(kMaxEnv) + " variables");
     } else {
+      size_t total = 0;
       for (const auto& [k, v] : e.items()) {
         if (!valid_env_name(k)) {
           r.fail("env", "invalid variable name '" + k.substr(0, 64) + "'");
@@ -123,6 +137,11 @@ SpecParse parse_job_spec(const json& j) {
         const auto& str = v.get_ref<const std::string&>();
         if (str.size() > kMaxEnvValue || str.find('\0') != std::string::npos) {
           r.fail("env." + k, "value too long or contains NUL");
+          break;
+        }
+        total += k.size() + str.size() + 2;  // NAME=value and its NUL, as exec() counts it.
+        if (total > kMaxEnvBytes) {
+          r.fail("env", "more than " + std::to_string(kMaxEnvBytes) + " bytes in all");
           break;
         }
         s.env[k] = str;

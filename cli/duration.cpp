@@ -8,7 +8,7 @@ namespace tessel::cli {
 namespace {
 
 Error bad(std::string_view text, const std::string& why) {
-  return Error{"invalid duration '" + std::string(text.substr(0, 64)) + "': " + why};
+  return Error::invalid("invalid duration '" + std::string(text.substr(0, 64)) + "': " + why);
 }
 
 // Reads a run of digits at `pos`; false when there are none or the value overflows.

@@ -14,16 +14,17 @@ constexpr std::chrono::seconds kHttpTimeout{30};
 
 Result<std::string> read_token_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) return Error{"reading token file " + path + ": " + std::strerror(errno)};
+  if (!f) return Error::invalid("reading token file " + path + ": " + std::strerror(errno), "--token-file");
   std::ostringstream s;
   s << f.rdbuf();
   std::string t = s.str();
-  if (t.size() > size_t{64} * 1024) return Error{"token file " + path + " is larger than 64 KiB"};
+  if (t.size() > size_t{64} * 1024)
+    return Error::invalid("token file " + path + " is larger than 64 KiB", "--token-file");
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
   size_t start = 0;
   while (start < t.size() && std::isspace(static_cast<unsigned char>(t[start]))) ++start;
   t.erase(0, start);
-  if (t.empty()) return Error{"token file " + path + " is empty"};
+  if (t.empty()) return Error::invalid("token file " + path + " is empty", "--token-file");
   return t;
 }
 
@@ -31,7 +32,7 @@ Result<std::string> read_token_file(const std::string& path) {
 Result<std::string> checked_token(std::string t, const std::string& source) {
   for (char c : t) {
     auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) return Error{"token from " + source + " contains a control character"};
+    if (u < 0x20 || u == 0x7f) return Error::invalid("token from " + source + " contains a control character");
   }
   return t;
 }

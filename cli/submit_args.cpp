@@ -18,7 +18,8 @@ Result<json> job_ids(const std::vector<std::string>& values, const char* flag) {
     for (;;) {
       const size_t comma = v.find(',', start);
       const std::string id = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (id.empty()) return Error{std::string(flag) + ": expected job ids separated by commas, got '" + v + "'"};
+      if (id.empty())
+        return Error::invalid(std::string(flag) + ": expected job ids separated by commas, got '" + v + "'", flag);
       ids.push_back(id);
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -29,7 +30,8 @@ Result<json> job_ids(const std::vector<std::string>& values, const char* flag) {
 }  // namespace
 
 Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
-  if (o.command.empty()) return Error{"a command is required after '--' (tessel submit [flags] -- CMD ARGS...)"};
+  if (o.command.empty())
+    return Error::invalid("a command is required after '--' (tessel submit [flags] -- CMD ARGS...)", "command");
   json j = json::object();
   j["command"] = o.command;
   if (o.name) j["name"] = *o.name;
@@ -41,7 +43,7 @@ Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
   if (o.time_limit) {
     auto d = parse_duration(*o.time_limit);
     if (!d) return d.error().wrap("--time-limit");
-    if (*d == 0) return Error{"--time-limit: must be at least 1s"};
+    if (*d == 0) return Error::invalid("--time-limit: must be at least 1s", "--time-limit");
     j["time_limit_s"] = *d;
   }
   if (o.kill_grace) {
@@ -53,14 +55,15 @@ Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
     json env = json::object();
     for (const auto& kv : o.env) {
       auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) return Error{"--env: expected KEY=VALUE, got '" + kv.substr(0, 64) + "'"};
+      if (eq == std::string::npos || eq == 0)
+        return Error::invalid("--env: expected KEY=VALUE, got '" + kv.substr(0, 64) + "'", "--env");
       env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     j["env"] = std::move(env);
   }
   if (o.workdir) {
     std::filesystem::path p(*o.workdir);
-    if (p.empty()) return Error{"--workdir: must not be empty"};
+    if (p.empty()) return Error::invalid("--workdir: must not be empty", "--workdir");
     if (p.is_relative()) p = std::filesystem::path(cwd) / p;
     j["workdir"] = p.lexically_normal().string();
   }

@@ -41,10 +41,14 @@ addr=$(sed -n 's/^listening on //p' "$demo/scheduler.out")
 export TESSEL_SERVER=http://$addr
 echo "scheduler at $TESSEL_SERVER"
 
+# An agent running as root refuses to start until told its jobs' user. The demo's jobs
+# write into $demo, which belongs to whoever runs the demo: as root, say so.
+run_as=()
+[[ $EUID -eq 0 ]] && run_as=(--run-as root)
 for node in gaudi-a gaudi-b; do
   FAKE_HL_SMI_FIXTURE=$fixture "$bin/tessel-agent" --scheduler "$TESSEL_SERVER" --node "$node" \
     --address 127.0.0.1 --listen 127.0.0.1:0 --state-dir "$demo/$node" --vendor habana \
-    --hl-smi "$fake_hl_smi" --heartbeat-interval 1 >"$demo/$node.out" 2>"$demo/$node.log" &
+    --hl-smi "$fake_hl_smi" --heartbeat-interval 1 "${run_as[@]}" >"$demo/$node.out" 2>"$demo/$node.log" &
   pids+=($!)
 done
 for _ in $(seq 100); do

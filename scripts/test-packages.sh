@@ -47,6 +47,8 @@ names=$(for d in "${debs[@]}"; do dpkg-deb -f "$d" Package; done)
 cleanup_install() { apt-get purge -y -qq $names >/dev/null 2>&1 || true; }
 trap 'cleanup_install; rm -rf "$out"' EXIT
 getent passwd tessel >/dev/null || fail "postinst did not create the tessel user"
+getent passwd tessel-jobs >/dev/null || fail "postinst did not create the tessel-jobs user"
+grep -q '^TESSEL_AGENT_ARGS=--run-as tessel-jobs' /etc/tessel/agent.conf || fail "agent.conf does not name the jobs' user"
 [[ -L /etc/systemd/system/multi-user.target.wants/tessel-scheduler.service ]] || fail "tessel-scheduler.service not enabled"
 [[ -L /etc/systemd/system/multi-user.target.wants/tessel-agent.service ]] || fail "tessel-agent.service not enabled"
 /usr/bin/tessel-scheduler --help >/dev/null || fail "installed tessel-scheduler does not run"

@@ -1,7 +1,6 @@
 // tessel-agent: the node agent (see tessel/agent/agent.hpp), plus two subcommands:
 //   tessel-agent inventory ...          print the node inventory (agent/inventory)
 //   tessel-agent supervise --task-dir D the per-task supervisor (started by the agent)
-#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include "tessel/agent/executable.hpp"
 #include "tessel/agent/inventory_cli.hpp"
 #include "tessel/agent/log_server.hpp"
+#include "tessel/agent/run_as.hpp"
 #include "tessel/agent/supervisor.hpp"
 #include "tessel/agent/vendor_detect.hpp"
 #include "tessel/base/host_port.hpp"
@@ -83,16 +83,10 @@ int agent_main(const Options& o) {
     ::gethostname(host, sizeof host - 1);
     node = host;
   }
-  std::optional<RunAs> run_as;
-  if (!o.run_as.empty()) {
-    struct passwd* pw = ::getpwnam(o.run_as.c_str());
-    if (!pw) return fail("--run-as: no user '" + o.run_as + "'", 2);
-    if (::geteuid() == 0) {
-      run_as = RunAs{static_cast<int>(pw->pw_uid), static_cast<int>(pw->pw_gid), o.run_as};
-    } else if (pw->pw_uid != ::geteuid()) {
-      return fail("--run-as " + o.run_as + " needs the agent to run as root", 2);
-    }
-  }
+  auto resolved = resolve_run_as(o.run_as, ::geteuid(), lookup_system_user);
+  if (!resolved) return fail(resolved.error().message, 2);
+  const std::optional<RunAs> run_as = *resolved;
+  if (run_as && run_as->uid == 0) spdlog::warn("jobs run as root (--run-as root)");
   StateDir dir(o.state_dir);
   if (auto st = dir.init(); !st) return fail("state dir: " + st.error().message);
 
@@ -112,9 +106,8 @@ int agent_main(const Options& o) {
   DetachedLauncher launcher(::access(sup.c_str(), X_OK) == 0 ? sup : exe);
   TaskManagerConfig tcfg;
   tcfg.node = node;
-  tcfg.base_env =
-      minimal_base_env(get_env, run_as ? std::optional(run_as->user) : std::nullopt,
-                       run_as ? std::optional(std::string(::getpwnam(o.run_as.c_str())->pw_dir)) : std::nullopt);
+  tcfg.base_env = minimal_base_env(get_env, run_as ? std::optional(run_as->user) : std::nullopt,
+                                   run_as ? std::optional(run_as->home) : std::nullopt);
   tcfg.run_as = run_as;
   TaskManager tasks(dir, launcher, tcfg);
   tasks.load();
@@ -180,7 +173,8 @@ int main(int argc, char** argv) {
   app.add_option("--nvidia-smi", o.nvidia_smi, "nvidia-smi path or name")->capture_default_str();
   app.add_option("--amd-smi", o.amd_smi, "amd-smi path or name")->capture_default_str();
   app.add_option("--sysfs-root", o.sysfs_root, "Root of sysfs (device health)")->capture_default_str();
-  app.add_option("--run-as", o.run_as, "Run tasks as this user (agent must be root)");
+  app.add_option("--run-as", o.run_as,
+                 "Run tasks as this user; required when the agent runs as root (--run-as root: on purpose)");
   app.add_option("--heartbeat-interval", o.heartbeat_interval, "Seconds between heartbeats (default: scheduler's)")
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--log-level", o.log_level, "trace|debug|info|warn|error")

@@ -88,6 +88,8 @@ class TesselCluster:
                     "--sysfs-root", os.path.join(self.dir, "sysfs"), "--log-level", "warn"]
             if heartbeat_interval:
                 args += ["--heartbeat-interval", str(heartbeat_interval)]
+            if os.geteuid() == 0:  # A root agent needs to be told its jobs' user.
+                args += ["--run-as", "root"]
             env = dict(os.environ, FAKE_HL_SMI_FIXTURE=fixture)
             self.procs.append(subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
                                                stderr=open(os.path.join(self.dir, node + ".log"), "w")))

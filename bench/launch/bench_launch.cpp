@@ -53,11 +53,28 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_launch: scheduler did not start\n");
     return 1;
   }
+  std::vector<std::string> agent_argv = {TESSEL_AGENT_BIN,
+                                         "--scheduler",
+                                         "http://127.0.0.1:" + std::to_string(port),
+                                         "--node",
+                                         "n1",
+                                         "--address",
+                                         "127.0.0.1",
+                                         "--listen",
+                                         "127.0.0.1:0",
+                                         "--state-dir",
+                                         root + "/agent",
+                                         "--vendor",
+                                         "habana",
+                                         "--hl-smi",
+                                         FAKE_HL_SMI_BIN,
+                                         "--heartbeat-interval",
+                                         hb,
+                                         "--log-level",
+                                         "warn"};
+  if (::geteuid() == 0) agent_argv.insert(agent_argv.end(), {"--run-as", "root"});  // Root needs a jobs' user.
   tessel::benchkit::ServerProcess agent(
-      {TESSEL_AGENT_BIN, "--scheduler", "http://127.0.0.1:" + std::to_string(port), "--node", "n1", "--address",
-       "127.0.0.1", "--listen", "127.0.0.1:0", "--state-dir", root + "/agent", "--vendor", "habana", "--hl-smi",
-       FAKE_HL_SMI_BIN, "--heartbeat-interval", hb, "--log-level", "warn"},
-      root + "/agent.out", root + "/agent.out.err",
+      agent_argv, root + "/agent.out", root + "/agent.out.err",
       {{"FAKE_HL_SMI_FIXTURE", std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv"}});
   if (agent.port() <= 0) {
     std::fprintf(stderr, "bench_launch: agent did not start\n");

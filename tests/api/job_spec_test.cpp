@@ -182,3 +182,26 @@ TEST(JobJson, BadTimestampIsAnErrorNamingTheField) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("job.submitted_at"), std::string::npos) << r.error().message;
 }
+
+TEST(JobSpec, CommandAndEnvTotalsAreBounded) {
+  using tessel::api::kMaxCommandBytes;
+  using tessel::api::kMaxEnvBytes;
+  // Each argument under the per-argument cap, the total just over its own.
+  const std::string arg(60'000, 'a');
+  json command = json::array();
+  for (size_t total = 0; total <= kMaxCommandBytes; total += arg.size() + 1) command.push_back(arg);
+  EXPECT_EQ(error_field(json{{"command", command}}), "command");
+  command.erase(command.end() - 1);
+  EXPECT_TRUE(parse_job_spec(json{{"command", command}}).spec);
+
+  json env = json::object();
+  for (size_t i = 0, total = 0; total <= kMaxEnvBytes; ++i) {
+    const std::string name = "V" + std::to_string(i);
+    total += name.size() + arg.size() + 2;
+    env[name] = arg;
+  }
+  auto r = parse_job_spec(json{{"command", {"x"}}, {"env", env}});
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->field, "env");
+  EXPECT_NE(r.error->message.find("bytes in all"), std::string::npos) << r.error->message;
+}

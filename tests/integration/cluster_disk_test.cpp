@@ -5,6 +5,8 @@
 //                                         directory is the task's own, writable by nobody
 //                                         (under a state dir closed to it), and a workdir
 //                                         closed to nobody fails the job.
+//   ClusterWorkdir.ROOT_AgentWithout...   root: the agent refuses to start without --run-as,
+//                                         so jobs never run as root by default.
 //   ClusterDisk.ROOT_FullStateDir...      root: the agent's state dir on a small tmpfs of
 //                                         the test's own, filled to ENOSPC: a launch there
 //                                         fails with the reason and frees the cards, the
@@ -14,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -21,6 +24,7 @@
 
 #include "cluster.hpp"
 #include "files.hpp"
+#include "temp_dir.hpp"
 #include "tmpfs.hpp"
 
 using namespace tessel::itest;
@@ -40,6 +44,20 @@ TEST(ClusterWorkdir, MissingWorkdirFailsTheJobAtLaunchWithTheReason) {
   ASSERT_TRUE(done);
   EXPECT_EQ((*done)["state"], "failed");
   EXPECT_EQ(reason_of(done), "failed to start: workdir /nonexistent-tessel-workdir: No such file or directory");
+}
+
+TEST(ClusterWorkdir, ROOT_AgentWithoutRunAsRefusesToStart) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the default concerns an agent running as root";
+  tessel::testkit::TempDir dir;
+  auto o = tessel::testkit::command({TESSEL_AGENT_BIN, "--scheduler", "http://127.0.0.1:9", "--node", "n1",
+                                     "--state-dir", dir.str("state"), "--listen", "127.0.0.1:0"});
+  o.stderr_path = dir.str("agent.err");
+  tessel::testkit::Child agent(std::move(o));
+  const int status = agent.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  const std::string err = tessel::testkit::read_file(dir.str("agent.err"));
+  EXPECT_NE(err.find("running as root, jobs would too: give --run-as USER"), std::string::npos) << err;
 }
 
 TEST(ClusterWorkdir, ROOT_RunAsUserWritesItsDefaultWorkdirAndIsRefusedAClosedOne) {

@@ -1,4 +1,6 @@
 // REST API: every error path and role, against the in-process service.
+#include <set>
+
 #include "harness.hpp"
 
 namespace tessel::scheduler::testing {
@@ -195,6 +197,27 @@ TEST(SchedulerApi, NodesAndInventoryViews) {
   EXPECT_EQ(inv["models"][0]["free_groups"]["4"], 1);
   EXPECT_EQ(inv["nodes"]["ready"], 1);
   EXPECT_EQ(Harness::body(h.get("/v1/nodes"))["nodes"].size(), 1u);
+}
+
+TEST(SchedulerApi, AListingOfBigSpecsEndsEarlyByBytesAndTheCursorReachesEveryJob) {
+  Harness h;
+  // 20 jobs of about 240 KB each: 4.8 MB, more than one page holds.
+  const std::string arg(60'000, 'a');
+  const json command = {"x", arg, arg, arg, arg};
+  std::set<std::string> submitted;
+  for (int i = 0; i < 20; ++i) submitted.insert(h.submit({{"command", command}})["id"].get<std::string>());
+  auto first = Harness::body(h.get("/v1/jobs?limit=1000"));
+  ASSERT_TRUE(first.contains("next")) << "a 5 MiB listing came back in one page";
+  EXPECT_LT(first["jobs"].size(), 20u);
+  EXPECT_GE(first["jobs"].size(), 10u);
+  std::set<std::string> seen;
+  json page = first;
+  for (int pages = 0; pages < 20; ++pages) {
+    for (const auto& j : page["jobs"]) seen.insert(j["id"].get<std::string>());
+    if (!page.contains("next")) break;
+    page = Harness::body(h.get("/v1/jobs?limit=1000&after=" + page["next"].get<std::string>()));
+  }
+  EXPECT_EQ(seen, submitted);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // testkit: command lines of the scheduler and agent programs.
 #include "binaries.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 
 namespace tessel::testkit {
@@ -28,6 +31,10 @@ Child start_agent(const AgentOptions& o) {
         o.vendor, std::string("--hl-smi"), o.hl_smi})
     c.argv.push_back(a);
   c.argv.insert(c.argv.end(), o.args.begin(), o.args.end());
+  // An agent running as root refuses to start without --run-as. Tests that run as
+  // root (CI) and name no user run their jobs as root, as they did before that default.
+  if (::geteuid() == 0 && std::find(o.args.begin(), o.args.end(), "--run-as") == o.args.end())
+    c.argv.insert(c.argv.end(), {"--run-as", "root"});
   c.env = o.env;
   c.env["FAKE_HL_SMI_FIXTURE"] = o.hl_smi_fixture;
   c.stdout_path = o.stdout_path;

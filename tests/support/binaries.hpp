@@ -24,7 +24,8 @@ struct SchedulerOptions {
 Child start_scheduler(const SchedulerOptions& o);
 
 // PREFIX... BIN --scheduler URL --node NODE --address ADDRESS --listen LISTEN
-//   --state-dir DIR --vendor habana --hl-smi HL_SMI ARGS..., with
+//   --state-dir DIR --vendor habana --hl-smi HL_SMI ARGS... [--run-as root when the test
+//   runs as root and ARGS name no user], with
 //   FAKE_HL_SMI_FIXTURE=HL_SMI_FIXTURE in its environment.
 struct AgentOptions {
   std::vector<std::string> prefix;  // e.g. {"ip", "netns", "exec", NS}.

@@ -43,6 +43,15 @@ struct JobSpec {
 
 inline constexpr int64_t kDefaultKillGraceS = 10;
 inline constexpr size_t kMaxDependencies = 100;  // Per list.
+// Totals over a spec's arguments and its env (names and values). Together they stay
+// under Linux's 2 MiB limit on what exec() takes, and they bound what every listing
+// of jobs has to hold.
+inline constexpr size_t kMaxCommandBytes = size_t{256} * 1024;
+inline constexpr size_t kMaxEnvBytes = size_t{256} * 1024;
+
+// Bytes of the spec's variable-size parts (arguments, env, workdir, name): what
+// dominates its JSON form, for budgets on listings.
+size_t spec_payload_bytes(const JobSpec& s);
 
 // "j-" and 8 to 18 digits, as the scheduler makes job ids.
 bool is_job_id(std::string_view s);

@@ -20,7 +20,7 @@ http::Handler agent_post(RouteContext& ctx, Parse parse, Call call) {
     auto body = parse_body(req);
     if (!body) return reply(body.error());
     auto parsed = parse(*body);
-    if (!parsed) return reply(Error::invalid(parsed.error().message));
+    if (!parsed) return reply(parsed.error());  // invalid_argument, naming the field where it can.
     if (auto bound = may_act_for_node(*who, parsed->node); !bound) return reply(bound.error());
     auto out = call(*parsed, who->token);
     if (!out) return reply(out.error());

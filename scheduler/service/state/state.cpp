@@ -101,6 +101,7 @@ std::optional<api::Job> ClusterState::job(const std::string& id) const {
 JobPage ClusterState::list_jobs(const JobFilter& f) const {
   MutexLock lk(mu_);
   JobPage page;
+  size_t bytes = 0;
   auto it = jobs_.end();
   if (!f.after.empty()) it = jobs_.lower_bound(job_seq(f.after));
   while (it != jobs_.begin()) {
@@ -108,10 +109,13 @@ JobPage ClusterState::list_jobs(const JobFilter& f) const {
     const auto& j = it->second.job;
     if (f.state && j.state != *f.state) continue;
     if (!f.user.empty() && j.user != f.user) continue;
-    if (static_cast<int>(page.jobs.size()) == f.limit) {
+    // The fixed fields take well under a kilobyte; an allocation about 100 bytes.
+    const size_t size = api::spec_payload_bytes(j.spec) + 1024 + 128 * j.allocations.size();
+    if (static_cast<int>(page.jobs.size()) == f.limit || (!page.jobs.empty() && bytes + size > f.max_bytes)) {
       page.next = page.jobs.back().id;
       break;
     }
+    bytes += size;
     page.jobs.push_back(j);
   }
   return page;

@@ -25,6 +25,7 @@ struct RunAs {
   int uid = 0;
   int gid = 0;
   std::string user;
+  std::string home;  // The user's home directory (HOME of its jobs).
 };
 
 struct TaskManagerConfig {

@@ -54,6 +54,10 @@ struct JobFilter {
   std::string user;  // Empty: any.
   int limit = 100;
   std::string after;  // Cursor: a job id; results are older than it.
+  // A page ends early, with `next` set, once its jobs' JSON would pass about this
+  // many bytes (at least one job is always returned), so a listing of big specs
+  // holds megabytes, not gigabytes.
+  size_t max_bytes = size_t{4} << 20;
 };
 
 struct JobPage {
