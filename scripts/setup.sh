@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Tessel needs to build, test and run its demo.
-# Idempotent: installs only what is missing. Needs root (or sudo) and Debian's archive.
+# Installs the Debian 12 packages Tessel needs to build, test and run its demo, and
+# the npm packages of the console's browser test (tests/browser: puppeteer-core,
+# which drives Debian's chromium and downloads no browser).
+# Idempotent: installs only what is missing. Needs root (or sudo), Debian's archive
+# and the npm registry.
 set -euo pipefail
 
 packages=(
@@ -15,7 +18,10 @@ packages=(
   dpkg-dev fakeroot file
   iproute2 procps psmisc curl python3
   python3-torch
+  nodejs chromium fonts-dejavu-core
 )
+# Debian's npm, unless an npm came with another nodejs build (which conflicts with it).
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -31,4 +37,11 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The browser test's npm packages, exactly as locked; again only when the lock changed.
+browser=$(dirname "$0")/../tests/browser
+if ! cmp -s "$browser/package-lock.json" "$browser/node_modules/.tessel-lock" 2>/dev/null; then
+  echo "setup: npm ci in tests/browser"
+  (cd "$browser" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.tessel-lock)
 fi

@@ -214,6 +214,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.05, 300.0))
       ->needs(advertise_opt);
   std::string sync = "full";
+  app.add_option("--max-event-streams", opts.events.max_clients,
+                 "console event streams (GET /v1/events) open at once; past it 503 (default 64)")
+      ->check(CLI::Range(size_t{1}, size_t{100'000}));
   app.add_option("--sync", sync,
                  "full: a 201 means fsynced to disk (default); normal: survives a process crash, not a "
                  "power loss")

@@ -48,7 +48,7 @@ void add_public_routes(http::Router& r, RouteContext& ctx, const Service& servic
 }  // namespace
 
 Service::Service(Store& store, const Clock& clock, std::optional<TokenTable> tokens, ServiceOptions opts)
-    : opts_(std::move(opts)), auth_(std::move(tokens)), state_(store, clock, opts_.state) {}
+    : opts_(std::move(opts)), clock_(clock), auth_(std::move(tokens)), state_(store, clock, opts_.state) {}
 
 Service::~Service() { stop(); }
 
@@ -61,6 +61,7 @@ Status Service::start() {
   add_log_routes(router, *ctx_);
   add_node_routes(router, *ctx_);
   add_agent_routes(router, *ctx_);
+  add_console_routes(router, *ctx_);
   http::ServerOptions so;
   so.host = opts_.host;
   so.port = opts_.port;
@@ -70,6 +71,8 @@ Status Service::start() {
   so.name = "scheduler http";
   server_ = std::make_unique<http::Server>(so, std::move(router));
   ctx_->server = server_.get();
+  events_ = std::make_unique<EventHub>(state_, *server_, clock_, opts_.events);
+  ctx_->events = events_.get();
   auto port = server_->start();
   if (!port) return port.error();
   port_ = *port;
@@ -102,6 +105,7 @@ void Service::stop() {
   cv_.notify_all();
   // Answers every parked long poll first: their replies hold connections of the server.
   state_.shutdown();
+  if (events_) events_->stop();
   if (started_) {
     server_->stop();
     if (sched_thread_.joinable()) sched_thread_.join();

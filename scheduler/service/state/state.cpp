@@ -85,6 +85,7 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
   MutexLock lk(mu_);
   pending_[seq] = &(jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}});
   ++submissions_total_;
+  ++jobs_changes_;
   log_change(job, "submitted");
   mark_dirty_locked(/*capacity=*/false);
   return job;
@@ -173,6 +174,10 @@ bool ClusterState::commit_locked(Txn& txn, const char* what) {
     return false;
   }
   for (auto& f : txn.apply) f();
+  if (!txn.batch.jobs.empty()) ++jobs_changes_;
+  if (!txn.batch.nodes.empty() || !txn.batch.delete_nodes.empty() || !txn.batch.put_fences.empty() ||
+      !txn.batch.delete_fences.empty() || !bumped_.empty())
+    ++nodes_changes_;
   // Long polls hear of a change once all of it is applied: one answer per node.
   for (const auto& node : bumped_) answer_watches_locked(node);
   bumped_.clear();

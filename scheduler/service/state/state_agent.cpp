@@ -133,7 +133,9 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
     if (persist || was_down || degraded_changed) {
       alloc_.upsert_node(node_spec_locked(e));
       mark_dirty_locked();
+      ++nodes_changes_;
     }
+    ++metrics_changes_;
     if (was_down) spdlog::info("node {} is back up", n.rec.name);
   });
   api::HeartbeatResponse resp;

@@ -84,10 +84,15 @@ void ClusterState::schedule_pass() {
   if (!commit_locked(txn, "scheduling pass")) {
     for (const auto& p : res.placed) alloc_.release(p.job_id);
   }
+  bool reasons_changed = false;
   for (const auto& [id, reason] : res.pending_reasons) {
     auto it = pending_.find(job_seq(id));
-    if (it != pending_.end() && it->second->job.reason != reason) it->second->job.reason = reason;
+    if (it != pending_.end() && it->second->job.reason != reason) {
+      it->second->job.reason = reason;
+      reasons_changed = true;
+    }
   }
+  if (reasons_changed) ++jobs_changes_;  // Not stored, but shown: the console shows why a job waits.
   full_after_pass_ = !alloc_.any_free_card();
   sched_latency_.observe(static_cast<double>(clock_.steady_ns() - t0) / 1e9);
 }
@@ -151,6 +156,7 @@ void ClusterState::check_liveness() {
     txn.apply.push_back([this, name, now]() REQUIRES(mu_) {
       NodeEntry& n = nodes_[name];
       n.down = true;
+      ++nodes_changes_;
       alloc_.set_schedulable(name, false);
       spdlog::warn("node {} down: no heartbeat for {} ms", name, now - n.rec.last_heartbeat_ms);
     });

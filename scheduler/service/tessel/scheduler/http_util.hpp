@@ -14,11 +14,14 @@
 
 namespace tessel::scheduler {
 
+class EventHub;
+
 // What route handlers share. Outlives the server.
 struct RouteContext {
   ClusterState& state;
   const Authenticator& auth;
   http::Server* server = nullptr;  // Set once the server exists (timers, log forwarding).
+  EventHub* events = nullptr;      // Set once the server exists (GET /v1/events).
 };
 
 http::Response json_reply(int status, const nlohmann::json& body);
@@ -37,5 +40,6 @@ void add_job_routes(http::Router& r, RouteContext& ctx);
 void add_node_routes(http::Router& r, RouteContext& ctx);
 void add_agent_routes(http::Router& r, RouteContext& ctx);
 void add_log_routes(http::Router& r, RouteContext& ctx);
+void add_console_routes(http::Router& r, RouteContext& ctx);
 
 }  // namespace tessel::scheduler

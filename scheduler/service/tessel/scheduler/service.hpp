@@ -18,6 +18,7 @@
 
 #include "tessel/http/server.hpp"
 #include "tessel/scheduler/auth.hpp"
+#include "tessel/scheduler/event_hub.hpp"
 #include "tessel/scheduler/state.hpp"
 
 namespace tessel::scheduler {
@@ -37,6 +38,8 @@ struct ServiceOptions {
   // Threads that run handlers which wait for a database commit (they share group commits).
   int blocking_threads = 32;
   http::Limits limits;
+  // The console's live updates (GET /v1/events): streams open at once, and more.
+  EventHubOptions events;
   // More Prometheus text appended to GET /metrics (e.g. the periodic backups' counters);
   // called from an I/O thread, must not block.
   std::function<std::string()> extra_metrics;
@@ -58,6 +61,8 @@ class Service {
   int port() const { return port_; }
   http::ServerStats http_stats() const;
   ClusterState& state() { return state_; }
+  // Open event streams (GET /v1/events).
+  size_t event_clients() const { return events_ ? events_->clients() : 0; }
   // Stops serving, wakes long polls, joins all threads.
   void stop();
   // Asks wait() to return; safe from any thread (e.g. a signal thread). Does not stop.
@@ -69,10 +74,12 @@ class Service {
   void liveness_loop();
 
   ServiceOptions opts_;
+  const Clock& clock_;
   Authenticator auth_;
   ClusterState state_;
   std::unique_ptr<RouteContext> ctx_;
   std::unique_ptr<http::Server> server_;
+  std::unique_ptr<EventHub> events_;
   int port_ = 0;
   std::thread sched_thread_, liveness_thread_;
   std::mutex mu_;

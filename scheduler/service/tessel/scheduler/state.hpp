@@ -123,6 +123,17 @@ class ClusterState {
   StatsSnapshot stats() const EXCLUDES(mu_);
   // False while the last write to the store failed (disk full, read-only, I/O error).
   bool storage_ok() const { return storage_ok_.load(); }
+  // Change counters, for the console's event stream (GET /v1/events): each rises
+  // once a committed change of its kind is applied. `jobs`: a job was submitted,
+  // changed state or got a new pending reason; `nodes`: a node was added, removed,
+  // drained, went down or back, or its cards were placed or freed; `metrics`: a
+  // heartbeat brought new card readings. Lock-free: a reader compares them with
+  // what it saw last.
+  struct ChangeCounts {
+    uint64_t jobs = 0, nodes = 0, metrics = 0;
+    bool operator==(const ChangeCounts&) const = default;
+  };
+  ChangeCounts change_counts() const { return {jobs_changes_.load(), nodes_changes_.load(), metrics_changes_.load()}; }
   std::string status_line() const EXCLUDES(mu_);  // For systemd STATUS=.
 
   // --- Agent protocol ---
@@ -266,6 +277,7 @@ class ClusterState {
   uint64_t long_polls_shed_total_ GUARDED_BY(mu_) = 0;
   std::chrono::steady_clock::time_point shed_warned_at_ GUARDED_BY(mu_){};
   std::atomic<bool> storage_ok_{true};
+  std::atomic<uint64_t> jobs_changes_{0}, nodes_changes_{0}, metrics_changes_{0};
   std::atomic<uint64_t> store_write_failures_total_{0};
   Histogram queue_wait_ GUARDED_BY(mu_);
   Histogram sched_latency_ GUARDED_BY(mu_);
