@@ -149,9 +149,12 @@ int main(int argc, char** argv) {
   InferenceServer server(defaults, model_name);
   auto bound = server.bind(host, port);
   if (!bound) return fail(bound.error().message);
-  std::thread waiter([&server, signals] {
+  std::atomic<InferenceSession*> live{nullptr};  // set once loaded; outlives the waiter
+  std::thread waiter([&server, &live, signals] {
     int sig = 0;
     sigwait(&signals, &sig);
+    // End the requests first: a handler waiting for tokens would hold up the server's stop.
+    if (InferenceSession* s = live.load()) s->stop_batching();
     server.stop();
   });
   std::cout << nlohmann::json{{"event", "listening"}, {"host", host}, {"port", *bound}}.dump() << std::endl;
@@ -167,6 +170,7 @@ int main(int argc, char** argv) {
   auto session = InferenceSession::open(checkpoint, device);
   tessel::Status batching = session ? (*session)->start_batching(limits) : tessel::ok_status();
   if (session && batching) {
+    live = session->get();
     server.attach(**session);
     std::cout << nlohmann::json{{"event", "ready"}}.dump() << std::endl;
   } else {

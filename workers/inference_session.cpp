@@ -234,6 +234,8 @@ Status InferenceSession::start_batching(const BatchLimits& limits) {
   return ok_status();
 }
 
+void InferenceSession::stop_batching() { impl_->stop_loop(); }
+
 Result<std::shared_ptr<GenerationStream>> InferenceSession::submit(const std::string& prompt,
                                                                    const SamplingParams& params) {
   if (prompt.empty()) return Error::invalid("must not be empty", "prompt");
@@ -245,6 +247,7 @@ Result<std::shared_ptr<GenerationStream>> InferenceSession::submit(const std::st
   seq->rng.seed(params.seed);
   {
     std::lock_guard lock(impl_->mutex);
+    if (impl_->stopping) return Error::unavailable("the server is stopping");
     if (!queue_has_room(static_cast<int64_t>(impl_->waiting.size()), impl_->limits))
       return std::shared_ptr<GenerationStream>();
     impl_->waiting.push_back(seq);

@@ -80,6 +80,9 @@ class InferenceSession {
   // Starts the decode loop of continuous batching (see batch_policy.h).
   // invalid_argument naming the limit when `limits` is not valid.
   Status start_batching(const BatchLimits& limits);
+  // Ends the decode loop: every queued or running request ends with an
+  // unavailable error, and later submits get one. Idempotent.
+  void stop_batching();
   // Queues a request for the batch loop (start_batching() first). Invalid
   // prompt or params: invalid_argument naming the field. A full queue: a null
   // stream.

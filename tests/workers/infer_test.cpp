@@ -419,9 +419,18 @@ TEST_F(InferTest, FullQueueAnswers429WithRetryAfter) {
     }
     return false;
   };
-  std::thread first(long_stream);
+  // Whatever happens below, the clients hang up and are joined before the server stops.
+  struct Clients {
+    std::atomic<bool>& hang_up;
+    std::vector<std::thread> threads;
+    ~Clients() {
+      hang_up = true;
+      for (auto& t : threads) t.join();
+    }
+  } clients{hang_up, {}};
+  clients.threads.emplace_back(long_stream);
   ASSERT_TRUE(wait_for("requests_active", 1));
-  std::thread second(long_stream);
+  clients.threads.emplace_back(long_stream);
   ASSERT_TRUE(wait_for("requests_waiting", 1));
 
   auto refused = post_json(probe, "/v1/completions", R"({"prompt":"x","max_tokens":1})");
@@ -436,14 +445,41 @@ TEST_F(InferTest, FullQueueAnswers429WithRetryAfter) {
   EXPECT_EQ(legacy->status, 429);
 
   hang_up = true;  // both clients leave; their requests leave the batch and the queue
-  first.join();
-  second.join();
+  for (auto& t : clients.threads) t.join();
+  clients.threads.clear();
   EXPECT_TRUE(wait_for("requests_cancelled", 2));
   EXPECT_TRUE(wait_for("requests_active", 0));
   auto after = post_json(probe, "/v1/completions", R"({"prompt":"x","max_tokens":2})");
   ASSERT_TRUE(after);
   EXPECT_EQ(after->status, 200) << after->body;
   EXPECT_EQ(served.stop(), 0);
+}
+
+TEST_F(InferTest, SigtermEndsAServerWithAStreamInFlight) {
+  Served served(checkpoint_dir());
+  ASSERT_TRUE(served.loaded);
+  std::thread reader([&] {
+    httplib::Client client("127.0.0.1", served.port);
+    client.set_read_timeout(60, 0);
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/completions";
+    req.body = R"({"prompt":"GNU","max_tokens":100000,"stream":true})";
+    req.set_header("Content-Type", "application/json");
+    req.content_receiver = [](const char*, size_t, uint64_t, uint64_t) { return true; };
+    client.send(req);
+  });
+  httplib::Client probe("127.0.0.1", served.port);
+  bool active = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!active && std::chrono::steady_clock::now() < deadline) {
+    auto r = probe.Get("/healthz");
+    active = r && nlohmann::json::parse(r->body)["requests_active"] == 1;
+  }
+  EXPECT_TRUE(active);
+  // The stream ends (unavailable) instead of holding the server until its 100000 tokens.
+  EXPECT_EQ(served.stop(), 0);
+  reader.join();
 }
 
 TEST_F(InferTest, HealthzIs503UntilTheModelIsAttached) {
