@@ -19,7 +19,7 @@ std::vector<float> last_logits(const torch::Tensor& logits) {
 }  // namespace
 
 std::vector<uint8_t> generate_tokens(Gpt& model, const std::vector<uint8_t>& prompt, const SamplingParams& params,
-                                     DecodeMode mode) {
+                                     DecodeMode mode, const TokenSink& on_token) {
   TORCH_CHECK(!prompt.empty(), "generate_tokens: empty prompt");
   c10::InferenceMode guard;
   model->eval();
@@ -35,6 +35,7 @@ std::vector<uint8_t> generate_tokens(Gpt& model, const std::vector<uint8_t>& pro
                                                : model->forward(window_tensor(tokens, start, device)));
   for (int64_t i = 0; i < params.max_new_tokens; ++i) {
     tokens.push_back(static_cast<uint8_t>(choose_token(logits, params, rng)));
+    if (on_token && !on_token(tokens.back())) break;
     if (i + 1 == params.max_new_tokens) break;
     bool refill = false;
     if (tokens.size() - start > context) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "gpt.h"
@@ -17,9 +18,13 @@ namespace tessel::workers {
 
 enum class DecodeMode { kKvCache, kFullRecompute };
 
+// Called with each new token as soon as it is chosen; returning false ends
+// generation there (that token is kept).
+using TokenSink = std::function<bool(uint8_t)>;
+
 // Returns only the new tokens (at most params.max_new_tokens). `prompt` must
 // be non-empty. Runs under inference mode on the model's device.
 std::vector<uint8_t> generate_tokens(Gpt& model, const std::vector<uint8_t>& prompt, const SamplingParams& params,
-                                     DecodeMode mode);
+                                     DecodeMode mode, const TokenSink& on_token = {});
 
 }  // namespace tessel::workers

@@ -42,6 +42,28 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, LayerCach
   return proj(y.transpose(1, 2).reshape({B, T, C}));
 }
 
+torch::Tensor CausalSelfAttentionImpl::forward_step(const torch::Tensor& x, const std::vector<LayerCache*>& caches) {
+  const int64_t B = x.size(0), C = x.size(2);
+  auto parts = qkv(x).view({B, 1, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});  // [3, B, H, 1, hd]
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim_));
+  std::vector<torch::Tensor> ys;
+  ys.reserve(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    LayerCache& cache = *caches[static_cast<size_t>(b)];
+    torch::Tensor q = parts[0].narrow(0, b, 1), k = parts[1].narrow(0, b, 1), v = parts[2].narrow(0, b, 1);
+    if (cache.k.defined()) {
+      k = torch::cat({cache.k, k}, 2);
+      v = torch::cat({cache.v, v}, 2);
+    }
+    cache.k = k;
+    cache.v = v;
+    // One query at the newest position: it may see every cached key, no mask.
+    ys.push_back(torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-2, -1)) * scale, -1), v));
+  }
+  auto y = torch::cat(ys, 0);  // [B, H, 1, hd]
+  return proj(y.transpose(1, 2).reshape({B, 1, C}));
+}
+
 BlockImpl::BlockImpl(const ModelConfig& c) {
   ln1 = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})));
   attn = register_module("attn", CausalSelfAttention(c));
@@ -52,6 +74,11 @@ BlockImpl::BlockImpl(const ModelConfig& c) {
 
 torch::Tensor BlockImpl::forward(torch::Tensor x, LayerCache* cache) {
   x = x + attn(ln1(x), cache);
+  return x + fc_proj(torch::gelu(fc(ln2(x))));
+}
+
+torch::Tensor BlockImpl::forward_step(torch::Tensor x, const std::vector<LayerCache*>& caches) {
+  x = x + attn->forward_step(ln1(x), caches);
   return x + fc_proj(torch::gelu(fc(ln2(x))));
 }
 
@@ -90,6 +117,28 @@ torch::Tensor GptImpl::forward(const torch::Tensor& tokens) { return run(tokens,
 torch::Tensor GptImpl::forward_cached(const torch::Tensor& tokens, KvCache& cache) {
   TORCH_CHECK(static_cast<int64_t>(cache.size()) == config_.layers, "KvCache has wrong layer count");
   return run(tokens, &cache);
+}
+
+torch::Tensor GptImpl::forward_step(const torch::Tensor& tokens, const std::vector<KvCache*>& caches) {
+  const auto B = static_cast<size_t>(tokens.size(0));
+  TORCH_CHECK(tokens.size(1) == 1 && caches.size() == B, "forward_step: tokens [B, 1] and B caches");
+  std::vector<int64_t> positions(B);
+  for (size_t b = 0; b < B; ++b) {
+    TORCH_CHECK(static_cast<int64_t>(caches[b]->size()) == config_.layers, "KvCache has wrong layer count");
+    positions[b] = cached_length(*caches[b]);
+    TORCH_CHECK(positions[b] < config_.context, "sequence of ", positions[b] + 1, " tokens exceeds context ",
+                config_.context);
+  }
+  auto pos = torch::tensor(positions, torch::kLong).view({-1, 1}).to(tokens.device());
+  auto x = tok_emb(tokens) + pos_emb(pos);
+  std::vector<LayerCache*> layer(B);
+  for (size_t i = 0; i < blocks->size(); ++i) {
+    for (size_t b = 0; b < B; ++b) layer[b] = &(*caches[b])[i];
+    x = blocks->ptr<BlockImpl>(i)->forward_step(x, layer);
+  }
+  x = ln_f(x);
+  if (config_.tied_head) return torch::matmul(x, tok_emb->weight.t());
+  return head(x);
 }
 
 torch::Tensor GptImpl::run(const torch::Tensor& tokens, KvCache* cache) {

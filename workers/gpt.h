@@ -33,6 +33,9 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
   explicit CausalSelfAttentionImpl(const ModelConfig& config);
   torch::Tensor forward(const torch::Tensor& x, LayerCache* cache);
+  // One new position for each of B sequences ([B, 1, C]); sequence b attends
+  // over its own cache (*caches[b]), which may differ in length from the others.
+  torch::Tensor forward_step(const torch::Tensor& x, const std::vector<LayerCache*>& caches);
 
   torch::nn::Linear qkv{nullptr};
   torch::nn::Linear proj{nullptr};
@@ -48,6 +51,7 @@ class BlockImpl : public torch::nn::Module {
  public:
   explicit BlockImpl(const ModelConfig& config);
   torch::Tensor forward(torch::Tensor x, LayerCache* cache);
+  torch::Tensor forward_step(torch::Tensor x, const std::vector<LayerCache*>& caches);
 
   torch::nn::LayerNorm ln1{nullptr};
   CausalSelfAttention attn{nullptr};
@@ -66,6 +70,11 @@ class GptImpl : public torch::nn::Module {
 
   torch::Tensor forward(const torch::Tensor& tokens);
   torch::Tensor forward_cached(const torch::Tensor& tokens, KvCache& cache);
+  // A decoding step of B sequences at once: tokens [B, 1], one cache per
+  // sequence (each with cached length + 1 <= context), logits [B, 1, vocab].
+  // The linear layers run once over the batch; attention runs per sequence,
+  // over that sequence's cache only, so no padding or mask is needed.
+  torch::Tensor forward_step(const torch::Tensor& tokens, const std::vector<KvCache*>& caches);
   KvCache empty_cache() const;
 
   const ModelConfig& config() const { return config_; }

@@ -2,11 +2,14 @@
 //   batch: --input FILE of JSON lines {"prompt": ...} -> JSON lines
 //          {"prompt", "completion", "tokens"} on --output or stdout.
 //   serve: --serve [--host H] [--port N | env TESSEL_PORT]; prints
-//          {"event":"listening","port":N} on stdout once bound.
+//          {"event":"listening","port":N} on stdout once bound (before the
+//          model is loaded: /healthz answers 503 until then), then
+//          {"event":"ready"} once it answers requests.
 // Errors: one line on stderr and a non-zero exit status.
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -82,6 +85,8 @@ int main(int argc, char** argv) {
   bool serve = false;
   int port = -1;
   int threads = 0;
+  std::string model_name = "tessel-gpt";
+  BatchLimits limits;
   app.add_option("--checkpoint", checkpoint, "checkpoint file, or a folder (its newest checkpoint)")->required();
   auto* input_opt = app.add_option("--input", input, "JSON lines of {\"prompt\": ...}");
   app.add_option("--output", output, "where to write JSON lines (default stdout)");
@@ -95,6 +100,9 @@ int main(int argc, char** argv) {
   auto* serve_opt = app.add_flag("--serve", serve, "serve HTTP instead of batch mode");
   app.add_option("--port", port, "HTTP port (0: any free port; default env TESSEL_PORT)");
   app.add_option("--host", host, "HTTP bind address");
+  app.add_option("--served-model-name", model_name, "the model id of the OpenAI-compatible API");
+  app.add_option("--max-batch", limits.max_batch, "--serve: sequences decoded together per step");
+  app.add_option("--max-queue", limits.max_queue, "--serve: requests waiting for the batch (past it: 429)");
   input_opt->excludes(serve_opt);
   try {
     app.parse(argc, argv);
@@ -108,6 +116,11 @@ int main(int argc, char** argv) {
     return fail("--" + flag + " " + s.error().message, 2);
   }
   if (!serve && input.empty()) return fail("one of --input FILE or --serve is required", 2);
+  if (auto s = validate(limits); !s) {
+    std::string flag = s.error().field;
+    for (auto& c : flag) c = c == '_' ? '-' : c;
+    return fail("--" + flag + " " + s.error().message, 2);
+  }
   if (threads < 0) return fail("--threads must be >= 0", 2);
   if (threads > 0) set_torch_threads(threads);
   if (serve) {
@@ -125,24 +138,49 @@ int main(int argc, char** argv) {
     if (port > 65535) return fail("--port must be in [0, 65535]", 2);
   }
 
-  auto session = InferenceSession::open(checkpoint, device);
-  if (!session) return fail(session.error().message);
-  if (!serve) return run_batch(**session, input, output, defaults);
+  if (!serve) {
+    auto session = InferenceSession::open(checkpoint, device);
+    if (!session) return fail(session.error().message);
+    return run_batch(**session, input, output, defaults);
+  }
 
   const sigset_t signals = termination_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the server starts threads
-  InferenceServer server(**session, defaults);
+  InferenceServer server(defaults, model_name);
   auto bound = server.bind(host, port);
   if (!bound) return fail(bound.error().message);
-  std::thread waiter([&server, signals] {
+  std::atomic<InferenceSession*> live{nullptr};  // set once loaded; outlives the waiter
+  std::thread waiter([&server, &live, signals] {
     int sig = 0;
     sigwait(&signals, &sig);
+    // End the requests first: a handler waiting for tokens would hold up the server's stop.
+    if (InferenceSession* s = live.load()) s->stop_batching();
     server.stop();
   });
   std::cout << nlohmann::json{{"event", "listening"}, {"host", host}, {"port", *bound}}.dump() << std::endl;
-  auto status = server.serve();
+  // The server answers (/healthz: 503) while the model loads.
+  tessel::Status status = tessel::ok_status();
+  std::atomic<bool> served{false};
+  std::thread serving([&server, &status, &served] {
+    status = server.serve();
+    served = true;
+  });
+  // stop() only stops a server that runs: wait for it before a load failure may need it.
+  while (!server.running() && !served) std::this_thread::yield();
+  auto session = InferenceSession::open(checkpoint, device);
+  tessel::Status batching = session ? (*session)->start_batching(limits) : tessel::ok_status();
+  if (session && batching) {
+    live = session->get();
+    server.attach(**session);
+    std::cout << nlohmann::json{{"event", "ready"}}.dump() << std::endl;
+  } else {
+    server.stop();
+  }
+  serving.join();
   pthread_kill(waiter.native_handle(), SIGTERM);  // wake the waiter if serve() ended by itself
   waiter.join();
+  if (!session) return fail(session.error().message);
+  if (!batching) return fail(batching.error().message);
   if (!status) return fail(status.error().message);
   return 0;
 }

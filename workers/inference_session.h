@@ -2,14 +2,23 @@
 // byte-level text in and out. Header free of LibTorch so the HTTP server and
 // CLI do not pay for it.
 //
-// Not thread-safe: callers serialise complete() (the server holds a mutex).
+// complete() is not thread-safe: callers serialise it. Continuous batching
+// (start_batching(), then submit() from any thread) runs one decode loop
+// thread that owns the model from then on; complete() must not be called
+// after start_batching().
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
+#include "batch_policy.h"
 #include "device.h"
 #include "model_config.h"
 #include "sampling.h"
@@ -22,6 +31,31 @@ struct Completion {
   std::string text;  // raw bytes; may be invalid UTF-8
   int64_t tokens = 0;
   double elapsed_s = 0;  // time spent decoding, on the session's clock
+};
+
+// One request decoded by the batch loop: the loop appends its tokens, a
+// consumer takes them. Thread-safe.
+class GenerationStream {
+ public:
+  // Waits for the next new token; nullopt once the request ended (error()
+  // says whether it failed).
+  std::optional<uint8_t> next();
+  // Ends the request: it leaves the batch before the next decoding step.
+  void cancel();
+  bool cancelled() const;
+  std::optional<Error> error() const;
+
+  // The decode loop's side.
+  void push(uint8_t token);
+  void finish(std::optional<Error> error = std::nullopt);
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<uint8_t> tokens_;
+  bool finished_ = false;
+  bool cancelled_ = false;
+  std::optional<Error> error_;
 };
 
 class InferenceSession {
@@ -38,7 +72,28 @@ class InferenceSession {
   // Decodes with the key-value cache. `prompt` must be non-empty and
   // `params` valid (see validate(SamplingParams)); otherwise the error is
   // invalid_argument naming the field.
-  Result<Completion> complete(const std::string& prompt, const SamplingParams& params);
+  // `on_token`, when set, sees each new byte as it is chosen; returning false
+  // ends the completion there (that byte included).
+  Result<Completion> complete(const std::string& prompt, const SamplingParams& params,
+                              const std::function<bool(uint8_t)>& on_token = {});
+
+  // Starts the decode loop of continuous batching (see batch_policy.h).
+  // invalid_argument naming the limit when `limits` is not valid.
+  Status start_batching(const BatchLimits& limits);
+  // Ends the decode loop: every queued or running request ends with an
+  // unavailable error, and later submits get one. Idempotent.
+  void stop_batching();
+  // Queues a request for the batch loop (start_batching() first). Invalid
+  // prompt or params: invalid_argument naming the field. A full queue: a null
+  // stream.
+  Result<std::shared_ptr<GenerationStream>> submit(const std::string& prompt, const SamplingParams& params);
+  struct BatchStats {
+    int64_t active = 0;   // in the batch
+    int64_t waiting = 0;  // queued
+    int64_t steps = 0;    // batched decoding steps run
+  };
+  BatchStats batch_stats() const;
+  const BatchLimits& batch_limits() const;
 
   const ModelConfig& config() const;
   int64_t step() const;  // training steps behind the checkpoint

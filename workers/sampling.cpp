@@ -13,6 +13,7 @@ Status validate(const SamplingParams& p) {
   if (!std::isfinite(p.temperature) || p.temperature < 0 || p.temperature > 100)
     return Error::invalid("must be a number in [0, 100]", "temperature");
   if (p.top_k < 0 || p.top_k > 256) return Error::invalid("must be in [0, 256]", "top_k");
+  if (!std::isfinite(p.top_p) || p.top_p <= 0 || p.top_p > 1) return Error::invalid("must be in (0, 1]", "top_p");
   return ok_status();
 }
 
@@ -34,6 +35,13 @@ int choose_token(std::span<const float> logits, const SamplingParams& p, std::mt
   for (int i = 0; i < keep; ++i) {
     weights[i] = std::exp((logits[order[i]] - top) / p.temperature);
     total += weights[i];
+  }
+  if (p.top_p < 1.0) {  // order[0..keep) is sorted likeliest first (partial_sort)
+    double mass = 0;
+    int nucleus = 0;
+    while (nucleus < keep && mass < p.top_p * total) mass += weights[nucleus++];
+    keep = nucleus;
+    total = mass;
   }
   // Inverse CDF on a 53-bit uniform; portable across standard libraries.
   const double u = static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0) * total;

@@ -17,6 +17,7 @@ struct SamplingParams {
   double temperature = 0.0;  // 0: greedy (argmax)
   int64_t top_k = 0;         // 0: no top-k filter
   uint64_t seed = 0;         // seeds the sampler; unused when greedy
+  double top_p = 1.0;        // nucleus: the fewest likeliest bytes whose mass reaches top_p
 };
 
 // An invalid_argument Error whose `field` names the parameter (request
@@ -29,7 +30,8 @@ Status validate(const SamplingParams& params);
 std::string field_message(const Error& error);
 
 // Greedy when temperature == 0 (lowest index wins ties), otherwise samples
-// from softmax(logits / temperature) restricted to the top_k largest logits.
+// from softmax(logits / temperature) restricted to the top_k largest logits,
+// then to the fewest of those whose probabilities sum to at least top_p.
 // `logits` must be non-empty and finite.
 int choose_token(std::span<const float> logits, const SamplingParams& params, std::mt19937_64& rng);
 

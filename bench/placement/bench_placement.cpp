@@ -2,7 +2,7 @@
 // cards and a 1/2/4/8-card job mix; (2) a fragmentation comparison: one synthetic
 // trace replayed with a simulated clock against ModuleGroupAllocator, first-fit
 // valid-group and random valid-group placement. Prints tables; see RESULTS.md.
-// Usage: bench_placement [--quick]
+// Usage: bench_placement [--quick | --smoke]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -286,8 +286,15 @@ SimStats simulate(SimPolicy& policy, const std::vector<TraceJob>& trace, int nod
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const int decisions = quick ? 20'000 : 200'000;
+  // --quick: a tenth of the work; --smoke: a few hundred decisions and jobs, only to
+  // show that the program still runs (ctest label bench-smoke).
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const bool smoke = argc > 1 && std::strcmp(argv[1], "--smoke") == 0;
+  if (argc > 1 && !quick && !smoke) {
+    std::fprintf(stderr, "usage: bench_placement [--quick | --smoke]\n");
+    return 2;
+  }
+  const int decisions = smoke ? 500 : quick ? 20'000 : 200'000;
 
   std::printf("== placement decisions per second: 10,000 nodes x 8 cards, 1/2/4/8 mix (40/30/20/10%%) ==\n");
   std::printf("(each decision includes the releases that keep the fill level)\n");
@@ -306,7 +313,7 @@ int main(int argc, char** argv) {
   }
 
   const int nodes = 1000;
-  const int jobs = quick ? 8'000 : 40'000;
+  const int jobs = smoke ? 300 : quick ? 8'000 : 40'000;
   for (double load : {0.95, 1.0}) {
     auto trace = make_trace(jobs, nodes, load, 2024);
     std::printf(

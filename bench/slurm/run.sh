@@ -14,10 +14,21 @@
 #    WORKLOAD=all runs short, then mixed, each on its own fresh Slurm.
 # Env: NODES (4), JOBS (500), SECONDS_PER_RATE (10), WORKLOAD (short|mixed|all),
 #      MIXED_JOBS (160), SEED (1).
+# SMOKE=1 (ctest bench_smoke_slurm): tiny sizes (1 node, 5 jobs, 1 s per rate, 8 mixed
+# jobs); where Slurm is missing or we are not root, it checks compare.py's flags and
+# exits 77 (skipped) instead of installing anything.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${1:-$root/build-bench}
+if [[ ${SMOKE:-0} == 1 ]]; then
+  : "${NODES:=1}" "${JOBS:=5}" "${SECONDS_PER_RATE:=1}" "${MIXED_JOBS:=8}"
+  python3 "$here/compare.py" --help >/dev/null
+  if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null || [[ $(id -u) != 0 ]]; then
+    echo "run.sh: smoke skipped: needs root and slurm-wlm + munge installed" >&2
+    exit 77
+  fi
+fi
 nodes=${NODES:-4} jobs=${JOBS:-500} secs=${SECONDS_PER_RATE:-10}
 workload=${WORKLOAD:-short} mixed_jobs=${MIXED_JOBS:-160} seed=${SEED:-1}
 TUNED=batch_sched_delay=0,sched_min_interval=0,default_queue_depth=1000,bf_interval=1
@@ -31,6 +42,7 @@ fi
 
 if [[ ! -x $build/bin/tessel-scheduler || ! -x $build/bin/tessel-agent || ! -x $build/fake/habana/hl-smi ||
       ! -x $build/bin/bench_stamp ]]; then
+  [[ ${SMOKE:-0} != 1 ]] || { echo "run.sh: smoke: binaries missing in $build (no build in smoke mode)" >&2; exit 1; }
   [[ -f $build/build.ninja ]] || cmake -S "$root" -B "$build" -G Ninja -DTESSEL_WORKERS=OFF -DCMAKE_BUILD_TYPE=Release
   # Reconfigure: a build directory configured before bench/turnaround existed has no bench_stamp.
   cmake "$build" >/dev/null

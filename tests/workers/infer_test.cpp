@@ -6,7 +6,11 @@
 #include <signal.h>
 #include <torch/utils.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <memory>
+#include <thread>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -133,6 +137,50 @@ TEST_F(InferTest, KvCacheDecodingEqualsFullRecompute) {
             generate_tokens(loaded->model, bytes(long_prompt), sampled, DecodeMode::kFullRecompute));
 }
 
+// Reads a batched request to its end.
+std::vector<uint8_t> drain(GenerationStream& stream) {
+  std::vector<uint8_t> out;
+  while (auto t = stream.next()) out.push_back(*t);
+  return out;
+}
+
+TEST_F(InferTest, BatchedDecodingEqualsOneAtATime) {
+  auto loaded = load_model(checkpoint_dir(), torch::kCPU);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  auto session = InferenceSession::open(checkpoint_dir(), DeviceRequest{"cpu"});
+  ASSERT_TRUE(session.ok()) << session.error().message;
+  ASSERT_TRUE((*session)->start_batching(BatchLimits{3, 16}).ok());
+  // Different lengths (one longer than the context), 100 tokens cross the
+  // window jump; more requests than the batch holds, so some wait and join later.
+  const std::vector<std::string> prompts = {"This License", "GNU", std::string(40, 'a') + " the Program",
+                                            "free software", "x"};
+  std::vector<SamplingParams> params = {
+      {100, 0.0, 0, 0}, {60, 0.0, 0, 0}, {70, 0.0, 0, 0}, {50, 0.8, 10, 3, 0.9}, {1, 0.0, 0, 0}};
+  std::vector<std::shared_ptr<GenerationStream>> streams;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto s = (*session)->submit(prompts[i], params[i]);
+    ASSERT_TRUE(s.ok() && *s != nullptr);
+    streams.push_back(*s);
+  }
+  int64_t tokens = 0;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto batched = drain(*streams[i]);
+    EXPECT_FALSE(streams[i]->error().has_value());
+    EXPECT_EQ(batched, generate_tokens(loaded->model, bytes(prompts[i]), params[i], DecodeMode::kKvCache))
+        << "prompt " << i;
+    tokens += static_cast<int64_t>(batched.size());
+  }
+  EXPECT_EQ(tokens, 281);
+  const auto stats = (*session)->batch_stats();
+  EXPECT_LT(stats.steps, tokens);  // several sequences per step
+  EXPECT_EQ(stats.active, 0);
+  EXPECT_EQ(stats.waiting, 0);
+
+  auto bad = (*session)->submit("", SamplingParams{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "prompt");
+}
+
 TEST_F(InferTest, BatchModeWritesJsonLinesAndNamesBadLine) {
   TempDir dir;
   const auto input = dir.path() / "in.jsonl";
@@ -160,17 +208,53 @@ TEST_F(InferTest, BatchModeWritesJsonLinesAndNamesBadLine) {
   EXPECT_NE(bad.err.find("line 2: prompt must be a string"), std::string::npos) << bad.err;
 }
 
-TEST_F(InferTest, ServeAnswersOverHttp) {
+// A running `tessel-infer --serve` on a port the kernel chose, its model loaded
+// (its stdout said "listening", then "ready").
+struct Served {
+  Served(const std::filesystem::path& checkpoint, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {
+        TESSEL_INFER_BIN, "--checkpoint", checkpoint.string(), "--serve", "--port", "0", "--threads", "1"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto o = testkit::command(argv);
+    o.stdout_path = out.str("serve.out");
+    server = std::make_unique<testkit::Child>(std::move(o));
+    auto line = server->read_line(std::chrono::seconds(60));
+    if (!line) return;
+    auto event = nlohmann::json::parse(*line);
+    if (event["event"] != "listening") return;
+    port = event["port"];
+    auto ready = server->read_line(std::chrono::seconds(60));
+    loaded = ready && nlohmann::json::parse(*ready)["event"] == "ready";
+  }
+  int stop() { return server->stop(SIGTERM, std::chrono::seconds(20)); }
+
   TempDir out;
-  auto o = testkit::command(
-      {TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--serve", "--port", "0", "--threads", "1"});
-  o.stdout_path = out.str("serve.out");
-  testkit::Child server(std::move(o));
-  auto line = server.read_line(std::chrono::seconds(60));
-  ASSERT_TRUE(line.has_value()) << "no listening line";
-  auto event = nlohmann::json::parse(*line);
-  ASSERT_EQ(event["event"], "listening");
-  const int port = event["port"];
+  std::unique_ptr<testkit::Child> server;
+  int port = 0;
+  bool loaded = false;
+};
+
+// The body of each "data: " event of a server-sent-event stream, in order.
+std::vector<std::string> sse_data(const std::string& stream) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while ((at = stream.find("data: ", at)) != std::string::npos) {
+    const size_t end = stream.find("\n\n", at);
+    if (end == std::string::npos) break;
+    out.push_back(stream.substr(at + 6, end - at - 6));
+    at = end + 2;
+  }
+  return out;
+}
+
+httplib::Result post_json(httplib::Client& client, const std::string& path, const std::string& body) {
+  return client.Post(path.c_str(), body, "application/json");
+}
+
+TEST_F(InferTest, ServeAnswersOverHttp) {
+  Served served(checkpoint_dir());
+  ASSERT_TRUE(served.loaded) << "no listening and ready lines";
+  const int port = served.port;
   ASSERT_GT(port, 0);
 
   httplib::Client client("127.0.0.1", port);
@@ -210,8 +294,250 @@ TEST_F(InferTest, ServeAnswersOverHttp) {
   ASSERT_TRUE(no_prompt);
   EXPECT_EQ(nlohmann::json::parse(no_prompt->body)["error"]["field"], "prompt");
 
-  int status = server.stop(SIGTERM, std::chrono::seconds(20));
+  int status = served.stop();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST_F(InferTest, ServeSpeaksTheOpenAiApi) {
+  Served served(checkpoint_dir(), {"--served-model-name", "gpl-gpt"});
+  ASSERT_TRUE(served.loaded) << "no listening and ready lines";
+  httplib::Client client("127.0.0.1", served.port);
+  client.set_read_timeout(30, 0);
+
+  auto models = client.Get("/v1/models");
+  ASSERT_TRUE(models);
+  EXPECT_EQ(nlohmann::json::parse(models->body)["data"][0]["id"], "gpl-gpt");
+
+  // Greedy: the same text as /v1/generate.
+  auto legacy = post_json(client, "/v1/generate", R"({"prompt":"This License","max_new_tokens":20})");
+  ASSERT_TRUE(legacy);
+  const std::string expected = nlohmann::json::parse(legacy->body)["completion"];
+  auto done = post_json(client, "/v1/completions", R"({"model":"gpl-gpt","prompt":"This License","max_tokens":20})");
+  ASSERT_TRUE(done);
+  ASSERT_EQ(done->status, 200) << done->body;
+  auto body = nlohmann::json::parse(done->body);
+  EXPECT_EQ(body["object"], "text_completion");
+  EXPECT_EQ(body["model"], "gpl-gpt");
+  EXPECT_EQ(body["choices"][0]["text"], expected);
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(body["usage"], nlohmann::json::parse(R"({"prompt_tokens":12,"completion_tokens":20,"total_tokens":32})"));
+
+  // A list of prompts: one choice each. A stop sequence ends a choice before it.
+  ASSERT_GE(expected.size(), 4u);
+  const std::string stop = expected.substr(2, 2);
+  auto listed =
+      post_json(client, "/v1/completions",
+                nlohmann::json{{"prompt", {"This License", "GNU"}}, {"max_tokens", 20}, {"stop", stop}}.dump());
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->status, 200) << listed->body;
+  auto choices = nlohmann::json::parse(listed->body)["choices"];
+  ASSERT_EQ(choices.size(), 2u);
+  EXPECT_EQ(choices[0]["text"], expected.substr(0, expected.find(stop)));
+  EXPECT_EQ(choices[0]["finish_reason"], "stop");
+  EXPECT_EQ(choices[1]["index"], 1);
+
+  // Streamed: chunks then [DONE]; their texts add up to the whole completion.
+  auto streamed = post_json(client, "/v1/completions", R"({"prompt":"This License","max_tokens":20,"stream":true})");
+  ASSERT_TRUE(streamed);
+  ASSERT_EQ(streamed->status, 200) << streamed->body;
+  EXPECT_EQ(streamed->get_header_value("Content-Type"), "text/event-stream");
+  auto events = sse_data(streamed->body);
+  ASSERT_GE(events.size(), 3u) << streamed->body;
+  EXPECT_EQ(events.back(), "[DONE]");
+  std::string joined;
+  for (size_t i = 0; i + 1 < events.size(); ++i) {
+    auto chunk = nlohmann::json::parse(events[i]);
+    EXPECT_EQ(chunk["object"], "text_completion");
+    joined += chunk["choices"][0]["text"].get<std::string>();
+    EXPECT_EQ(chunk["choices"][0]["finish_reason"].is_null(), i + 2 < events.size()) << events[i];
+  }
+  EXPECT_EQ(joined, expected);
+
+  // Chat, streamed: the role first, then content deltas.
+  auto chat = post_json(client, "/v1/chat/completions",
+                        R"({"messages":[{"role":"user","content":"Hi"}],"max_tokens":8,"stream":true})");
+  ASSERT_TRUE(chat);
+  ASSERT_EQ(chat->status, 200) << chat->body;
+  auto chat_events = sse_data(chat->body);
+  ASSERT_GE(chat_events.size(), 2u);
+  auto first = nlohmann::json::parse(chat_events.front());
+  EXPECT_EQ(first["object"], "chat.completion.chunk");
+  EXPECT_EQ(first["choices"][0]["delta"]["role"], "assistant");
+  EXPECT_EQ(chat_events.back(), "[DONE]");
+  auto chat_whole =
+      post_json(client, "/v1/chat/completions", R"({"messages":[{"role":"user","content":"Hi"}],"max_tokens":8})");
+  ASSERT_TRUE(chat_whole);
+  EXPECT_EQ(nlohmann::json::parse(chat_whole->body)["choices"][0]["message"]["role"], "assistant");
+
+  // Errors in the OpenAI shape, naming the param.
+  auto expect_error = [&](const std::string& path, const std::string& request, int status, const char* param) {
+    auto r = post_json(client, path, request);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, status) << request << " -> " << r->body;
+    auto e = nlohmann::json::parse(r->body)["error"];
+    EXPECT_TRUE(e["message"].is_string()) << r->body;
+    EXPECT_TRUE(e["type"].is_string()) << r->body;
+    EXPECT_TRUE(e.contains("code")) << r->body;
+    if (param == nullptr) {
+      EXPECT_TRUE(e["param"].is_null()) << r->body;
+    } else {
+      EXPECT_EQ(e["param"], param) << r->body;
+    }
+  };
+  expect_error("/v1/completions", R"({"prompt":"x","n":2})", 400, "n");
+  expect_error("/v1/completions", R"({"prompt":"x","max_tokens":"many"})", 400, "max_tokens");
+  expect_error("/v1/completions", R"({"prompt":"x","bogus":true})", 400, "bogus");
+  expect_error("/v1/completions", R"({"prompt":"x","model":"gpt-4"})", 404, "model");
+  expect_error("/v1/completions", "{nope", 400, nullptr);
+  expect_error("/v1/chat/completions", R"({"messages":"hi"})", 400, "messages");
+  EXPECT_EQ(served.stop(), 0);
+}
+
+TEST_F(InferTest, FullQueueAnswers429WithRetryAfter) {
+  Served served(checkpoint_dir(), {"--max-batch", "1", "--max-queue", "1"});
+  ASSERT_TRUE(served.loaded);
+  std::atomic<bool> hang_up{false};
+  // Long streams: the first fills the batch, the second the queue.
+  auto long_stream = [&] {
+    httplib::Client client("127.0.0.1", served.port);
+    client.set_read_timeout(60, 0);
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/completions";
+    req.body = R"({"prompt":"GNU","max_tokens":100000,"stream":true})";
+    req.set_header("Content-Type", "application/json");
+    req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return !hang_up.load(); };
+    client.send(req);
+  };
+  httplib::Client probe("127.0.0.1", served.port);
+  probe.set_read_timeout(30, 0);
+  auto wait_for = [&](const char* key, int value) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto r = probe.Get("/healthz");
+      if (r && nlohmann::json::parse(r->body)[key] == value) return true;
+    }
+    return false;
+  };
+  // Whatever happens below, the clients hang up and are joined before the server stops.
+  struct Clients {
+    std::atomic<bool>& hang_up;
+    std::vector<std::thread> threads;
+    ~Clients() {
+      hang_up = true;
+      for (auto& t : threads) t.join();
+    }
+  } clients{hang_up, {}};
+  clients.threads.emplace_back(long_stream);
+  ASSERT_TRUE(wait_for("requests_active", 1));
+  clients.threads.emplace_back(long_stream);
+  ASSERT_TRUE(wait_for("requests_waiting", 1));
+
+  auto refused = post_json(probe, "/v1/completions", R"({"prompt":"x","max_tokens":1})");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429) << refused->body;
+  EXPECT_EQ(refused->get_header_value("Retry-After"), "1");
+  auto err = nlohmann::json::parse(refused->body)["error"];
+  EXPECT_EQ(err["code"], "rate_limit_exceeded");
+  EXPECT_TRUE(err["message"].is_string());
+  auto legacy = post_json(probe, "/v1/generate", R"({"prompt":"x","max_new_tokens":1})");
+  ASSERT_TRUE(legacy);
+  EXPECT_EQ(legacy->status, 429);
+
+  hang_up = true;  // both clients leave; their requests leave the batch and the queue
+  for (auto& t : clients.threads) t.join();
+  clients.threads.clear();
+  EXPECT_TRUE(wait_for("requests_cancelled", 2));
+  EXPECT_TRUE(wait_for("requests_active", 0));
+  auto after = post_json(probe, "/v1/completions", R"({"prompt":"x","max_tokens":2})");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200) << after->body;
+  EXPECT_EQ(served.stop(), 0);
+}
+
+TEST_F(InferTest, SigtermEndsAServerWithAStreamInFlight) {
+  Served served(checkpoint_dir());
+  ASSERT_TRUE(served.loaded);
+  std::thread reader([&] {
+    httplib::Client client("127.0.0.1", served.port);
+    client.set_read_timeout(60, 0);
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/completions";
+    req.body = R"({"prompt":"GNU","max_tokens":100000,"stream":true})";
+    req.set_header("Content-Type", "application/json");
+    req.content_receiver = [](const char*, size_t, uint64_t, uint64_t) { return true; };
+    client.send(req);
+  });
+  httplib::Client probe("127.0.0.1", served.port);
+  bool active = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!active && std::chrono::steady_clock::now() < deadline) {
+    auto r = probe.Get("/healthz");
+    active = r && nlohmann::json::parse(r->body)["requests_active"] == 1;
+  }
+  EXPECT_TRUE(active);
+  // The stream ends (unavailable) instead of holding the server until its 100000 tokens.
+  EXPECT_EQ(served.stop(), 0);
+  reader.join();
+}
+
+TEST_F(InferTest, HealthzIs503UntilTheModelIsAttached) {
+  InferenceServer server(SamplingParams{}, "tessel-gpt");
+  auto port = server.bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.error().message;
+  std::thread serving([&server] { (void)server.serve(); });
+  httplib::Client client("127.0.0.1", *port);
+  client.set_read_timeout(30, 0);
+  auto loading = client.Get("/healthz");
+  ASSERT_TRUE(loading);
+  EXPECT_EQ(loading->status, 503);
+  EXPECT_EQ(nlohmann::json::parse(loading->body)["status"], "loading");
+  auto early = post_json(client, "/v1/completions", R"({"prompt":"x"})");
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->status, 503);
+  EXPECT_EQ(nlohmann::json::parse(early->body)["error"]["type"], "server_error");
+
+  auto session = InferenceSession::open(checkpoint_dir(), DeviceRequest{"cpu"});
+  ASSERT_TRUE(session.ok()) << session.error().message;
+  ASSERT_TRUE((*session)->start_batching(BatchLimits{}).ok());
+  server.attach(**session);
+  auto ready = client.Get("/healthz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(ready->body)["status"], "ok");
+  server.stop();
+  serving.join();
+}
+
+TEST_F(InferTest, StreamOfAClientThatLeftStops) {
+  Served served(checkpoint_dir());
+  ASSERT_TRUE(served.loaded);
+  httplib::Client client("127.0.0.1", served.port);
+  client.set_read_timeout(30, 0);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.body = R"({"prompt":"GNU","max_tokens":100000,"stream":true})";
+  req.set_header("Content-Type", "application/json");
+  int pieces = 0;
+  req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return ++pieces < 3; };  // then hang up
+  client.send(req);
+  EXPECT_EQ(pieces, 3);
+
+  // The generation ends at its next token, not 100000 tokens later.
+  httplib::Client probe("127.0.0.1", served.port);
+  nlohmann::json health;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = probe.Get("/healthz");
+    ASSERT_TRUE(r);
+    health = nlohmann::json::parse(r->body);
+    if (health["requests_cancelled"] == 1 && health["requests_active"] == 0) break;
+  }
+  EXPECT_EQ(health["requests_cancelled"], 1) << health;
+  EXPECT_EQ(health["requests_active"], 0) << health;
+  EXPECT_EQ(served.stop(), 0);
 }
 
 TEST_F(InferTest, ServeWithoutPortFails) {

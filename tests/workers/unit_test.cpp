@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "batch_policy.h"
 #include "batch_sampler.h"
 #include "dist_env.h"
 #include "generate_request.h"
@@ -192,6 +193,23 @@ TEST(ThroughputMeter, RatesAndElapsedComeFromTheInjectedClock) {
   auto instant = meter.lap(1);  // no time passed: the interval is clamped to 1 ns, not 0
   EXPECT_DOUBLE_EQ(instant.interval_s, 1e-9);
   EXPECT_DOUBLE_EQ(instant.per_s, 1e9);
+}
+
+TEST(BatchPolicy, AdmitsOldestFirstUpToTheCapsAndSizesRetryAfter) {
+  BatchLimits limits{4, 2};
+  EXPECT_TRUE(validate(limits).ok());
+  EXPECT_EQ(joiners(0, 10, limits), 4);
+  EXPECT_EQ(joiners(3, 10, limits), 1);
+  EXPECT_EQ(joiners(4, 10, limits), 0);
+  EXPECT_EQ(joiners(1, 2, limits), 2);
+  EXPECT_EQ(joiners(0, 0, limits), 0);
+  EXPECT_TRUE(queue_has_room(1, limits));
+  EXPECT_FALSE(queue_has_room(2, limits));
+  EXPECT_EQ(retry_after_s(2, limits), 1);
+  EXPECT_EQ(retry_after_s(40, limits), 10);
+  EXPECT_EQ(retry_after_s(100000, limits), 60);
+  EXPECT_EQ(validate(BatchLimits{0, 2}).error().field, "max_batch");
+  EXPECT_EQ(validate(BatchLimits{1, 0}).error().field, "max_queue");
 }
 
 }  // namespace
