@@ -20,6 +20,9 @@ int64_t add_seconds(int64_t now_ms, int64_t seconds) {
 
 bool runs_first(const PendingJob* a, const PendingJob* b) {
   if (a->priority != b->priority) return a->priority > b->priority;
+  if (a->within_guarantee != b->within_guarantee) return a->within_guarantee;
+  if (a->fair_share != b->fair_share) return a->fair_share > b->fair_share;
+  if (a->user_usage != b->user_usage) return a->user_usage < b->user_usage;
   if (a->seq != b->seq) return a->seq < b->seq;
   return a->id < b->id;
 }
@@ -28,7 +31,8 @@ uint32_t node_of(uint64_t entry) { return static_cast<uint32_t>(entry & 0xFFFFFF
 
 }  // namespace
 
-SchedulePass::SchedulePass(ClusterState& state, int64_t now_ms) : state_(state), now_ms_(now_ms) {}
+SchedulePass::SchedulePass(ClusterState& state, int64_t now_ms, std::vector<ProjectLimits>* limits)
+    : state_(state), now_ms_(now_ms), limits_(limits) {}
 
 SchedulePass::~SchedulePass() {
   if (!reserved_) return;
@@ -45,6 +49,8 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
   std::stable_sort(order.begin(), order.end(), runs_first);
 
   ScheduleResult out;
+  out.order.reserve(order.size());
+  for (const PendingJob* jp : order) out.order.push_back(static_cast<uint32_t>(jp - queue.data()));
   std::unordered_set<std::string> seen;
   for (const PendingJob* jp : order) {
     const PendingJob& job = *jp;
@@ -62,6 +68,16 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
       continue;
     }
     std::vector<int> keys = keys_of(job);
+    const bool limited = limits_ && job.project >= 0 && job.project < static_cast<int32_t>(limits_->size());
+    if (limited && job.devices > 0) {  // What is known before placing: the model asked for, and "*".
+      const int64_t cards = int64_t{job.devices} * job.nodes;
+      std::map<std::string, int64_t> asked{{"*", cards}};
+      if (!job.model.empty()) asked[job.model] = cards;
+      if (auto why = over_limit(job, asked)) {
+        out.pending_reasons[job.id] = *why;
+        continue;
+      }
+    }
 
     if (job.devices == 0) {
       if (auto plan = plan_without_cards(job, keys)) {
@@ -79,6 +95,14 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     auto known = failed_.find(fail_key);
     if (known == failed_.end() || job.nodes < known->second) {
       if (auto plan = plan_cards(job, keys, use_reserved)) {
+        if (limited) {  // The placement's own models (a job without a model may take any).
+          auto taking = cards_by_model(*plan);
+          if (auto why = over_limit(job, taking)) {
+            out.pending_reasons[job.id] = *why;
+            continue;
+          }
+          for (const auto& [model, n] : taking) (*limits_)[static_cast<size_t>(job.project)].held[model] += n;
+        }
         out.placed.push_back(apply(job, *plan));
         continue;
       }
@@ -281,6 +305,35 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
   std::sort(r.nodes.begin(), r.nodes.end());
   reserved_ = std::move(r);
   out.reservations.push_back(std::move(shown));
+}
+
+std::map<std::string, int64_t> SchedulePass::cards_by_model(const Plan& plan) const {
+  std::map<std::string, int64_t> out;
+  for (const Choice& c : plan) {
+    if (c.group == 0) continue;
+    out["*"] += masks::popcount(c.group);
+    for (const NodeKey& k : state_.nodes[c.node].keys) {
+      const std::string& model = state_.keys[k.key].model;
+      if (model.empty()) continue;  // The vendor-wide key.
+      if (int n = masks::popcount(c.group & k.model_mask)) out[model] += n;
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> SchedulePass::over_limit(const PendingJob& job,
+                                                    const std::map<std::string, int64_t>& cards) const {
+  const ProjectLimits& lim = (*limits_)[static_cast<size_t>(job.project)];
+  for (const auto& [model, n] : cards) {
+    auto h = lim.held.find(model);
+    const int64_t after = (h == lim.held.end() ? 0 : h->second) + n;
+    if (auto m = lim.max.find(model); m != lim.max.end() && after > m->second)
+      return reasons::project_at_max(lim.name, m->second, model);
+    if (job.preemptible) continue;
+    if (auto g = lim.guaranteed.find(model); g != lim.guaranteed.end() && g->second > 0 && after > g->second)
+      return reasons::project_at_guarantee(lim.name, g->second, model);
+  }
+  return std::nullopt;
 }
 
 api::Allocation SchedulePass::allocation(const Choice& c, int rank) const {
