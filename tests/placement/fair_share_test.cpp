@@ -135,6 +135,23 @@ TEST(Quotas, AJobWithoutAModelCountsTheModelsItsPlacementTakes) {
   EXPECT_EQ(reason(r, "any"), "project vision at its max of 8 HL-225 cards");
 }
 
+TEST(FairShareOrder, BackfillWorksAcrossProjects) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  auto busy = a.schedule({job("busy", 4, 1, 0, 1, 3600), job("busy2", 2, 1, 0, 2, 3600)}, 0);
+  ASSERT_EQ(busy.placed.size(), 2u);
+  // The project furthest below its share heads the queue and reserves the node; a
+  // short job of another project backfills the free cards, one without a limit waits.
+  PendingJob head = in_project(job("head", 8, 1, 0, 10), 0, 0.9);
+  PendingJob quick = in_project(job("quick", 2, 1, 0, 11, 1800), 1, 0.1);
+  PendingJob open = in_project(job("open", 2, 1, 0, 12), 2, 0.2);
+  auto r = a.schedule({open, quick, head}, 0);
+  ASSERT_EQ(r.reservations.size(), 1u);
+  EXPECT_EQ(r.reservations[0].job_id, "head");
+  EXPECT_TRUE(find_placement(r, "quick"));
+  EXPECT_EQ(reason(r, "open"), "waiting behind reservation for job head");
+}
+
 // A cluster run forward in time by hand: jobs end at their time limit.
 struct Sim {
   struct Running {

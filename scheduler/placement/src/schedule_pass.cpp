@@ -11,6 +11,7 @@ namespace tessel::scheduler::detail {
 namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+const std::string kAnyModel = "*";  // Quotas over every model together.
 
 int64_t add_seconds(int64_t now_ms, int64_t seconds) {
   if (seconds < 0) seconds = 0;
@@ -26,6 +27,25 @@ bool runs_first(const PendingJob* a, const PendingJob* b) {
   if (a->seq != b->seq) return a->seq < b->seq;
   return a->id < b->id;
 }
+
+// runs_first's fields, copied; compare() < 0 when `this` runs first, 0 on a tie
+// (then runs_first decides by id).
+struct SortKey {
+  int priority;
+  bool within_guarantee;
+  double fair_share;
+  double user_usage;
+  int64_t seq;
+  uint32_t index;
+  int compare(const SortKey& o) const {
+    if (priority != o.priority) return priority > o.priority ? -1 : 1;
+    if (within_guarantee != o.within_guarantee) return within_guarantee ? -1 : 1;
+    if (fair_share != o.fair_share) return fair_share > o.fair_share ? -1 : 1;
+    if (user_usage != o.user_usage) return user_usage < o.user_usage ? -1 : 1;
+    if (seq != o.seq) return seq < o.seq ? -1 : 1;
+    return 0;
+  }
+};
 
 uint32_t node_of(uint64_t entry) { return static_cast<uint32_t>(entry & 0xFFFFFFFFu); }
 
@@ -43,15 +63,30 @@ SchedulePass::~SchedulePass() {
 }
 
 ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
+  // Sorted as compact keys, not pointers: with 100,000 jobs a comparator that follows
+  // pointers into the queue spends most of the sort on cache misses.
+  std::vector<SortKey> keys;
+  keys.reserve(queue.size());
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const PendingJob& j = queue[i];
+    keys.push_back(
+        SortKey{j.priority, j.within_guarantee, j.fair_share, j.user_usage, j.seq, static_cast<uint32_t>(i)});
+  }
+  std::stable_sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
+    if (auto c = a.compare(b); c != 0) return c < 0;
+    return runs_first(&queue[a.index], &queue[b.index]);
+  });
   std::vector<const PendingJob*> order;
   order.reserve(queue.size());
-  for (const PendingJob& j : queue) order.push_back(&j);
-  std::stable_sort(order.begin(), order.end(), runs_first);
-
   ScheduleResult out;
-  out.order.reserve(order.size());
-  for (const PendingJob* jp : order) out.order.push_back(static_cast<uint32_t>(jp - queue.data()));
+  out.order.reserve(queue.size());
+  for (const SortKey& k : keys) {
+    order.push_back(&queue[k.index]);
+    out.order.push_back(k.index);
+  }
   std::unordered_set<std::string> seen;
+  seen.reserve(queue.size());
+  out.pending_reasons.reserve(queue.size());
   for (const PendingJob* jp : order) {
     const PendingJob& job = *jp;
     if (!seen.insert(job.id).second) continue;  // The first entry's outcome stands.
@@ -71,9 +106,9 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     const bool limited = limits_ && job.project >= 0 && job.project < static_cast<int32_t>(limits_->size());
     if (limited && job.devices > 0) {  // What is known before placing: the model asked for, and "*".
       const int64_t cards = int64_t{job.devices} * job.nodes;
-      std::map<std::string, int64_t> asked{{"*", cards}};
-      if (!job.model.empty()) asked[job.model] = cards;
-      if (auto why = over_limit(job, asked)) {
+      auto why = over_limit(job, kAnyModel, cards);
+      if (!why && !job.model.empty()) why = over_limit(job, job.model, cards);
+      if (why) {
         out.pending_reasons[job.id] = *why;
         continue;
       }
@@ -323,16 +358,20 @@ std::map<std::string, int64_t> SchedulePass::cards_by_model(const Plan& plan) co
 
 std::optional<std::string> SchedulePass::over_limit(const PendingJob& job,
                                                     const std::map<std::string, int64_t>& cards) const {
+  for (const auto& [model, n] : cards)
+    if (auto why = over_limit(job, model, n)) return why;
+  return std::nullopt;
+}
+
+std::optional<std::string> SchedulePass::over_limit(const PendingJob& job, const std::string& model, int64_t n) const {
   const ProjectLimits& lim = (*limits_)[static_cast<size_t>(job.project)];
-  for (const auto& [model, n] : cards) {
-    auto h = lim.held.find(model);
-    const int64_t after = (h == lim.held.end() ? 0 : h->second) + n;
-    if (auto m = lim.max.find(model); m != lim.max.end() && after > m->second)
-      return reasons::project_at_max(lim.name, m->second, model);
-    if (job.preemptible) continue;
-    if (auto g = lim.guaranteed.find(model); g != lim.guaranteed.end() && g->second > 0 && after > g->second)
-      return reasons::project_at_guarantee(lim.name, g->second, model);
-  }
+  auto h = lim.held.find(model);
+  const int64_t after = (h == lim.held.end() ? 0 : h->second) + n;
+  if (auto m = lim.max.find(model); m != lim.max.end() && after > m->second)
+    return reasons::project_at_max(lim.name, m->second, model);
+  if (job.preemptible) return std::nullopt;
+  if (auto g = lim.guaranteed.find(model); g != lim.guaranteed.end() && g->second > 0 && after > g->second)
+    return reasons::project_at_guarantee(lim.name, g->second, model);
   return std::nullopt;
 }
 

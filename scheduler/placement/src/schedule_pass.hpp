@@ -57,6 +57,8 @@ class SchedulePass {
   // may not take `cards` (nullopt when within its project's limits).
   std::map<std::string, int64_t> cards_by_model(const Plan& plan) const;
   std::optional<std::string> over_limit(const PendingJob& job, const std::map<std::string, int64_t>& cards) const;
+  // The same for `n` more cards of one model (or "*"); allocates nothing when within limits.
+  std::optional<std::string> over_limit(const PendingJob& job, const std::string& model, int64_t n) const;
 
   ClusterState& state_;
   int64_t now_ms_;
