@@ -55,6 +55,12 @@ size_t spec_payload_bytes(const JobSpec& s) {
   return n;
 }
 
+bool is_project_name(std::string_view s) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  if (s.empty() || s.size() > 64 || !alnum(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
+}
+
 bool is_reserved_env(const std::string& name) {
   static const std::array<const char*, 14> reserved = {"HABANA_VISIBLE_MODULES",
                                                        "HABANA_VISIBLE_DEVICES",
@@ -180,6 +186,10 @@ SpecParse parse_job_spec(const json& j) {
   read_job_ids(r, j, "after_ok", s.after_ok);
   read_job_ids(r, j, "after_any", s.after_any);
   read_job_ids(r, j, "after_not_ok", s.after_not_ok);
+  r.optional_string("project", s.project, 64);
+  if (!s.project.empty() && !is_project_name(s.project))
+    r.fail("project", "must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+  r.optional_bool("preemptible", s.preemptible);
   if (s.task_per_device && s.devices == 0) r.fail("tasks_per_node", "\"device\" needs devices > 0");
   if (auto e = r.finish_field()) {
     out.error = e;
@@ -209,6 +219,8 @@ json to_json(const JobSpec& s) {
   if (!s.after_ok.empty()) j["after_ok"] = s.after_ok;
   if (!s.after_any.empty()) j["after_any"] = s.after_any;
   if (!s.after_not_ok.empty()) j["after_not_ok"] = s.after_not_ok;
+  if (!s.project.empty()) j["project"] = s.project;
+  if (s.preemptible) j["preemptible"] = true;
   return j;
 }
 
@@ -382,6 +394,8 @@ json to_json(const Job& job) {
     j["master_port"] = job.master_port;
   }
   if (!job.endpoint.empty()) j["endpoint"] = job.endpoint;
+  if (job.queue_position > 0) j["queue_position"] = job.queue_position;
+  if (job.estimated_start_ms) j["estimated_start"] = format_rfc3339(*job.estimated_start_ms);
   return j;
 }
 
@@ -416,6 +430,12 @@ Result<Job> job_from_json(const json& j) {
     job.master_addr = j.value("master_addr", "");
     job.master_port = json_int_or<int>(j, "master_port", 0);
     job.endpoint = j.value("endpoint", "");
+    job.queue_position = json_int_or<int>(j, "queue_position", 0);
+    if (j.contains("estimated_start") && !j["estimated_start"].is_null()) {
+      auto t = parse_rfc3339(j["estimated_start"].get<std::string>());
+      if (!t) return Error{"job.estimated_start: not an RFC 3339 time"};
+      job.estimated_start_ms = *t;
+    }
     return job;
   } catch (const std::exception& e) {  // json::exception or JsonIntError
     return Error{std::string("job: ") + e.what()};

@@ -167,6 +167,18 @@ Result<json> ApiClient::post(const std::string& path, const json& body) {
   return finish(res->status, res->body);
 }
 
+Result<json> ApiClient::put(const std::string& path, const json& body) {
+  auto res = http_->Put(path, body.dump(), "application/json");
+  if (!res) return transport_error(static_cast<int>(res.error()));
+  return finish(res->status, res->body);
+}
+
+Result<json> ApiClient::del(const std::string& path) {
+  auto res = http_->Delete(path);
+  if (!res) return transport_error(static_cast<int>(res.error()));
+  return finish(res->status, res->body);
+}
+
 Status ApiClient::stream(const std::string& path, const std::function<bool(std::string_view)>& sink,
                          std::chrono::seconds idle_timeout, uint64_t& bytes) {
   http_->set_read_timeout(idle_timeout);

@@ -6,6 +6,7 @@
 
 #include "tessel/cli/job_commands.hpp"
 #include "tessel/cli/node_commands.hpp"
+#include "tessel/cli/project_commands.hpp"
 #include "tessel/cli/session.hpp"
 
 namespace tessel::cli {
@@ -55,6 +56,8 @@ int run(const std::vector<std::string>& args, Environment& env) {
   add_opt(submit, "--name", so.name, "Job name");
   add_opt(submit, "--model", so.model, "Card model, e.g. HL-225");
   add_opt(submit, "--vendor", so.vendor, "habana, nvidia or amd");
+  add_opt(submit, "--project", so.project, "Project the job's cards count against (default: your first project)");
+  submit->add_flag("--preemptible", so.preemptible, "May borrow cards past the project's guarantee");
   add_opt(submit, "--retries", so.retries, "Retries after a node failure (0..10)");
   add_opt(submit, "--workdir", so.workdir, "Working directory on the node (relative: to the current one)");
   submit->add_option("--after-ok", so.after_ok, "Start after these jobs (J1,J2,...) all succeeded")
@@ -113,6 +116,27 @@ int run(const std::vector<std::string>& args, Environment& env) {
   auto* undrain = app.add_subcommand("undrain", "Place jobs on a drained node again");
   undrain->add_option("node", drain_name, "Node name")->required();
   undrain->callback([&] { action = [&](Session& s) { return cmd_drain(s, drain_name, false); }; });
+
+  ProjectOptions po;
+  auto* project = app.add_subcommand("project", "Projects: shares and quotas (writes need an admin token)");
+  project->require_subcommand(1);
+  auto* plist = project->add_subcommand("list", "List projects with their fair-share factor and usage");
+  plist->callback([&] { action = [](Session& s) { return cmd_project_list(s); }; });
+  auto* pshow = project->add_subcommand("show", "Show one project");
+  pshow->add_option("name", po.name, "Project name")->required();
+  pshow->callback([&] { action = [&](Session& s) { return cmd_project_show(s, po.name); }; });
+  for (bool create : {true, false}) {
+    auto* w = project->add_subcommand(create ? "create" : "set",
+                                      create ? "Create a project" : "Create or replace a project (all its settings)");
+    w->add_option("name", po.name, "Project name")->required();
+    add_opt(w, "--shares", po.shares, "Fair-share weight (>= 1, default 1)");
+    w->add_option("--quota", po.quotas, "MODEL=MAX or MODEL=GUARANTEED:MAX ('*': any model; MAX 'none'), repeatable")
+        ->allow_extra_args(false);
+    w->callback([&, create] { action = [&, create](Session& s) { return cmd_project_write(s, po, create); }; });
+  }
+  auto* pdel = project->add_subcommand("delete", "Delete a project without unfinished jobs");
+  pdel->add_option("name", po.name, "Project name")->required();
+  pdel->callback([&] { action = [&](Session& s) { return cmd_project_delete(s, po.name); }; });
 
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());

@@ -48,7 +48,15 @@ std::string ids(const json& arr) {
 std::string last_column(const json& job) {
   auto state = get_string(job, "state");
   auto reason = get_string(job, "reason");
-  if (state == "pending") return reason.empty() ? "" : "(" + reason + ")";
+  if (state == "pending") {
+    // "#3 start ~2026-12-01T10:00:00.000Z (reason)": queue position, then the backfill plan's estimate.
+    std::string out;
+    if (auto pos = get_int(job, "queue_position"); pos && *pos > 0) out = "#" + std::to_string(*pos);
+    if (auto start = get_string(job, "estimated_start"); !start.empty())
+      out += (out.empty() ? "" : " ") + std::string("start ~") + start;
+    if (!reason.empty()) out += (out.empty() ? "(" : " (") + reason + ")";
+    return out;
+  }
   std::string out = node_list(job);
   if (state == "failed" || state == "cancelled") {
     std::string why = reason;
@@ -124,6 +132,10 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   line("User", get_string(job, "user"));
   line("State", get_string(job, "state"));
   line("Reason", get_string(job, "reason"));
+  line("Queue position", get_text(job, "queue_position"));
+  line("Estimated start", get_string(job, "estimated_start"));
+  line("Project", get_string(spec, "project"));
+  if (get_bool(spec, "preemptible", false)) line("Preemptible", "yes");
   line("Exit code", get_text(job, "exit_code"));
   line("Attempt", get_text(job, "attempt"));
   line("Command", quote_command(get_field(spec, "command")));

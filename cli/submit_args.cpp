@@ -69,6 +69,8 @@ Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
   }
   if (o.vendor) j["vendor"] = *o.vendor;
   if (o.model) j["model"] = *o.model;
+  if (o.project) j["project"] = *o.project;
+  if (o.preemptible) j["preemptible"] = true;
   for (const auto& [flag, key, values] :
        {std::tuple{"--after-ok", "after_ok", &o.after_ok}, std::tuple{"--after-any", "after_any", &o.after_any},
         std::tuple{"--after-not-ok", "after_not_ok", &o.after_not_ok}}) {

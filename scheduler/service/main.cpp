@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -158,6 +160,31 @@ int run_check(const std::string& db, bool quick) {
   return 1;
 }
 
+// "7d", "12h", "90m", "3600s" or "3600" (seconds) -> milliseconds; nullopt when
+// malformed or not positive.
+std::optional<int64_t> parse_half_life(const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::string unit = text.substr(used);
+  double scale = 1;
+  if (unit == "d")
+    scale = 86400;
+  else if (unit == "h")
+    scale = 3600;
+  else if (unit == "m")
+    scale = 60;
+  else if (!unit.empty() && unit != "s")
+    return std::nullopt;
+  const double ms = v * scale * 1000;
+  if (!(ms >= 1000) || ms > 1e13) return std::nullopt;  // 1 s .. ~300 years.
+  return static_cast<int64_t>(ms);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -165,6 +192,7 @@ int main(int argc, char** argv) {
   std::string listen = "127.0.0.1:7450", db_path = "./tessel-scheduler.db", tokens_path, port_range = "29500-29999",
               log_level = "info";
   double heartbeat_timeout_s = 15;
+  std::string fairshare_half_life = "7d";
   bool insecure = false;
   app.add_option("--listen", listen, "HOST:PORT to serve on (port 0: any; prints the bound address)");
   app.add_option("--db", db_path,
@@ -172,6 +200,8 @@ int main(int argc, char** argv) {
   app.add_option("--tokens", tokens_path, "tokens file: TOKEN ROLE NAME per line");
   app.add_option("--heartbeat-timeout", heartbeat_timeout_s, "seconds without heartbeat before a node is down")
       ->check(CLI::Range(1.0, 3600.0));
+  app.add_option("--fairshare-half-life", fairshare_half_life,
+                 "fair share: a card-second used this long ago counts half (e.g. 7d, 12h, 3600s; default 7d)");
   app.add_flag("--insecure", insecure, "allow a non-loopback address without tokens");
   app.add_option("--master-port-range", port_range, "LO-HI ports for MASTER_PORT");
   // The HTTP server: a few I/O threads serve every connection (a parked long poll
@@ -261,6 +291,11 @@ int main(int argc, char** argv) {
   lim.body_timeout = std::chrono::milliseconds(static_cast<int64_t>(body_timeout_s * 1000));
   lim.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(idle_timeout_s * 1000));
   opts.state.heartbeat_timeout_ms = static_cast<int64_t>(heartbeat_timeout_s * 1000);
+  if (auto hl = parse_half_life(fairshare_half_life))
+    opts.state.fairshare_half_life_ms = *hl;
+  else
+    return fail("--fairshare-half-life: expected a duration such as 7d, 12h or 3600s, got '" + fairshare_half_life +
+                "'");
   if (!parse_port_range(port_range, opts.state.master_port_lo, opts.state.master_port_hi))
     return fail("--master-port-range: expected LO-HI within 1-65535, got '" + port_range + "'");
   ReplicaOptions replica;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessel/api/job.hpp"
+#include "tessel/api/project.hpp"
 
 using nlohmann::json;
 using tessel::api::parse_job_spec;
@@ -66,6 +67,9 @@ TEST(JobSpec, ErrorsNameTheField) {
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"time_limit_s", 0}}), "time_limit_s");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"kill_grace_s", -1}}), "kill_grace_s");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"vendor", "rocm"}}), "vendor");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"project", "a b"}}), "project");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"project", 7}}), "project");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"preemptible", "yes"}}), "preemptible");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"ROCR_VISIBLE_DEVICES", "0"}}}}),
             "env.ROCR_VISIBLE_DEVICES");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"HIP_VISIBLE_DEVICES", "0"}}}}), "env.HIP_VISIBLE_DEVICES");
@@ -204,4 +208,23 @@ TEST(JobSpec, CommandAndEnvTotalsAreBounded) {
   ASSERT_TRUE(r.error);
   EXPECT_EQ(r.error->field, "env");
   EXPECT_NE(r.error->message.find("bytes in all"), std::string::npos) << r.error->message;
+}
+
+TEST(Project, ParsesDefaultsAndRoundTrips) {
+  auto p = tessel::api::parse_project(json{{"name", "vision"}});
+  ASSERT_TRUE(p.project);
+  EXPECT_EQ(p.project->shares, 1);
+  EXPECT_TRUE(p.project->quotas.empty());
+  json full = {{"name", "nlp"},
+               {"shares", 3},
+               {"quotas", {{"HL-225", {{"guaranteed", 4}, {"max", 8}}}, {"*", {{"guaranteed", 0}, {"max", nullptr}}}}}};
+  auto f = tessel::api::parse_project(full);
+  ASSERT_TRUE(f.project) << f.error->message;
+  EXPECT_EQ(tessel::api::to_json(*f.project), full);
+  EXPECT_EQ(f.project->quotas.at("HL-225").max, 8);
+  EXPECT_FALSE(f.project->quotas.at("*").max.has_value());
+  auto bad = tessel::api::parse_project(json{{"name", "v"}, {"quotas", {{"X", {{"guaranteed", 5}, {"max", 4}}}}}});
+  ASSERT_TRUE(bad.error);
+  EXPECT_EQ(bad.error->field, "quotas.X.guaranteed");
+  EXPECT_EQ(bad.error->message, "quotas.X.guaranteed: must not exceed max");
 }

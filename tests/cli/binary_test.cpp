@@ -343,5 +343,78 @@ TEST_F(CliBinary, WaitExitsWithJobExitCode) {
   EXPECT_EQ(r.out, "j-2: succeeded\n");
 }
 
+TEST_F(CliBinary, ProjectCommandsSendTheProjectAndPrintIt) {
+  const json vision = {{"name", "vision"},
+                       {"shares", 2},
+                       {"quotas", {{"HL-225", {{"guaranteed", 8}, {"max", 16}}}}},
+                       {"usage_card_seconds", 7200.0},
+                       {"fair_share", 0.25}};
+  api.on("POST", "/v1/projects", 201, vision.dump());
+  auto r = run_tessel(
+      with_server({"project", "create", "vision", "--shares", "2", "--quota", "HL-225=8:16", "--quota", "*=none"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "vision: created\n");
+  auto sent = json::parse(api.requests().back().body);
+  EXPECT_EQ(sent["shares"], 2);
+  EXPECT_EQ(sent["quotas"]["HL-225"], (json{{"guaranteed", 8}, {"max", 16}}));
+  EXPECT_TRUE(sent["quotas"]["*"]["max"].is_null());
+
+  api.on("PUT", "/v1/projects/vision", 200, vision.dump());
+  r = run_tessel(with_server({"project", "set", "vision", "--quota", "HL-225=4"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(api.requests().back().method, "PUT");
+  EXPECT_EQ(json::parse(api.requests().back().body)["quotas"]["HL-225"]["max"], 4);
+
+  api.on("GET", "/v1/projects", 200, json{{"projects", {vision}}}.dump());
+  r = run_tessel(with_server({"project", "list"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("vision"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HL-225 8/16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0.25"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2.0"), std::string::npos) << r.out;  // Card-hours.
+
+  api.on("GET", "/v1/projects/vision", 200, vision.dump());
+  r = run_tessel(with_server({"project", "show", "vision"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Shares:      2"), std::string::npos) << r.out;
+
+  api.on("DELETE", "/v1/projects/vision", 409,
+         R"({"error":{"code":"conflict","message":"project vision has job j-1 not yet ended"}})");
+  r = run_tessel(with_server({"project", "delete", "vision"}));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not yet ended"), std::string::npos) << r.err;
+
+  const size_t before = api.requests().size();
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"project", "create", "x", "--quota", "HL-225"},
+           {"project", "create", "x", "--quota", "HL-225=many"},
+           {"project", "create", "x", "--quota", "=4"},
+           {"project"},
+       }) {
+    r = run_tessel(with_server(args));
+    EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(args) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_EQ(api.requests().size(), before);
+}
+
+TEST_F(CliBinary, JobsAndShowPrintQueuePositionAndEstimatedStart) {
+  json j = sample_job("j-7", "pending");
+  j["queue_position"] = 3;
+  j["estimated_start"] = "2026-01-01T14:00:00.000Z";
+  j["reason"] = "waiting for 2 free cards in one valid group";
+  j["spec"]["project"] = "vision";
+  api.on("GET", "/v1/jobs", 200, json{{"jobs", {j}}}.dump());
+  auto r = run_tessel(with_server({"jobs"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("#3 start ~2026-01-01T14:00:00.000Z (waiting for 2 free cards"), std::string::npos) << r.out;
+  api.on("GET", "/v1/jobs/j-7", 200, j.dump());
+  r = run_tessel(with_server({"show", "j-7"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Queue position: 3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Estimated start: 2026-01-01T14:00:00.000Z"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Project: vision"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace tessel::cli::testing

@@ -1,10 +1,14 @@
 // The real `tessel` against the real `tessel-scheduler` (loopback, port 0, temp DB,
-// no agents): submit, jobs, show, cancel, wait, inventory, nodes, drain.
+// no agents): submit, jobs, show, cancel, wait, inventory, nodes, drain; projects
+// with a tokens file's projects column, across a restart.
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
 #include "binaries.hpp"
+#include "files.hpp"
 #include "run_tessel.hpp"
 
 namespace tessel::cli::testing {
@@ -15,8 +19,9 @@ using nlohmann::json;
 // tessel-scheduler on 127.0.0.1:0 with its DB and log in `dir`; SIGTERM on destruction.
 class Scheduler {
  public:
-  explicit Scheduler(const TempDir& dir) {
+  explicit Scheduler(const TempDir& dir, std::vector<std::string> args = {}) {
     testkit::SchedulerOptions o;
+    o.args = std::move(args);
     o.bin = TESSEL_SCHEDULER_BINARY;
     o.db = dir.str("state.db");
     o.stdout_path = dir.str("scheduler.out");
@@ -105,6 +110,59 @@ TEST(CliEndToEnd, AgainstRealScheduler) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.rfind("tessel: drain: no-such-node: ", 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(CliEndToEnd, ProjectsMembershipAndRestart) {
+  TempDir dir;
+  const std::string tokens = dir.str("tokens");
+  testkit::write_file(tokens,
+                      "admin-token-0123456789 admin root\n"
+                      "alice-token-0123456789 user alice vision\n");
+  ASSERT_EQ(::chmod(tokens.c_str(), 0600), 0);
+  std::map<std::string, std::string> admin, alice;
+  {
+    Scheduler sched(dir, {"--tokens", tokens, "--fairshare-half-life", "12h"});
+    ASSERT_FALSE(sched.url().empty()) << "tessel-scheduler did not start; see its log";
+    admin = {{"TESSEL_SERVER", sched.url()}, {"TESSEL_TOKEN", "admin-token-0123456789"}};
+    alice = {{"TESSEL_SERVER", sched.url()}, {"TESSEL_TOKEN", "alice-token-0123456789"}};
+
+    auto r = run_tessel({"project", "create", "vision", "--quota", "HL-225=16"}, alice);
+    EXPECT_EQ(r.exit_code, 1);  // Admins only.
+    r = run_tessel({"project", "create", "vision", "--shares", "2", "--quota", "HL-225=4:16"}, admin);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run_tessel({"project", "create", "nlp"}, admin);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run_tessel({"project", "create", "bad", "--quota", "HL-225=9:8"}, admin);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("quotas.HL-225.guaranteed"), std::string::npos) << r.err;
+
+    r = run_tessel({"submit", "--devices", "1", "--", "/bin/true"}, alice);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string id = r.out.substr(0, r.out.find('\n'));
+    r = run_tessel({"show", id, "-o", "json"}, alice);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["spec"]["project"], "vision");
+    r = run_tessel({"submit", "--project", "nlp", "--devices", "1", "--", "/bin/true"}, alice);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("not a member of project nlp"), std::string::npos) << r.err;
+    r = run_tessel({"submit", "--project", "nope", "--devices", "1", "--", "/bin/true"}, alice);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("unknown project nope"), std::string::npos) << r.err;
+  }
+  Scheduler again(dir, {"--tokens", tokens});
+  ASSERT_FALSE(again.url().empty());
+  admin["TESSEL_SERVER"] = again.url();
+  auto r = run_tessel({"project", "show", "vision"}, admin);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Shares:      2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HL-225 4/16"), std::string::npos) << r.out;
+  r = run_tessel({"project", "list"}, admin);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nlp"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("bad"), std::string::npos) << r.out;
+  r = run_tessel({"project", "delete", "vision"}, admin);
+  EXPECT_EQ(r.exit_code, 1);  // Its job is still pending.
+  EXPECT_NE(r.err.find("not yet ended"), std::string::npos) << r.err;
 }
 
 }  // namespace

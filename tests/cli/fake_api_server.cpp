@@ -9,6 +9,8 @@ FakeApiServer::FakeApiServer() {
   auto h = [this](const httplib::Request& req, httplib::Response& res) { dispatch(req, res); };
   server_.Get(".*", h);
   server_.Post(".*", h);
+  server_.Put(".*", h);
+  server_.Delete(".*", h);
   port_ = server_.bind_to_any_port("127.0.0.1");
   if (port_ <= 0) throw std::runtime_error("fake API server: cannot bind 127.0.0.1:0");
   thread_ = std::thread([this] { server_.listen_after_bind(); });

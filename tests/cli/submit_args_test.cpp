@@ -56,6 +56,20 @@ TEST(SubmitArgs, AllFlagsMapToApiFields) {
   EXPECT_EQ(parsed.spec->time_limit_s, 5400);
 }
 
+TEST(SubmitArgs, ProjectAndPreemptibleAreSentOnlyWhenGiven) {
+  SubmitOptions o;
+  o.command = {"x"};
+  o.project = "vision";
+  o.preemptible = true;
+  auto r = build_job_request(o, "/");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)["project"], "vision");
+  EXPECT_EQ((*r)["preemptible"], true);
+  auto spec = api::parse_job_spec(*r);
+  ASSERT_TRUE(spec.spec);
+  EXPECT_EQ(spec.spec->project, "vision");
+}
+
 TEST(SubmitArgs, AbsoluteWorkdirKept) {
   SubmitOptions o;
   o.command = {"true"};

@@ -182,7 +182,7 @@ TEST(Dependencies, CancellingAPendingDependencyCancelsItsAfterOkDependents) {
   const std::string b = c.submit(with(cards(8), "after_ok", {a}));
   const std::string e = c.submit(with(cards(8), "after_any", {a}));
   const std::string w = c.submit(with(cards(8), "after_ok", {e}));
-  const Principal alice{"alice", Role::user, ""};
+  const Principal alice{"alice", Role::user, "", {}};
   ASSERT_TRUE(c.state->cancel(w, alice).ok());  // A waiting job itself.
   EXPECT_EQ(c.job(w).reason, "cancelled by alice");
   ASSERT_TRUE(c.state->cancel(a, alice).ok());

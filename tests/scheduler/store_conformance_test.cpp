@@ -169,6 +169,27 @@ TYPED_TEST(StoreConformance, UpsertsAndDeletes) {
   EXPECT_EQ(s.fences[0].id, "f-2");
 }
 
+// Projects: upserted and deleted by name, loaded in ascending name.
+TYPED_TEST(StoreConformance, ProjectsRoundTripUpsertAndDelete) {
+  ASSERT_TRUE(this->store_);
+  api::Project vision{"vision", 3, {}};
+  vision.quotas["HL-225"] = api::Quota{8, 16};
+  api::Project audio{"audio", 1, {}};
+  api::Project gone{"gone", 2, {}};
+  WriteBatch first;
+  first.put_projects = {vision, gone, audio};
+  ASSERT_TRUE(this->store_->write(first).ok());
+  WriteBatch second;
+  vision.shares = 5;
+  second.put_projects = {vision};
+  second.delete_projects = {"gone", "never-there"};
+  ASSERT_TRUE(this->store_->write(second).ok());
+  Snapshot s = this->load();
+  ASSERT_EQ(s.projects.size(), 2u);
+  EXPECT_EQ(s.projects[0], audio);
+  EXPECT_EQ(s.projects[1], vision);
+}
+
 // 16 writers at once, each waiting for its own acknowledgement: every acknowledged
 // job is there (the writer groups them into shared transactions).
 TYPED_TEST(StoreConformance, ConcurrentWritersAreAllDurable) {

@@ -29,7 +29,7 @@ TEST(Tokens, BadLinesNameTheLine) {
   ASSERT_FALSE(e3.ok());
   EXPECT_NE(e3.error().message.find("duplicate"), std::string::npos);
   EXPECT_FALSE(parse_tokens("# only comments\n").ok());
-  EXPECT_FALSE(parse_tokens("a admin x extra\n").ok());
+  EXPECT_FALSE(parse_tokens("a admin x extra more\n").ok());
   EXPECT_FALSE(load_tokens_file("/nonexistent/tokens").ok());
 }
 

@@ -36,6 +36,12 @@ struct JobSpec {
   std::vector<std::string> after_ok;
   std::vector<std::string> after_any;
   std::vector<std::string> after_not_ok;
+  // The project the job's cards count against (quotas, fair share). Empty in a
+  // submission: the scheduler fills in the user's default project.
+  std::string project;
+  // May run on cards borrowed past its project's guarantee (and, once preemption
+  // exists, be preempted to give them back).
+  bool preemptible = false;
 
   bool has_dependencies() const { return !after_ok.empty() || !after_any.empty() || !after_not_ok.empty(); }
   bool operator==(const JobSpec&) const = default;
@@ -52,6 +58,9 @@ inline constexpr size_t kMaxEnvBytes = size_t{256} * 1024;
 // Bytes of the spec's variable-size parts (arguments, env, workdir, name): what
 // dominates its JSON form, for budgets on listings.
 size_t spec_payload_bytes(const JobSpec& s);
+
+// Project names: 1 to 64 of [A-Za-z0-9._-], starting with a letter or digit.
+bool is_project_name(std::string_view s);
 
 // "j-" and 8 to 18 digits, as the scheduler makes job ids.
 bool is_job_id(std::string_view s);
@@ -101,6 +110,10 @@ struct Job {
   std::string master_addr;
   int master_port = 0;
   std::string endpoint;  // "addr:port" of rank 0's TESSEL_PORT once running.
+  // Pending jobs, as of the last scheduling pass (never stored): 1-based place in
+  // scheduling order (0: not known), and when the backfill plan expects it to start.
+  int queue_position = 0;
+  std::optional<int64_t> estimated_start_ms;
 };
 nlohmann::json to_json(const Job& j);
 Result<Job> job_from_json(const nlohmann::json& j);

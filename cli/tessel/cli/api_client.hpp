@@ -55,6 +55,8 @@ class ApiClient {
   // A JSON request; 2xx answers are parsed (an empty body reads as null).
   Result<nlohmann::json> get(const std::string& path_and_query);
   Result<nlohmann::json> post(const std::string& path, const nlohmann::json& body);
+  Result<nlohmann::json> put(const std::string& path, const nlohmann::json& body);
+  Result<nlohmann::json> del(const std::string& path);
 
   // GET whose 2xx body is handed to `sink` piece by piece as it arrives; `sink`
   // returns false to stop. `bytes` counts what was handed over (also on error).

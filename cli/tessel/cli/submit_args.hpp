@@ -27,6 +27,8 @@ struct SubmitOptions {
   std::optional<std::string> workdir;     // Relative paths are resolved against cwd.
   std::optional<std::string> vendor;
   std::optional<std::string> model;
+  std::optional<std::string> project;  // None: the user's default project.
+  bool preemptible = false;
   // Dependencies: job ids, each flag value a comma-separated list (repeatable).
   std::vector<std::string> after_ok;
   std::vector<std::string> after_any;

@@ -134,8 +134,9 @@ void ModuleGroupAllocator::release_on_node(const std::string& job_id, const std:
   if (h && n) st.release_cards(*h, *n);
 }
 
-ScheduleResult ModuleGroupAllocator::schedule(const std::vector<PendingJob>& queue, int64_t now_ms) {
-  detail::SchedulePass pass(impl_->state, now_ms);
+ScheduleResult ModuleGroupAllocator::schedule(const std::vector<PendingJob>& queue, int64_t now_ms,
+                                              std::vector<ProjectLimits>* limits) {
+  detail::SchedulePass pass(impl_->state, now_ms, limits);
   return pass.run(queue);
 }
 

@@ -54,4 +54,19 @@ std::string waiting_behind_reservation(const std::string& job_id) {
   return "waiting behind reservation for job " + job_id;
 }
 
+namespace {
+std::string of_cards(int64_t n, const std::string& model) {
+  return std::to_string(n) + (model == "*" ? "" : " " + model) + " cards";
+}
+}  // namespace
+
+std::string project_at_max(const std::string& project, int64_t max, const std::string& model) {
+  return "project " + project + " at its max of " + of_cards(max, model);
+}
+
+std::string project_at_guarantee(const std::string& project, int64_t guaranteed, const std::string& model) {
+  return "project " + project + " at its guarantee of " + of_cards(guaranteed, model) +
+         " (only preemptible jobs may borrow past it)";
+}
+
 }  // namespace tessel::scheduler::reasons

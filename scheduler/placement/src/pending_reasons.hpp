@@ -24,5 +24,8 @@ std::string never_fits(int devices, int nodes_needed, int nodes_capable, const s
 std::string waiting_for_cards(int devices, int nodes_needed, const std::optional<api::Vendor>& vendor,
                               const std::string& model);
 std::string waiting_behind_reservation(const std::string& job_id);
+// "project vision at its max of 16 HL-225 cards" (model "*": "... of 16 cards").
+std::string project_at_max(const std::string& project, int64_t max, const std::string& model);
+std::string project_at_guarantee(const std::string& project, int64_t guaranteed, const std::string& model);
 
 }  // namespace tessel::scheduler::reasons

@@ -11,6 +11,7 @@ namespace tessel::scheduler::detail {
 namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+const std::string kAnyModel = "*";  // Quotas over every model together.
 
 int64_t add_seconds(int64_t now_ms, int64_t seconds) {
   if (seconds < 0) seconds = 0;
@@ -20,15 +21,38 @@ int64_t add_seconds(int64_t now_ms, int64_t seconds) {
 
 bool runs_first(const PendingJob* a, const PendingJob* b) {
   if (a->priority != b->priority) return a->priority > b->priority;
+  if (a->within_guarantee != b->within_guarantee) return a->within_guarantee;
+  if (a->fair_share != b->fair_share) return a->fair_share > b->fair_share;
+  if (a->user_usage != b->user_usage) return a->user_usage < b->user_usage;
   if (a->seq != b->seq) return a->seq < b->seq;
   return a->id < b->id;
 }
+
+// runs_first's fields, copied; compare() < 0 when `this` runs first, 0 on a tie
+// (then runs_first decides by id).
+struct SortKey {
+  int priority;
+  bool within_guarantee;
+  double fair_share;
+  double user_usage;
+  int64_t seq;
+  uint32_t index;
+  int compare(const SortKey& o) const {
+    if (priority != o.priority) return priority > o.priority ? -1 : 1;
+    if (within_guarantee != o.within_guarantee) return within_guarantee ? -1 : 1;
+    if (fair_share != o.fair_share) return fair_share > o.fair_share ? -1 : 1;
+    if (user_usage != o.user_usage) return user_usage < o.user_usage ? -1 : 1;
+    if (seq != o.seq) return seq < o.seq ? -1 : 1;
+    return 0;
+  }
+};
 
 uint32_t node_of(uint64_t entry) { return static_cast<uint32_t>(entry & 0xFFFFFFFFu); }
 
 }  // namespace
 
-SchedulePass::SchedulePass(ClusterState& state, int64_t now_ms) : state_(state), now_ms_(now_ms) {}
+SchedulePass::SchedulePass(ClusterState& state, int64_t now_ms, std::vector<ProjectLimits>* limits)
+    : state_(state), now_ms_(now_ms), limits_(limits) {}
 
 SchedulePass::~SchedulePass() {
   if (!reserved_) return;
@@ -39,13 +63,30 @@ SchedulePass::~SchedulePass() {
 }
 
 ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
+  // Sorted as compact keys, not pointers: with 100,000 jobs a comparator that follows
+  // pointers into the queue spends most of the sort on cache misses.
+  std::vector<SortKey> keys;
+  keys.reserve(queue.size());
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const PendingJob& j = queue[i];
+    keys.push_back(
+        SortKey{j.priority, j.within_guarantee, j.fair_share, j.user_usage, j.seq, static_cast<uint32_t>(i)});
+  }
+  std::stable_sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
+    if (auto c = a.compare(b); c != 0) return c < 0;
+    return runs_first(&queue[a.index], &queue[b.index]);
+  });
   std::vector<const PendingJob*> order;
   order.reserve(queue.size());
-  for (const PendingJob& j : queue) order.push_back(&j);
-  std::stable_sort(order.begin(), order.end(), runs_first);
-
   ScheduleResult out;
+  out.order.reserve(queue.size());
+  for (const SortKey& k : keys) {
+    order.push_back(&queue[k.index]);
+    out.order.push_back(k.index);
+  }
   std::unordered_set<std::string> seen;
+  seen.reserve(queue.size());
+  out.pending_reasons.reserve(queue.size());
   for (const PendingJob* jp : order) {
     const PendingJob& job = *jp;
     if (!seen.insert(job.id).second) continue;  // The first entry's outcome stands.
@@ -62,6 +103,16 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
       continue;
     }
     std::vector<int> keys = keys_of(job);
+    const bool limited = limits_ && job.project >= 0 && job.project < static_cast<int32_t>(limits_->size());
+    if (limited && job.devices > 0) {  // What is known before placing: the model asked for, and "*".
+      const int64_t cards = int64_t{job.devices} * job.nodes;
+      auto why = over_limit(job, kAnyModel, cards);
+      if (!why && !job.model.empty()) why = over_limit(job, job.model, cards);
+      if (why) {
+        out.pending_reasons[job.id] = *why;
+        continue;
+      }
+    }
 
     if (job.devices == 0) {
       if (auto plan = plan_without_cards(job, keys)) {
@@ -79,6 +130,14 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     auto known = failed_.find(fail_key);
     if (known == failed_.end() || job.nodes < known->second) {
       if (auto plan = plan_cards(job, keys, use_reserved)) {
+        if (limited) {  // The placement's own models (a job without a model may take any).
+          auto taking = cards_by_model(*plan);
+          if (auto why = over_limit(job, taking)) {
+            out.pending_reasons[job.id] = *why;
+            continue;
+          }
+          for (const auto& [model, n] : taking) (*limits_)[static_cast<size_t>(job.project)].held[model] += n;
+        }
         out.placed.push_back(apply(job, *plan));
         continue;
       }
@@ -281,6 +340,39 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
   std::sort(r.nodes.begin(), r.nodes.end());
   reserved_ = std::move(r);
   out.reservations.push_back(std::move(shown));
+}
+
+std::map<std::string, int64_t> SchedulePass::cards_by_model(const Plan& plan) const {
+  std::map<std::string, int64_t> out;
+  for (const Choice& c : plan) {
+    if (c.group == 0) continue;
+    out["*"] += masks::popcount(c.group);
+    for (const NodeKey& k : state_.nodes[c.node].keys) {
+      const std::string& model = state_.keys[k.key].model;
+      if (model.empty()) continue;  // The vendor-wide key.
+      if (int n = masks::popcount(c.group & k.model_mask)) out[model] += n;
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> SchedulePass::over_limit(const PendingJob& job,
+                                                    const std::map<std::string, int64_t>& cards) const {
+  for (const auto& [model, n] : cards)
+    if (auto why = over_limit(job, model, n)) return why;
+  return std::nullopt;
+}
+
+std::optional<std::string> SchedulePass::over_limit(const PendingJob& job, const std::string& model, int64_t n) const {
+  const ProjectLimits& lim = (*limits_)[static_cast<size_t>(job.project)];
+  auto h = lim.held.find(model);
+  const int64_t after = (h == lim.held.end() ? 0 : h->second) + n;
+  if (auto m = lim.max.find(model); m != lim.max.end() && after > m->second)
+    return reasons::project_at_max(lim.name, m->second, model);
+  if (job.preemptible) return std::nullopt;
+  if (auto g = lim.guaranteed.find(model); g != lim.guaranteed.end() && g->second > 0 && after > g->second)
+    return reasons::project_at_guarantee(lim.name, g->second, model);
+  return std::nullopt;
 }
 
 api::Allocation SchedulePass::allocation(const Choice& c, int rank) const {

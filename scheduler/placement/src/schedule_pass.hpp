@@ -23,7 +23,7 @@ namespace tessel::scheduler::detail {
 
 class SchedulePass {
  public:
-  SchedulePass(ClusterState& state, int64_t now_ms);
+  SchedulePass(ClusterState& state, int64_t now_ms, std::vector<ProjectLimits>* limits = nullptr);
   ~SchedulePass();
   SchedulePass(const SchedulePass&) = delete;
   SchedulePass& operator=(const SchedulePass&) = delete;
@@ -53,9 +53,16 @@ class SchedulePass {
   int64_t card_free_at(const Node& node, int slot) const;
   Placement apply(const PendingJob& job, const Plan& plan);
   api::Allocation allocation(const Choice& c, int rank) const;
+  // Quotas: the cards `plan` takes, by model and under "*"; and the reason the job
+  // may not take `cards` (nullopt when within its project's limits).
+  std::map<std::string, int64_t> cards_by_model(const Plan& plan) const;
+  std::optional<std::string> over_limit(const PendingJob& job, const std::map<std::string, int64_t>& cards) const;
+  // The same for `n` more cards of one model (or "*"); allocates nothing when within limits.
+  std::optional<std::string> over_limit(const PendingJob& job, const std::string& model, int64_t n) const;
 
   ClusterState& state_;
   int64_t now_ms_;
+  std::vector<ProjectLimits>* limits_;
   std::optional<Reserved> reserved_;
   // (vendor or -1, model, devices, may use reserved) -> fewest nodes that failed.
   std::map<std::tuple<int, std::string, int, bool>, int> failed_;

@@ -14,7 +14,7 @@ bool allowed(Role role, Action action) {
 }  // namespace
 
 Result<Principal> Authenticator::authorize(const std::string& header, Action action) const {
-  if (!tokens_) return Principal{"anonymous", Role::admin, ""};
+  if (!tokens_) return Principal{"anonymous", Role::admin, "", {}};
   static const std::string kBearer = "Bearer ";
   if (header.rfind(kBearer, 0) != 0) return Error::unauthenticated("missing Authorization: Bearer token");
   auto it = tokens_->by_token.find(header.substr(kBearer.size()));

@@ -29,6 +29,7 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
         if (!body) return reply(body.error());
         auto parsed = api::parse_job_spec(*body);
         if (!parsed.spec) return reply(Error::invalid(parsed.error->message, parsed.error->field));
+        if (auto s = resolve_submit_project(ctx, *who, *parsed.spec); !s) return reply(s.error());
         auto job = ctx.state.submit(std::move(*parsed.spec), who->name);
         if (!job) return reply(job.error());
         reply(json_reply(201, api::to_json(*job)));

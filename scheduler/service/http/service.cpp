@@ -58,6 +58,7 @@ Status Service::start() {
   http::Router router;
   add_public_routes(router, *ctx_, *this, opts_.extra_metrics, opts_.extra_health);
   add_job_routes(router, *ctx_);
+  add_project_routes(router, *ctx_);
   add_log_routes(router, *ctx_);
   add_node_routes(router, *ctx_);
   add_agent_routes(router, *ctx_);

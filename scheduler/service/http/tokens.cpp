@@ -2,10 +2,13 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <vector>
+
+#include "tessel/api/job.hpp"
 
 namespace tessel::scheduler {
 
@@ -47,6 +50,21 @@ bool printable(std::string_view s) {
   return true;
 }
 
+// "a,b,c" -> {a, b, c}: each a valid project name, none repeated.
+Result<std::vector<std::string>> split_projects(std::string_view list) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  for (;;) {
+    size_t comma = list.find(',', pos);
+    std::string_view name = list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    if (!api::is_project_name(name)) return Error{"projects must be comma-separated project names"};
+    if (std::find(out.begin(), out.end(), name) != out.end()) return Error{"project listed twice"};
+    out.emplace_back(name);
+    if (comma == std::string_view::npos) return out;
+    pos = comma + 1;
+  }
+}
+
 }  // namespace
 
 Result<TokenTable> parse_tokens(std::string_view text) {
@@ -65,14 +83,20 @@ Result<TokenTable> parse_tokens(std::string_view text) {
       if (end == text.size()) break;
       continue;
     }
-    if (fields.size() != 3) return Error{where + "expected TOKEN ROLE NAME"};
+    if (fields.size() != 3 && fields.size() != 4) return Error{where + "expected TOKEN ROLE NAME [PROJECTS]"};
     if (!printable(fields[0]) || !printable(fields[2]) || fields[0].size() > 512 || fields[2].size() > 128)
       return Error{where + "token and name must be printable and short"};
     auto role = parse_role(fields[1]);
     if (!role) return Error{where + "role must be admin, user or agent"};
     std::string token(fields[0]);
     if (table.by_token.count(token)) return Error{where + "duplicate token"};
-    table.by_token[token] = Principal{std::string(fields[2]), *role, token};
+    std::vector<std::string> projects;
+    if (fields.size() == 4) {
+      auto list = split_projects(fields[3]);
+      if (!list) return Error{where + list.error().message};
+      projects = std::move(*list);
+    }
+    table.by_token[token] = Principal{std::string(fields[2]), *role, token, std::move(projects)};
     if (end == text.size()) break;
   }
   if (table.by_token.empty()) return Error{"no tokens defined"};

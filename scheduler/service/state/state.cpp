@@ -18,7 +18,12 @@ std::vector<double> latency_buckets() {
 }  // namespace
 
 ClusterState::ClusterState(Store& store, const Clock& clock, StateOptions opts)
-    : store_(store), clock_(clock), opts_(opts), queue_wait_(wait_buckets()), sched_latency_(latency_buckets()) {
+    : store_(store),
+      clock_(clock),
+      opts_(opts),
+      usage_(opts.fairshare_half_life_ms),
+      queue_wait_(wait_buckets()),
+      sched_latency_(latency_buckets()) {
   version_counter_ = clock_.now_ms();
 }
 
@@ -39,21 +44,29 @@ Status ClusterState::restore() {
     int64_t seq = job_seq(job.id);
     if (seq < 0) return Error{"restoring state: bad job id " + job.id};
     next_seq_ = std::max(next_seq_, seq + 1);
+    if (job.spec.project.empty()) job.spec.project = api::kDefaultProject;  // Stored before projects existed.
     if (job.state == api::JobState::assigned || job.state == api::JobState::running) {
       active_.insert(seq);
       std::optional<int64_t> end;
       if (job.spec.time_limit_s) end = (job.started_at_ms ? job.started_at_ms : now) + *job.spec.time_limit_s * 1000;
       alloc_.hold(job.id, job.allocations, end);
     }
-    jobs_[seq] = JobEntry{std::move(job), now, {}};
+    if (job.started_at_ms > 0 && job.finished_at_ms > 0) {  // Fair share: usage is recomputed, not stored.
+      int64_t cards = 0;
+      for (const auto& a : job.allocations) cards += static_cast<int64_t>(a.module_ids.size());
+      usage_.add(job.spec.project, job.user, cards, job.started_at_ms, job.finished_at_ms);
+    }
+    jobs_[seq] = JobEntry{std::move(job), now, {}, 0, std::nullopt};
   }
+  for (auto& p : snap->projects) projects_[p.name] = std::move(p);
   for (auto& f : snap->fences) {
     alloc_.hold(f.id, {f.allocation}, std::nullopt);
     fences_[f.id] = f;
   }
   if (auto s = enqueue_restored_locked(); !s) return s.error().wrap("restoring state");
-  spdlog::info("restored {} jobs ({} pending, {} waiting for dependencies, {} active), {} nodes, {} fences",
-               jobs_.size(), pending_.size(), waiting_.size(), active_.size(), nodes_.size(), fences_.size());
+  spdlog::info(
+      "restored {} jobs ({} pending, {} waiting for dependencies, {} active), {} nodes, {} fences, {} projects",
+      jobs_.size(), pending_.size(), waiting_.size(), active_.size(), nodes_.size(), fences_.size(), projects_.size());
   if (!pending_.empty()) mark_dirty_locked();
   return ok_status();
 }
@@ -68,6 +81,12 @@ api::Job ClusterState::make_job(int64_t seq, api::JobSpec spec, const std::strin
   return job;
 }
 
+Status ClusterState::resolve_project_locked(api::JobSpec& spec) const {
+  if (spec.project.empty()) spec.project = api::kDefaultProject;
+  if (spec.project == api::kDefaultProject || projects_.count(spec.project)) return ok_status();
+  return Error::invalid("project: unknown project " + spec.project, "project");
+}
+
 Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user) {
   // Its dependencies are checked and evaluated under mu_, so none can end unseen meanwhile.
   if (spec.has_dependencies()) return submit_with_dependencies(std::move(spec), user);
@@ -75,6 +94,7 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
   {
     MutexLock lk(mu_);
     if (stopping_) return Error::unavailable("scheduler is shutting down");
+    if (auto s = resolve_project_locked(spec); !s) return s.error();
     seq = next_seq_++;
   }
   const api::Job job = make_job(seq, std::move(spec), user);
@@ -83,7 +103,7 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
   // Waits for the group commit without holding mu_.
   if (auto s = write_store(b); !s) return storage_unavailable("the job", s.error().message);
   MutexLock lk(mu_);
-  pending_[seq] = &(jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}});
+  pending_[seq] = &(jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt});
   ++submissions_total_;
   ++jobs_changes_;
   log_change(job, "submitted");
@@ -95,7 +115,16 @@ std::optional<api::Job> ClusterState::job(const std::string& id) const {
   MutexLock lk(mu_);
   auto it = jobs_.find(job_seq(id));
   if (it == jobs_.end() || it->second.job.id != id) return std::nullopt;
-  return it->second.job;
+  return view_of(it->second);
+}
+
+api::Job ClusterState::view_of(const JobEntry& e) {
+  api::Job j = e.job;
+  if (j.state == api::JobState::pending) {
+    j.queue_position = e.queue_position;
+    j.estimated_start_ms = e.estimated_start_ms;
+  }
+  return j;
 }
 
 JobPage ClusterState::list_jobs(const JobFilter& f) const {
@@ -116,7 +145,7 @@ JobPage ClusterState::list_jobs(const JobFilter& f) const {
       break;
     }
     bytes += size;
-    page.jobs.push_back(j);
+    page.jobs.push_back(view_of(it->second));
   }
   return page;
 }
@@ -173,6 +202,7 @@ bool ClusterState::commit_locked(Txn& txn, const char* what) {
     spdlog::error("{}: store write failed, nothing changed: {}", what, s.error().message);
     return false;
   }
+  account_usage_locked(txn.batch);  // Before `apply` changes the jobs it compares against.
   for (auto& f : txn.apply) f();
   if (!txn.batch.jobs.empty()) ++jobs_changes_;
   if (!txn.batch.nodes.empty() || !txn.batch.delete_nodes.empty() || !txn.batch.put_fences.empty() ||

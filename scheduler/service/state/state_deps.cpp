@@ -68,6 +68,7 @@ Status ClusterState::validate_dependencies_locked(const api::JobSpec& spec, cons
 Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const std::string& user) {
   MutexLock lk(mu_);
   if (stopping_) return Error::unavailable("scheduler is shutting down");
+  if (auto s = resolve_project_locked(spec); !s) return s.error();
   api::Job job = make_job(next_seq_, std::move(spec), user);
   if (auto s = validate_dependencies_locked(job.spec, job.id); !s) return s.error();
   const int64_t seq = next_seq_++;
@@ -80,7 +81,7 @@ Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const
   Txn txn;
   txn.batch.jobs.push_back(job);
   txn.apply.push_back([this, job, seq, check]() REQUIRES(mu_) {
-    JobEntry& entry = jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}};
+    JobEntry& entry = jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt};
     ++submissions_total_;
     log_change(job, "submitted");
     if (check.verdict != DepCheck::Verdict::never) enqueue_locked(seq, entry, check);

@@ -25,14 +25,32 @@ void ClusterState::schedule_pass() {
   last_full_pass_ = now_real;
   const int64_t t0 = clock_.steady_ns();
   const int64_t now = clock_.now_ms();
+  PassPolicy policy = pass_policy_locked(now);
   std::vector<PendingJob> queue;
+  std::vector<JobEntry*> entries;  // Parallel to queue.
   queue.reserve(pending_.size());
+  entries.reserve(pending_.size());
   for (const auto& [seq, entry] : pending_) {
     const api::Job& j = entry->job;
     queue.push_back(PendingJob{j.id, j.spec.devices, j.spec.nodes, j.spec.priority, seq, j.spec.time_limit_s,
                                j.spec.vendor, j.spec.model});
+    apply_policy(policy, j, queue.back());
+    entries.push_back(entry);
   }
-  ScheduleResult res = alloc_.schedule(queue, now);
+  ScheduleResult res = alloc_.schedule(queue, now, policy.limits.empty() ? nullptr : &policy.limits);
+  // Queue positions among the jobs this pass left pending, in scheduling order.
+  std::set<std::string> placed_ids;
+  for (const auto& p : res.placed) placed_ids.insert(p.job_id);
+  int position = 0;
+  for (uint32_t i : res.order) {
+    JobEntry* e = entries[i];
+    e->estimated_start_ms.reset();
+    e->queue_position = placed_ids.count(e->job.id) ? 0 : ++position;
+  }
+  for (const auto& r : res.reservations) {
+    if (!r.start_ms) continue;
+    if (auto it = pending_.find(job_seq(r.job_id)); it != pending_.end()) it->second->estimated_start_ms = r.start_ms;
+  }
   Txn txn;
   std::map<std::string, std::set<int>> ports_taken;  // Master ports handed out in this pass.
   for (const auto& p : res.placed) {

@@ -21,6 +21,9 @@ const std::vector<const char*>& migrations() {
       // at open ("schema version 2 is newer than this binary") instead of at its first
       // dependent job.
       "",
+      // 2 -> 3: projects (body = api::to_json(Project)); jobs' specs may name a
+      // project and be preemptible (in their bodies, as for version 2).
+      "CREATE TABLE projects (name TEXT PRIMARY KEY, body TEXT NOT NULL);",
   };
   return m;
 }

@@ -50,6 +50,7 @@ struct KindTable {
 const KindTable kJobs{"jobs", "seq"};  // Also has seq: written by its own statement.
 const KindTable kNodes{"nodes"};
 const KindTable kFences{"fences"};
+const KindTable kProjects{"projects"};  // Keyed by name: loads in ascending name.
 
 // Versioned schema migrations: entry i upgrades version i to i+1; the version is the
 // one row of schema_version. Never edit a shipped migration: append a new one.
@@ -63,6 +64,8 @@ const std::vector<const char*>& pg_migrations() {
       // is first taken.
       "CREATE TABLE leader (one INT PRIMARY KEY CHECK (one = 1), holder TEXT NOT NULL, advertise TEXT NOT NULL, "
       "epoch BIGINT NOT NULL, expires_at TIMESTAMPTZ NOT NULL);",
+      // 2 -> 3: projects (body = project_to_json(Project)).
+      "CREATE TABLE projects (key TEXT PRIMARY KEY, body TEXT NOT NULL);",
   };
   return m;
 }
@@ -183,6 +186,7 @@ class PgStore final : public Store {
     Status s = read_kind(*conn_, kJobs, job_from_text, snap.jobs);
     if (s) s = read_kind(*conn_, kNodes, node_record_from_json, snap.nodes);
     if (s) s = read_kind(*conn_, kFences, fence_from_json, snap.fences);
+    if (s) s = read_kind(*conn_, kProjects, project_from_json, snap.projects);
     (void)conn_->exec("ROLLBACK");
     if (!s) return drop_on(s.error());
     return snap;
@@ -285,6 +289,10 @@ class PgStore final : public Store {
         if (auto s = put(c, kFences, f.id, fence_to_json(f)); !s) return s;
       for (const auto& id : b.delete_fences)
         if (auto s = remove(c, kFences, id); !s) return s;
+      for (const auto& pr : b.put_projects)
+        if (auto s = put(c, kProjects, pr.name, project_to_json(pr)); !s) return s;
+      for (const auto& name : b.delete_projects)
+        if (auto s = remove(c, kProjects, name); !s) return s;
     }
     return ok_status();
   }

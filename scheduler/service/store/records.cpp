@@ -79,4 +79,14 @@ Result<Fence> fence_from_json(const std::string& text) {
   }
 }
 
+std::string project_to_json(const api::Project& p) { return api::to_json(p).dump(); }
+
+Result<api::Project> project_from_json(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error{"project record: not a JSON object"};
+  auto parsed = api::parse_project(j);
+  if (!parsed.project) return Error{"project record: " + parsed.error->message};
+  return *parsed.project;
+}
+
 }  // namespace tessel::scheduler

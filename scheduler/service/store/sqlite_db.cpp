@@ -404,6 +404,17 @@ Result<Snapshot> read_snapshot(Db& db) {
     });
     if (!r) return r.error().wrap("loading fences");
   }
+  {
+    Stmt st(db.raw(), "SELECT body FROM projects ORDER BY name");
+    if (!st.ok()) return Error{"loading projects: " + db.errmsg()};
+    auto r = st.each_row([&]() -> Status {
+      auto p = project_from_json(st.column_text(0));
+      if (!p) return p.error();
+      s.projects.push_back(std::move(*p));
+      return ok_status();
+    });
+    if (!r) return r.error().wrap("loading projects");
+  }
   return s;
 }
 

@@ -102,7 +102,11 @@ class SqliteStore final : public Store {
                "INSERT INTO fences(id, body) VALUES(?1, ?2) ON CONFLICT(id) DO UPDATE SET body = excluded.body");
     Stmt unfence(db_->raw(), "DELETE FROM fences WHERE id = ?1");
     Stmt unnode(db_->raw(), "DELETE FROM nodes WHERE name = ?1");
-    if (!job.ok() || !node.ok() || !fence.ok() || !unfence.ok() || !unnode.ok())
+    Stmt project(
+        db_->raw(),
+        "INSERT INTO projects(name, body) VALUES(?1, ?2) ON CONFLICT(name) DO UPDATE SET body = excluded.body");
+    Stmt unproject(db_->raw(), "DELETE FROM projects WHERE name = ?1");
+    if (!job.ok() || !node.ok() || !fence.ok() || !unfence.ok() || !unnode.ok() || !project.ok() || !unproject.ok())
       return Error{"prepare: " + db_->errmsg()};
     auto run = [&](Stmt& st) -> Status {
       int rc = st.step();
@@ -135,6 +139,15 @@ class SqliteStore final : public Store {
       for (const auto& id : b.delete_fences) {
         unfence.bind(1, id);
         if (auto s = run(unfence); !s) return s.error().wrap("deleting fence " + id);
+      }
+      for (const auto& p : b.put_projects) {
+        project.bind(1, p.name);
+        project.bind(2, project_to_json(p));
+        if (auto s = run(project); !s) return s.error().wrap("writing project " + p.name);
+      }
+      for (const auto& name : b.delete_projects) {
+        unproject.bind(1, name);
+        if (auto s = run(unproject); !s) return s.error().wrap("deleting project " + name);
       }
     }
     return ok_status();

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tessel/api/inventory.hpp"
@@ -48,6 +49,23 @@ struct PendingJob {
   std::optional<int64_t> time_limit_s;
   std::optional<api::Vendor> vendor;
   std::string model;
+  // Projects (all optional: the defaults order by priority and seq alone).
+  int32_t project = -1;           // Index into schedule()'s `limits`; -1: no limits.
+  bool preemptible = false;       // May borrow past its project's guarantee.
+  bool within_guarantee = false;  // Its project is under its guarantee: ordered ahead at equal priority.
+  double fair_share = 1.0;        // Its project's fair-share factor (higher first, after within_guarantee).
+  double user_usage = 0.0;        // Its user's decayed usage (lower first, after fair_share).
+};
+
+// One project's card limits during a pass (quotas). Counts are cards by model
+// name, and under "*" for all models together. The pass adds what it places to
+// `held`, so a project never passes `max`, and a non-preemptible job never takes
+// its project past a positive `guaranteed` (borrowing needs a preemptible job).
+struct ProjectLimits {
+  std::string name;
+  std::map<std::string, int64_t> held;
+  std::map<std::string, int64_t> max;
+  std::map<std::string, int64_t> guaranteed;
 };
 
 struct Placement {
@@ -70,10 +88,13 @@ struct ScheduleResult {
   // For each job left pending: a reason a person can act on, e.g.
   // "waiting for 4 free cards in one valid group", "no node has 8 healthy HL-225",
   // "unschedulable: cluster has 2 nodes", "reserved: waiting for job X's cards".
-  std::map<std::string, std::string> pending_reasons;
+  // Hashed: a pass over 100,000 jobs fills it once per job.
+  std::unordered_map<std::string, std::string> pending_reasons;
   // At most one today: the first blocked job that could run once cards free up.
   // Informational; the cards are not held after schedule() returns.
   std::vector<Reservation> reservations;
+  // Indices into the queue in the order the pass considered them (scheduling order).
+  std::vector<uint32_t> order;
 };
 
 class ModuleGroupAllocator {
@@ -105,12 +126,16 @@ class ModuleGroupAllocator {
   void release_on_node(const std::string& job_id, const std::string& node);
 
   // One pass over `queue` (any order; the allocator orders by priority desc, then
-  // seq asc, then id). Jobs with an invalid size, duplicate ids and jobs that
+  // within_guarantee, fair_share desc, user_usage asc, then seq asc, then id).
+  // With `limits`, a job whose placement would take its project past a limit stays
+  // pending ("project vision at its max of 16 HL-225 cards"); `limits[i].held` then
+  // includes what this pass placed. Jobs with an invalid size, duplicate ids and jobs that
   // already hold cards are left pending with a reason. Places what fits best (buddy best-fit, most-used node first),
   // gives the first blocked job a reservation, and backfills smaller jobs only
   // where they end (time_limit_s) before the reservation starts or do not touch
   // the reserved cards. Placed jobs' cards are held on return.
-  ScheduleResult schedule(const std::vector<PendingJob>& queue, int64_t now_ms);
+  ScheduleResult schedule(const std::vector<PendingJob>& queue, int64_t now_ms,
+                          std::vector<ProjectLimits>* limits = nullptr);
 
   // Whether any schedulable node has a healthy card no job holds. When none has,
   // no pass can place anything until a card is freed or a node changes.

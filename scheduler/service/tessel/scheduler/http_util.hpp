@@ -41,5 +41,10 @@ void add_node_routes(http::Router& r, RouteContext& ctx);
 void add_agent_routes(http::Router& r, RouteContext& ctx);
 void add_log_routes(http::Router& r, RouteContext& ctx);
 void add_console_routes(http::Router& r, RouteContext& ctx);
+void add_project_routes(http::Router& r, RouteContext& ctx);
+
+// A submission's project: fills in `who`'s default project; 400 naming `project`
+// when it does not exist, 403 when `who` (not an admin) is not one of its members.
+Status resolve_submit_project(const RouteContext& ctx, const Principal& who, api::JobSpec& spec);
 
 }  // namespace tessel::scheduler

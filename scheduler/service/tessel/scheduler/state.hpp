@@ -24,11 +24,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tessel/api/agent_protocol.hpp"
 #include "tessel/api/job.hpp"
+#include "tessel/api/project.hpp"
 #include "tessel/scheduler/allocator.hpp"
+#include "tessel/scheduler/fair_share.hpp"
 #include "tessel/scheduler/api_error.hpp"
 #include "tessel/time/clock.hpp"
 #include "tessel/scheduler/metrics.hpp"
@@ -47,6 +50,8 @@ struct StateOptions {
   // polls again after about that long.
   int64_t max_long_polls = 0;
   int poll_after_ms = 2000;
+  // Fair share: a card-second used this long ago counts half (--fairshare-half-life).
+  int64_t fairshare_half_life_ms = int64_t{7} * 24 * 3600 * 1000;
 };
 
 struct JobFilter {
@@ -112,6 +117,23 @@ class ClusterState {
   Result<api::Job> cancel(const std::string& id, const Principal& who) EXCLUDES(mu_);
   Result<LogTarget> log_target(const std::string& job_id, int rank) const EXCLUDES(mu_);
 
+  // --- Projects (REST, state_projects.cpp) ---
+  // Every project, by name; the built-in api::kDefaultProject (shares 1, no quotas)
+  // is always there unless stored with other settings.
+  std::vector<api::Project> projects() const EXCLUDES(mu_);
+  Result<api::Project> project(const std::string& name) const EXCLUDES(mu_);
+  // create: 409 when it exists. put: creates or replaces.
+  Result<api::Project> create_project(const api::Project& p) EXCLUDES(mu_);
+  Result<api::Project> put_project(const api::Project& p) EXCLUDES(mu_);
+  // 409 while a job not yet ended belongs to it; the default project cannot be deleted.
+  Result<api::Project> delete_project(const std::string& name) EXCLUDES(mu_);
+  // Decayed usage (card-seconds, running jobs included) and fair-share factor by project.
+  struct ProjectUsage {
+    double usage = 0;
+    double fair_share = 1;
+  };
+  std::map<std::string, ProjectUsage> project_usage() const EXCLUDES(mu_);
+
   // --- Nodes (REST) ---
   std::vector<NodeView> nodes() const EXCLUDES(mu_);
   Result<NodeView> node(const std::string& name) const EXCLUDES(mu_);
@@ -170,6 +192,9 @@ class ClusterState {
     api::Job job;
     int64_t queued_at_ms = 0;                        // Submission or requeue time.
     std::map<std::string, api::TaskReport> reports;  // Current attempt, by assignment id.
+    // Pending jobs, from the last scheduling pass (shown, never stored).
+    int queue_position = 0;
+    std::optional<int64_t> estimated_start_ms;
   };
   struct NodeEntry {
     NodeRecord rec;
@@ -212,6 +237,31 @@ class ClusterState {
   // Applies the reports' verdict to the job; true when this ends the attempt.
   bool evaluate_job_locked(Txn& txn, const JobEntry& e) REQUIRES(mu_);
   void log_change(const api::Job& job, const std::string& what) const;
+  // A job as the API shows it: with its queue position and estimated start.
+  static api::Job view_of(const JobEntry& e);
+
+  // Projects (state_projects.cpp).
+  // Fills in the default project; 400 naming `project` when it does not exist.
+  Status resolve_project_locked(api::JobSpec& spec) const REQUIRES(mu_);
+  Result<api::Project> write_project_locked(const api::Project& p) REQUIRES(mu_);
+  // The scheduling pass's view of projects: limits (quotas) and fair-share
+  // factors, and each queued job's project index and order fields.
+  struct PassPolicy {
+    // Looked up once per queued job: hashed, as the queue may be 100,000 long.
+    std::vector<ProjectLimits> limits;  // Empty when no project has a quota.
+    std::unordered_map<std::string, int32_t> index;
+    std::unordered_map<std::string, double> fair_share;
+    std::unordered_map<std::string, double> user_usage;
+  };
+  PassPolicy pass_policy_locked(int64_t now) const REQUIRES(mu_);
+  void apply_policy(const PassPolicy& policy, const api::Job& job, PendingJob& out) const;
+  // Usage by project and by user at `now`, running jobs included.
+  UsageLedger usage_now_locked(int64_t now) const REQUIRES(mu_);
+  // Cards of `allocations` by model (and "*") as the nodes' inventories say.
+  std::map<std::string, int64_t> cards_by_model_locked(const std::vector<api::Allocation>& allocations) const
+      REQUIRES(mu_);
+  // Records in the usage ledger the attempts `batch` ends (a job leaving assigned/running).
+  void account_usage_locked(const WriteBatch& batch) REQUIRES(mu_);
 
   // Job dependencies (state_deps.cpp). A pending job with a dependency not yet met
   // waits in waiting_, out of the scheduling pass's sight; one that can never be met
@@ -270,6 +320,8 @@ class ClusterState {
   std::set<int64_t> active_ GUARDED_BY(mu_);  // Sequences of assigned and running jobs.
   std::map<std::string, NodeEntry> nodes_ GUARDED_BY(mu_);
   std::map<std::string, Fence> fences_ GUARDED_BY(mu_);
+  std::map<std::string, api::Project> projects_ GUARDED_BY(mu_);  // Stored ones; see projects().
+  UsageLedger usage_ GUARDED_BY(mu_);                             // Ended attempts; running ones are added per pass.
   ModuleGroupAllocator alloc_ GUARDED_BY(mu_);
   uint64_t submissions_total_ GUARDED_BY(mu_) = 0;
   uint64_t placements_total_ GUARDED_BY(mu_) = 0;

@@ -1,5 +1,5 @@
 #pragma once
-// Store: durable scheduler state (jobs, nodes, card fences) behind an interface,
+// Store: durable scheduler state (jobs, nodes, card fences, projects) behind an interface,
 // on SQLite (embedded, the default) or PostgreSQL, so tests can wrap it (FaultyStore)
 // or use ":memory:". Records are whole JSON
 // documents keyed by id; a WriteBatch is applied atomically. write() returns
@@ -17,6 +17,7 @@
 
 #include "tessel/api/inventory.hpp"
 #include "tessel/api/job.hpp"
+#include "tessel/api/project.hpp"
 #include "tessel/base/result.hpp"
 
 namespace tessel::scheduler {
@@ -49,8 +50,14 @@ struct WriteBatch {
   std::vector<std::string> delete_nodes;  // Names; applied after `nodes`.
   std::vector<Fence> put_fences;
   std::vector<std::string> delete_fences;
+  // Projects (schema version 3): upserted by name, then deleted by name. Stored
+  // like fences, one JSON document per project (project_to_json); an
+  // implementation keeps them in a table keyed by name.
+  std::vector<api::Project> put_projects;
+  std::vector<std::string> delete_projects;
   bool empty() const {
-    return jobs.empty() && nodes.empty() && delete_nodes.empty() && put_fences.empty() && delete_fences.empty();
+    return jobs.empty() && nodes.empty() && delete_nodes.empty() && put_fences.empty() && delete_fences.empty() &&
+           put_projects.empty() && delete_projects.empty();
   }
 };
 
@@ -58,6 +65,7 @@ struct Snapshot {
   std::vector<api::Job> jobs;  // Ascending sequence.
   std::vector<NodeRecord> nodes;
   std::vector<Fence> fences;
+  std::vector<api::Project> projects;  // Ascending name.
 };
 
 class Store {
@@ -127,5 +135,7 @@ std::string node_record_to_json(const NodeRecord& n);
 Result<NodeRecord> node_record_from_json(const std::string& text);
 std::string fence_to_json(const Fence& f);
 Result<Fence> fence_from_json(const std::string& text);
+std::string project_to_json(const api::Project& p);
+Result<api::Project> project_from_json(const std::string& text);
 
 }  // namespace tessel::scheduler

@@ -1,6 +1,8 @@
 #pragma once
-// The tokens file: one credential per line, `TOKEN ROLE NAME`, ROLE one of
-// admin|user|agent; `#` starts a comment line; blank lines are ignored.
+// The tokens file: one credential per line, `TOKEN ROLE NAME [PROJECTS]`, ROLE one
+// of admin|user|agent; PROJECTS (optional) the comma-separated projects the
+// credential may submit to, the first being its default (without it: the
+// built-in project "default"); `#` starts a comment line; blank lines are ignored.
 // parse_tokens is a pure function over the text (fuzzed by tests/fuzz/fuzz_tokens.cpp):
 // it never throws and names the offending line in its error.
 
@@ -22,13 +24,16 @@ struct Principal {
   std::string name;
   Role role = Role::admin;
   std::string token;  // Empty when authentication is off.
+  // Projects this principal may submit to; the first is its default. Empty: only
+  // api::kDefaultProject. Admins may submit to any project.
+  std::vector<std::string> projects;
 };
 
 struct TokenTable {
   std::map<std::string, Principal> by_token;
 };
 
-// Errors read "line 3: expected TOKEN ROLE NAME".
+// Errors read "line 3: expected TOKEN ROLE NAME [PROJECTS]".
 Result<TokenTable> parse_tokens(std::string_view text);
 // Reads and parses a file; errors start with the path.
 Result<TokenTable> load_tokens_file(const std::string& path);

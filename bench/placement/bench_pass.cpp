@@ -1,0 +1,138 @@
+// bench_pass: how long one scheduling pass takes with a long queue: 100,000 pending
+// jobs across 50 projects on 1,000 Gaudi nodes of 8 cards, the cluster 97 % full
+// with jobs that have time limits (so the first blocked job gets a reservation and
+// the pass checks backfill for the rest). Two variants: plain (priority and
+// submission order only) and with projects (fair-share factors, user usage, and a
+// max quota for every project, checked per job). Each pass's placements are
+// released again so every pass sees the same state. Prints p50/p99 per variant
+// (plain; fair-share fields only; fair share and quotas).
+// Usage: bench_pass [--quick]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tessel/scheduler/allocator.hpp"
+
+namespace {
+
+using tessel::scheduler::ModuleGroupAllocator;
+using tessel::scheduler::NodeSpec;
+using tessel::scheduler::PendingJob;
+
+constexpr int kNodes = 1000;
+constexpr int kProjects = 50;
+
+NodeSpec gaudi_node(int i) {
+  NodeSpec n;
+  n.name = "node" + std::to_string(i);
+  for (int m = 0; m < 8; ++m) n.cards.push_back({m, m, "HL-225", true});
+  return n;
+}
+
+int random_size(std::mt19937& rng) {
+  int r = std::uniform_int_distribution<int>(0, 99)(rng);
+  return r < 40 ? 1 : r < 70 ? 2 : r < 90 ? 4 : 8;
+}
+
+struct Stats {
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;  // Process CPU time per pass (the machine may be shared).
+  double wall_p50_ms = 0;
+  size_t placed = 0;
+};
+
+Stats run(bool projects, bool quotas, int passes, int queue_len) {
+  std::mt19937 rng(42);
+  ModuleGroupAllocator a;
+  for (int i = 0; i < kNodes; ++i) a.upsert_node(gaudi_node(i));
+  // Fill to ~97 % with running jobs that end within 1..10 hours.
+  int64_t cards = 0, seq = 0;
+  while (cards < kNodes * 8 * 97 / 100) {
+    PendingJob j;
+    j.id = "r" + std::to_string(++seq);
+    j.devices = random_size(rng);
+    j.seq = seq;
+    j.time_limit_s = std::uniform_int_distribution<int64_t>(3600, 36000)(rng);
+    auto r = a.schedule({j}, 0);
+    if (r.placed.empty()) break;
+    cards += j.devices;
+  }
+  std::vector<PendingJob> queue;
+  queue.reserve(static_cast<size_t>(queue_len));
+  for (int i = 0; i < queue_len; ++i) {
+    PendingJob j;
+    j.id = "j" + std::to_string(++seq);
+    j.devices = random_size(rng);
+    j.seq = seq;
+    j.priority = std::uniform_int_distribution<int>(0, 3)(rng);
+    if (i % 2) j.time_limit_s = std::uniform_int_distribution<int64_t>(600, 7200)(rng);
+#ifndef TESSEL_BENCH_NO_PROJECTS
+    if (projects) {
+      j.project = static_cast<int32_t>(i % kProjects);
+      j.fair_share = 0.3 + 0.01 * (i % kProjects);
+      j.user_usage = static_cast<double>(i % 500);
+    }
+#endif
+    queue.push_back(std::move(j));
+  }
+  std::vector<double> ms, wall;
+  size_t placed = 0;
+  for (int p = 0; p < passes; ++p) {
+#ifndef TESSEL_BENCH_NO_PROJECTS
+    std::vector<tessel::scheduler::ProjectLimits> limits;
+    for (int k = 0; k < kProjects; ++k)
+      limits.push_back({"p" + std::to_string(k), {{"*", 100}, {"HL-225", 100}}, {{"*", 200}, {"HL-225", 200}}, {}});
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t c0 = std::clock();
+    auto r = a.schedule(queue, 60'000, quotas ? &limits : nullptr);
+#else
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t c0 = std::clock();
+    auto r = a.schedule(queue, 60'000);
+#endif
+    const std::clock_t c1 = std::clock();
+    const auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(1000.0 * static_cast<double>(c1 - c0) / CLOCKS_PER_SEC);
+    wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    placed = r.placed.size();
+    for (const auto& pl : r.placed) a.release(pl.job_id);
+  }
+  std::sort(ms.begin(), ms.end());
+  std::sort(wall.begin(), wall.end());
+  Stats s;
+  s.wall_p50_ms = wall[wall.size() / 2];
+  s.p50_ms = ms[ms.size() / 2];
+  s.p99_ms = ms[std::min(ms.size() - 1, static_cast<size_t>(0.99 * static_cast<double>(ms.size())))];
+  s.max_ms = ms.back();
+  s.placed = placed;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const int passes = quick ? 5 : 50;
+  std::printf("== one scheduling pass: 100,000 pending jobs, %d projects, %d nodes x 8 cards, 97%% full ==\n",
+              kProjects, kNodes);
+  std::printf("%-22s %12s %12s %12s %13s %7s\n", "variant", "cpu p50 ms", "cpu p99 ms", "cpu max ms", "wall p50 ms",
+              "placed");
+  struct Variant {
+    const char* name;
+    bool projects, quotas;
+  };
+  for (const Variant& v : {Variant{"plain", false, false}, Variant{"fair share", true, false},
+                           Variant{"fair share + quotas", true, true}}) {
+#ifdef TESSEL_BENCH_NO_PROJECTS
+    if (v.projects) continue;
+#endif
+    Stats s = run(v.projects, v.quotas, passes, 100'000);
+    std::printf("%-22s %12.2f %12.2f %12.2f %13.2f %7zu\n", v.name, s.p50_ms, s.p99_ms, s.max_ms, s.wall_p50_ms,
+                s.placed);
+  }
+  return 0;
+}
