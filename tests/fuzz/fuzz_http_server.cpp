@@ -11,22 +11,14 @@
 // The harness waits up to 10 s for each answer (the server's head and body timeouts
 // are 2 s here), retrying a poll() that libFuzzer's own timer signal interrupted
 // (EINTR): an earlier version took those interruptions for stalls of the server.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <memory>
-#include <string>
 #include <string_view>
+
+#include "loopback_exchange.hpp"
 
 #include "tessel/scheduler/service.hpp"
 #include "tessel/scheduler/store.hpp"
@@ -55,50 +47,6 @@ struct Target {
   std::unique_ptr<Service> service;
 };
 
-// The harness's own sockets close with a reset (SO_LINGER 0) so that tens of
-// thousands of inputs leave no TIME_WAIT behind: a machine that ran the other test
-// suites just before can otherwise run out of loopback ports (connect() fails with
-// EADDRNOTAVAIL, which is the harness's problem, not the server's). Anything else
-// that stops a connect, ECONNREFUSED above all, means the server stopped listening.
-int connect_to(int port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  for (int attempt = 0;; ++attempt) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-      std::fprintf(stderr, "fuzz_http_server: socket: %s\n", std::strerror(errno));
-      __builtin_trap();
-    }
-    const linger reset{1, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
-    const int err = errno;
-    ::close(fd);
-    if ((err == EADDRNOTAVAIL || err == EAGAIN || err == EINTR) && attempt < 100) {
-      ::poll(nullptr, 0, 50);  // Ports come back as old ones leave TIME_WAIT.
-      continue;
-    }
-    std::fprintf(stderr, "fuzz_http_server: connect to port %d: %s\n", port, std::strerror(err));
-    __builtin_trap();
-  }
-}
-
-// Waits until `fd` is readable (or closed); false after `limit` without.
-bool readable_within(int fd, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd, POLLIN, 0};
-    const int n = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (n > 0) return true;
-    if (n < 0 && errno != EINTR) return false;
-  }
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -107,27 +55,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Literal path segments are matched undecoded, so these spellings are the only ones
   // that reach the long poll and the log forwarder.
   if (input.find("ssignments") != std::string_view::npos || input.find("logs") != std::string_view::npos) return 0;
-  const int fd = connect_to(t.service->port());
-  size_t sent = 0;
-  while (sent < size) {
-    const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;  // The server may close early (a 4xx); that is fine.
-    sent += static_cast<size_t>(n);
-  }
-  ::shutdown(fd, SHUT_WR);
-  std::string answer;
-  for (;;) {
-    // Everything sent is complete, so the server must finish within its timeouts.
-    if (!readable_within(fd, std::chrono::seconds(10))) {
-      std::fprintf(stderr, "fuzz_http_server: no answer within 10 s\n");
-      __builtin_trap();
-    }
-    char buf[65536];
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    answer.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  if (!answer.empty() && answer.rfind("HTTP/1.", 0) != 0) __builtin_trap();
+  tessel::fuzzing::exchange(t.service->port(), input, "fuzz_http_server");
   return 0;
 }
