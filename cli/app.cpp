@@ -54,7 +54,7 @@ int run(const std::vector<std::string>& args, Environment& env) {
   submit->add_option("--env", so.env, "Environment variable KEY=VALUE (repeatable)")->allow_extra_args(false);
   add_opt(submit, "--name", so.name, "Job name");
   add_opt(submit, "--model", so.model, "Card model, e.g. HL-225");
-  add_opt(submit, "--vendor", so.vendor, "habana, nvidia or amd");
+  add_opt(submit, "--vendor", so.vendor, "habana, nvidia, amd or ascend");
   add_opt(submit, "--retries", so.retries, "Retries after a node failure (0..10)");
   add_opt(submit, "--workdir", so.workdir, "Working directory on the node (relative: to the current one)");
   submit->add_option("--after-ok", so.after_ok, "Start after these jobs (J1,J2,...) all succeeded")
