@@ -27,7 +27,7 @@ std::string to_string(Vendor v) {
 }
 
 const std::vector<Vendor>& supported_vendors() {
-  static const std::vector<Vendor> vendors = {Vendor::habana, Vendor::nvidia, Vendor::amd};
+  static const std::vector<Vendor> vendors = {Vendor::habana, Vendor::nvidia, Vendor::amd, Vendor::ascend};
   return vendors;
 }
 

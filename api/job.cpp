@@ -62,11 +62,12 @@ bool is_project_name(std::string_view s) {
 }
 
 bool is_reserved_env(const std::string& name) {
-  static const std::array<const char*, 14> reserved = {"HABANA_VISIBLE_MODULES",
+  static const std::array<const char*, 15> reserved = {"HABANA_VISIBLE_MODULES",
                                                        "HABANA_VISIBLE_DEVICES",
                                                        "CUDA_VISIBLE_DEVICES",
                                                        "ROCR_VISIBLE_DEVICES",
                                                        "HIP_VISIBLE_DEVICES",
+                                                       "ASCEND_RT_VISIBLE_DEVICES",
                                                        "HLS_MODULE_ID",
                                                        "RANK",
                                                        "WORLD_SIZE",

@@ -4,7 +4,7 @@
 
 namespace tessel::api {
 
-bool any_subset_is_valid(Vendor v) { return v != Vendor::habana; }
+bool any_subset_is_valid(Vendor v) { return v != Vendor::habana && v != Vendor::ascend; }
 
 const std::vector<Group>& gaudi_groups_of_size(int size) {
   static const std::vector<Group> ones = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};

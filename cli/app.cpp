@@ -55,7 +55,7 @@ int run(const std::vector<std::string>& args, Environment& env) {
   submit->add_option("--env", so.env, "Environment variable KEY=VALUE (repeatable)")->allow_extra_args(false);
   add_opt(submit, "--name", so.name, "Job name");
   add_opt(submit, "--model", so.model, "Card model, e.g. HL-225");
-  add_opt(submit, "--vendor", so.vendor, "habana, nvidia or amd");
+  add_opt(submit, "--vendor", so.vendor, "habana, nvidia, amd or ascend");
   add_opt(submit, "--project", so.project, "Project the job's cards count against (default: your first project)");
   submit->add_flag("--preemptible", so.preemptible, "May borrow cards past the project's guarantee");
   add_opt(submit, "--retries", so.retries, "Retries after a node failure (0..10)");

@@ -2,6 +2,7 @@
 
 #include "tessel/agent/amd_smi_inventory.hpp"
 #include "tessel/agent/executable.hpp"
+#include "tessel/agent/npu_smi_inventory.hpp"
 
 namespace tessel::agent {
 
@@ -18,6 +19,7 @@ const Tool kTools[] = {
     {api::Vendor::habana, "hl-smi", &InventoryConfig::hl_smi},
     {api::Vendor::nvidia, "nvidia-smi", &InventoryConfig::nvidia_smi},
     {api::Vendor::amd, "amd-smi", &InventoryConfig::amd_smi},
+    {api::Vendor::ascend, "npu-smi", &InventoryConfig::npu_smi},
 };
 
 }  // namespace
@@ -25,7 +27,7 @@ const Tool kTools[] = {
 Result<api::Vendor> detect_vendor(const InventoryConfig& config) {
   for (const Tool& t : kTools)
     if (resolve_executable(t.name, config.*t.path, config.path_env)) return t.vendor;
-  return Error{"no hl-smi, nvidia-smi or amd-smi found"};
+  return Error{"no hl-smi, nvidia-smi, amd-smi or npu-smi found"};
 }
 
 Result<std::unique_ptr<InventorySource>> make_inventory_source(const std::string& vendor, CommandRunner& runner,
@@ -44,6 +46,7 @@ Result<std::unique_ptr<InventorySource>> make_inventory_source(const std::string
     case api::Vendor::habana: return make_hl_smi_inventory(runner, config);
     case api::Vendor::nvidia: return make_nvidia_smi_inventory(runner, config);
     case api::Vendor::amd: return make_amd_smi_inventory(runner, config);
+    case api::Vendor::ascend: return make_npu_smi_inventory(runner, config);
     default: return Error{"no inventory backend for vendor " + api::to_string(v)};
   }
 }

@@ -1,5 +1,6 @@
 #include "tessel/agent/device_env.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace tessel::agent {
@@ -56,6 +57,14 @@ Status set_rocr(Env& env, const api::Assignment& a, const api::NodeInventory& in
   return ok_status();
 }
 
+// Ascend takes logical device ids, ascending only (CANN stops reading at the first id
+// out of order); the task then sees its NPUs as 0..n-1.
+std::string ascend_ids(const api::Assignment& a) {
+  std::vector<int> ids = a.indices;
+  std::sort(ids.begin(), ids.end());
+  return join_ints(ids);
+}
+
 }  // namespace
 
 DeviceRuntime device_runtime(api::Vendor v) {
@@ -84,6 +93,7 @@ Status add_device_env(Env& env, api::Vendor vendor, const api::Assignment& a, co
       return ok_status();
     case api::Vendor::nvidia: return set_cuda(env, a, inventory);
     case api::Vendor::amd: return set_rocr(env, a, inventory);
+    case api::Vendor::ascend: env["ASCEND_RT_VISIBLE_DEVICES"] = ascend_ids(a); return ok_status();
     default: return Error{"no device variables for vendor " + api::to_string(vendor)};
   }
 }

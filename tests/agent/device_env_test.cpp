@@ -91,11 +91,22 @@ TEST(DeviceEnv, AmdCardMissingFromInventoryFails) {
   EXPECT_EQ(st.error().message, "GPU index 5 is not in the node inventory");
 }
 
+TEST(DeviceEnv, AscendLogicalIdsAscendingNpuHccl) {
+  auto inv = inventory(api::Vendor::ascend, {"NPU-0000:c1:00.0", "NPU-0000:81:00.0", "NPU-0000:41:00.0",
+                                             "NPU-0000:01:00.0", "NPU-0000:c2:00.0", "NPU-0000:82:00.0"});
+  // CANN reads the list only as far as it ascends: the ids go out sorted whatever the
+  // assignment's order.
+  Env env = device_env(api::Vendor::ascend, gaudi_assignment({4, 5}, {5, 4}), inv);
+  EXPECT_EQ(
+      env, (Env{{"ASCEND_RT_VISIBLE_DEVICES", "4,5"}, {"TESSEL_DEVICE_TYPE", "npu"}, {"TESSEL_DIST_BACKEND", "hccl"}}));
+  EXPECT_EQ(device_env(api::Vendor::ascend, gaudi_assignment({}, {}), inv).at("ASCEND_RT_VISIBLE_DEVICES"), "");
+}
+
 TEST(DeviceEnv, VendorWithoutBackendFails) {
   Env env;
-  auto st = add_device_env(env, api::Vendor::ascend, gaudi_assignment({0}, {0}), inventory(api::Vendor::ascend, {}));
+  auto st = add_device_env(env, api::Vendor::intel, gaudi_assignment({0}, {0}), inventory(api::Vendor::intel, {}));
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.error().message, "no device variables for vendor ascend");
+  EXPECT_EQ(st.error().message, "no device variables for vendor intel");
 }
 
 TEST(DeviceEnv, TaskEnvironmentCarriesThemAndTheJobCannotOverride) {

@@ -73,6 +73,8 @@ TEST(JobSpec, ErrorsNameTheField) {
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"ROCR_VISIBLE_DEVICES", "0"}}}}),
             "env.ROCR_VISIBLE_DEVICES");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"HIP_VISIBLE_DEVICES", "0"}}}}), "env.HIP_VISIBLE_DEVICES");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"ASCEND_RT_VISIBLE_DEVICES", "0"}}}}),
+            "env.ASCEND_RT_VISIBLE_DEVICES");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"tasks_per_node", 2}}), "tasks_per_node");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"tasks_per_node", "device"}}), "tasks_per_node");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"workdir", "relative"}}), "workdir");

@@ -23,3 +23,17 @@ TEST(Topology, GroupsWithinMissingCards) {
   EXPECT_EQ(h[4], (std::vector<Group>{{4, 5, 6, 7}}));
   EXPECT_EQ(h.count(8), 0u);
 }
+
+TEST(Topology, AscendGroupsStayInsideOneHccsRing) {
+  // 910A-class boards: rings {0-3} and {4-7}; a group of 1, 2 or 4 sits in one ring.
+  EXPECT_FALSE(any_subset_is_valid(Vendor::ascend));
+  for (int size : {1, 2, 4}) {
+    for (const Group& g : gaudi_groups_of_size(size)) {
+      ASSERT_EQ(static_cast<int>(g.size()), size);
+      EXPECT_EQ(g.front() / 4, g.back() / 4) << "group of " << size << " spans both rings";
+    }
+  }
+  EXPECT_EQ(gaudi_groups_of_size(8), (std::vector<Group>{{0, 1, 2, 3, 4, 5, 6, 7}}));
+  for (Vendor v : {Vendor::nvidia, Vendor::amd}) EXPECT_TRUE(any_subset_is_valid(v));
+  EXPECT_FALSE(any_subset_is_valid(Vendor::habana));
+}

@@ -72,6 +72,22 @@ TEST_F(InventoryCliTest, AmdVendorAndToolFlag) {
   EXPECT_EQ(j["groups"], json::parse(R"({"all": true})"));
 }
 
+TEST_F(InventoryCliTest, AscendVendorAndToolFlag) {
+  ScopedEnv fixture("FAKE_NPU_SMI_FIXTURE", testing::fixture_path("npu-smi/atlas800-9010-910a-8-info.txt"));
+  ScopedEnv mode("FAKE_NPU_SMI_MODE", "normal");
+  auto o = run({"--vendor", "ascend", "--npu-smi", FAKE_NPU_SMI_PATH});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  json j = json::parse(o.out);
+  EXPECT_EQ(j["vendor"], "ascend");
+  EXPECT_EQ(j["driver_version"], "24.1.RC2");
+  ASSERT_EQ(j["devices"].size(), 8u);
+  EXPECT_EQ(j["devices"][0]["uuid"], "NPU-0000:c1:00.0");
+  // The HCCS rings {0-3} {4-7}: pairs and quads inside a ring, or all eight.
+  EXPECT_EQ(j["groups"]["2"], json::parse("[[0,1],[2,3],[4,5],[6,7]]"));
+  EXPECT_EQ(j["groups"]["4"], json::parse("[[0,1,2,3],[4,5,6,7]]"));
+  EXPECT_EQ(j["groups"]["8"], json::parse("[[0,1,2,3,4,5,6,7]]"));
+}
+
 TEST_F(InventoryCliTest, ToolFailureIsOneLineAndExitOne) {
   ScopedEnv mode("FAKE_HL_SMI_MODE", "fail");
   auto o = run({"--vendor", "habana", "--hl-smi", FAKE_HL_SMI_PATH});
@@ -90,9 +106,10 @@ TEST_F(InventoryCliTest, TimeoutFlag) {
 }
 
 TEST_F(InventoryCliTest, NothingFound) {
-  auto o = run({"--hl-smi", "/nonexistent/a", "--nvidia-smi", "/nonexistent/b", "--amd-smi", "/nonexistent/c"});
+  auto o = run({"--hl-smi", "/nonexistent/a", "--nvidia-smi", "/nonexistent/b", "--amd-smi", "/nonexistent/c",
+                "--npu-smi", "/nonexistent/d"});
   EXPECT_EQ(o.rc, 1);
-  EXPECT_EQ(o.err, "tessel-agent inventory: reading inventory: no hl-smi, nvidia-smi or amd-smi found\n");
+  EXPECT_EQ(o.err, "tessel-agent inventory: reading inventory: no hl-smi, nvidia-smi, amd-smi or npu-smi found\n");
 }
 
 TEST_F(InventoryCliTest, UsageErrorsExitTwo) {

@@ -53,15 +53,16 @@ TEST(VendorDetect, NothingFound) {
   c.path_env = "/nonexistent";
   auto v = detect_vendor(c);
   ASSERT_FALSE(v.ok());
-  EXPECT_EQ(v.error().message, "no hl-smi, nvidia-smi or amd-smi found");
+  EXPECT_EQ(v.error().message, "no hl-smi, nvidia-smi, amd-smi or npu-smi found");
   ProcessRunner runner;
   auto source = make_inventory_source("auto", runner, c);
   ASSERT_FALSE(source.ok());
-  EXPECT_EQ(source.error().message, "no hl-smi, nvidia-smi or amd-smi found");
+  EXPECT_EQ(source.error().message, "no hl-smi, nvidia-smi, amd-smi or npu-smi found");
   EXPECT_FALSE(make_inventory_source("rocm", runner, c).ok());
-  EXPECT_FALSE(make_inventory_source("ascend", runner, c).ok());  // Planned (issue 13), no backend yet.
-  EXPECT_TRUE(make_inventory_source("nvidia", runner, c).ok());   // Explicit: fails later, on read().
+  EXPECT_FALSE(make_inventory_source("intel", runner, c).ok());  // Planned (issue 13), no backend yet.
+  EXPECT_TRUE(make_inventory_source("nvidia", runner, c).ok());  // Explicit: fails later, on read().
   EXPECT_TRUE(make_inventory_source("amd", runner, c).ok());
+  EXPECT_TRUE(make_inventory_source("ascend", runner, c).ok());
 }
 
 }  // namespace

@@ -67,15 +67,17 @@ class World {
 
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
-  // Gaudi (fixed groups) most often; NVIDIA and AMD (any subset) too.
+  // Gaudi (fixed groups) most often; NVIDIA and AMD (any subset) and Ascend (HCCS
+  // rings) too.
   api::Vendor random_vendor() {
-    static const api::Vendor kVendors[] = {api::Vendor::nvidia, api::Vendor::amd, api::Vendor::habana,
-                                           api::Vendor::habana, api::Vendor::habana};
-    return kVendors[pick(0, 4)];
+    static const api::Vendor kVendors[] = {api::Vendor::nvidia, api::Vendor::amd,    api::Vendor::ascend,
+                                           api::Vendor::habana, api::Vendor::habana, api::Vendor::habana};
+    return kVendors[pick(0, 5)];
   }
   std::string model_of(api::Vendor v) {
     if (v == api::Vendor::nvidia) return "A100";
     if (v == api::Vendor::amd) return "AMD Instinct MI300X";
+    if (v == api::Vendor::ascend) return "910A";
     return kGaudiModels[pick(0, 1)];
   }
 
@@ -91,7 +93,8 @@ class World {
     std::shuffle(index.begin(), index.end(), rng_);
     for (int m = 0; m < cards; ++m) {
       if (pick(0, 19) == 0) continue;  // Missing card.
-      n.cards.push_back({m, any_subset ? m : index[m], model, pick(0, 9) != 0});
+      // Only Gaudi numbers its cards apart from their slots.
+      n.cards.push_back({m, n.vendor == api::Vendor::habana ? index[m] : m, model, pick(0, 9) != 0});
     }
     n.schedulable = pick(0, 9) != 0;
     a_.upsert_node(n);
@@ -193,10 +196,15 @@ class World {
       ASSERT_EQ(static_cast<int>(al.module_ids.size()), j.devices);
       ASSERT_EQ(al.indices.size(), al.module_ids.size());
       ASSERT_TRUE(std::is_sorted(al.module_ids.begin(), al.module_ids.end()));
-      if (j.devices > 0 && node.vendor == api::Vendor::habana) {
+      if (j.devices > 0 && !api::any_subset_is_valid(node.vendor)) {
         const auto& valid = api::gaudi_groups_of_size(j.devices);
         ASSERT_NE(std::find(valid.begin(), valid.end(), al.module_ids), valid.end())
             << j.id << " got an invalid group on " << al.node;
+      }
+      if (node.vendor == api::Vendor::ascend && j.devices > 0 && j.devices <= 4) {
+        // A 910A board's HCCS rings are {0-3} and {4-7}: a group of up to 4 sits in one.
+        ASSERT_EQ(al.module_ids.front() / 4, al.module_ids.back() / 4)
+            << j.id << " spans both HCCS rings on " << al.node;
       }
       for (size_t k = 0; k < al.module_ids.size(); ++k) {
         auto card = std::find_if(node.cards.begin(), node.cards.end(),

@@ -1,13 +1,15 @@
-// A stand-in for a vendor tool whose inventory command prints JSON (amd-smi). It
-// replays a recorded output: the file named by $<PREFIX>FIXTURE, byte for byte.
+// A stand-in for a vendor tool whose inventory command prints a recorded output as is
+// (amd-smi's JSON, npu-smi's text table). It replays the file named by
+// $<PREFIX>FIXTURE, byte for byte.
 //   amd-smi static [--asic --bus --vram --driver ...] --json    (PREFIX FAKE_AMD_SMI_)
+//   npu-smi info                                                (PREFIX FAKE_NPU_SMI_)
 // The mode comes from the file named by $<PREFIX>MODE_FILE when it exists (so a test
 // can change the behaviour of a tool a running agent calls), else from $<PREFIX>MODE,
 // else "normal":
 //   normal   print the fixture
 //   hang     never return (until killed)
 //   fail     print an error on stderr and exit 3
-//   garbage  print text that is not JSON, exit 0
+//   garbage  print text that is neither JSON nor a table, exit 0
 //   crash    die of SIGSEGV
 
 #include <unistd.h>
@@ -62,9 +64,10 @@ int misbehave(const std::string& m) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  const bool json = std::find(args.begin(), args.end(), "--json") != args.end();
-  if (args.empty() || args[0] != FAKE_TOOL_COMMAND || !json)
-    return usage(std::string("only \"") + FAKE_TOOL_COMMAND + " ... --json\" is supported");
+  const std::string flag = FAKE_TOOL_FLAG;  // What the command must also carry, if anything.
+  const bool flagged = flag.empty() || std::find(args.begin(), args.end(), flag) != args.end();
+  if (args.empty() || args[0] != FAKE_TOOL_COMMAND || !flagged)
+    return usage(std::string("only \"") + FAKE_TOOL_COMMAND + (flag.empty() ? "" : " ... " + flag) + "\" is supported");
   if (int rc = misbehave(mode()); rc >= 0) return rc;
   const std::string path = env("FIXTURE");
   if (path.empty()) return usage(std::string("set ") + kEnvPrefix + "FIXTURE");

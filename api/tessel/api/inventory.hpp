@@ -22,7 +22,7 @@ std::string to_string(Vendor v);
 Result<Vendor> parse_vendor(const std::string& s);
 // The vendors a node may report and a job may ask for, in enum order.
 const std::vector<Vendor>& supported_vendors();
-// "habana, nvidia, amd": the supported names, for messages.
+// "habana, nvidia, amd, ascend": the supported names, for messages.
 std::string supported_vendor_names();
 
 // One accelerator card. Telemetry values the vendor tool printed as N/A are nullopt.
@@ -32,7 +32,8 @@ struct Device {
   std::string bus_id;
   std::string model;
   std::string serial;
-  std::string uuid;  // Stable; AMD: the ROCr id GPU-<asic serial> when the card has one.
+  std::string uuid;  // Stable; AMD: the ROCr id GPU-<asic serial> when the card has one;
+                     // Ascend: NPU-<PCI address>.
   std::optional<int64_t> memory_total_mib;
   std::optional<int64_t> memory_used_mib;
   std::optional<int64_t> utilization_pct;

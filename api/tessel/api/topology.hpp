@@ -3,6 +3,11 @@
 //
 // Gaudi (by module id, 8-card baseboard, a buddy system): single cards, pairs
 // {0,1} {2,3} {4,5} {6,7}, quads {0,1,2,3} {4,5,6,7}, and all eight.
+// Huawei Ascend: the same blocks, by logical device id. On 910A-class 8-card boards the
+// NPUs form two HCCS rings, {0-3} and {4-7}, and a job of 1, 2 or 4 must sit in one ring
+// (or take all 8); the Gaudi blocks are such groups. Other Ascend boards (910B x8, a
+// full HCCS mesh; 310 inference cards, no HCCS) would allow more, but one rule for the
+// vendor never places a group a 910A board cannot run: Tessel uses the blocks for all.
 // NVIDIA, AMD Instinct (MI300-class: 8 GPUs in one XGMI hive, every pair one hop):
 // any subset is valid.
 
@@ -15,7 +20,7 @@
 namespace tessel::api {
 
 // True when any subset of a node's cards is a valid group for `v` (every vendor but
-// habana, whose groups are the fixed buddy blocks below).
+// habana and ascend, whose groups are the fixed buddy blocks below).
 bool any_subset_is_valid(Vendor v);
 
 // The fixed list of valid Gaudi groups of `size` cards (1, 2, 4 or 8), each ascending.

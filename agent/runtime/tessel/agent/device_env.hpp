@@ -8,6 +8,8 @@
 //   amd:    ROCR_VISIBLE_DEVICES (ROCr ids GPU-<asic serial>, the index for a card
 //           without one), HIP_VISIBLE_DEVICES = 0..n-1 (HIP counts the cards ROCr left
 //           visible); cuda, nccl (PyTorch's ROCm build names the device cuda and RCCL nccl).
+//   ascend: ASCEND_RT_VISIBLE_DEVICES (logical device ids = inventory indices, ascending,
+//           as CANN requires); npu, hccl.
 // Always: TESSEL_DEVICE_TYPE (the torch device string) and TESSEL_DIST_BACKEND (the
 // torch.distributed backend).
 
