@@ -120,6 +120,19 @@ TEST(Projects, OnlyAdminsWriteThemAndMembersSubmitToThem) {
   EXPECT_EQ(Harness::body(h.get("/v1/jobs", "admintok"))["jobs"].size(), 4u);  // Refused ones stored nothing.
 }
 
+TEST(Projects, AgentsDoNotSeeTheProjectFields) {
+  Harness h;
+  h.register_node("n1");
+  json spec = {{"command", {"x"}}, {"devices", 1}, {"preemptible", true}};
+  const std::string id = h.submit(spec)["id"];
+  ASSERT_TRUE(h.wait_state(id, "assigned"));
+  EXPECT_EQ(Harness::body(h.get("/v1/jobs/" + id))["spec"]["project"], "default");
+  const json d = h.desired("n1", 0, 0);
+  ASSERT_EQ(d["assignments"].size(), 1u) << d.dump();
+  EXPECT_FALSE(d["assignments"][0]["spec"].contains("project")) << d.dump();
+  EXPECT_FALSE(d["assignments"][0]["spec"].contains("preemptible")) << d.dump();
+}
+
 TEST(Tokens, AFourthColumnListsProjectsFirstIsDefault) {
   auto t = parse_tokens("a user alice vision,nlp\nb user bob\n");
   ASSERT_TRUE(t.ok()) << t.error().message;

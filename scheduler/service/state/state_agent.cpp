@@ -319,10 +319,13 @@ std::vector<api::Assignment> ClusterState::assignments_locked(const std::string&
       x.master_addr = j.master_addr;
       x.master_port = j.master_port;
       x.spec = j.spec;
-      // Met before it was placed, and of no use to the agent (whose parser may predate them).
+      // Dependencies were met before it was placed; project and preemptible are the
+      // scheduler's. None is of use to the agent, whose parser may predate them.
       x.spec.after_ok.clear();
       x.spec.after_any.clear();
       x.spec.after_not_ok.clear();
+      x.spec.project.clear();
+      x.spec.preemptible = false;
       out.push_back(std::move(x));
     }
   }

@@ -32,6 +32,7 @@ std::vector<api::Project> ClusterState::projects() const {
   std::map<std::string, api::Project> all = projects_;
   all.emplace(api::kDefaultProject, default_project());
   std::vector<api::Project> out;
+  out.reserve(all.size());
   for (auto& [_, p] : all) out.push_back(std::move(p));
   return out;
 }
