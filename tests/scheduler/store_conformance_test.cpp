@@ -264,7 +264,7 @@ TEST_F(PgStoreTest, SecondStoreOnOneDatabaseIsRefused) {
   first = Error{"closed"};
   auto third = open_pg_store(uri);
   EXPECT_TRUE(third.ok()) << third.error().message;
-  EXPECT_EQ(pg_->psql("second", "SELECT version FROM schema_version"), "2\n");  // Records, then the lease.
+  EXPECT_EQ(pg_->psql("second", "SELECT version FROM schema_version"), "3\n");  // Records, lease, projects.
 }
 
 TEST_F(PgStoreTest, RefusesASchemaNewerThanTheBinary) {
