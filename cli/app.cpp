@@ -116,6 +116,9 @@ int run(const std::vector<std::string>& args, Environment& env) {
   auto* undrain = app.add_subcommand("undrain", "Place jobs on a drained node again");
   undrain->add_option("node", drain_name, "Node name")->required();
   undrain->callback([&] { action = [&](Session& s) { return cmd_drain(s, drain_name, false); }; });
+  auto* delete_node = app.add_subcommand("delete-node", "Forget a node that holds no cards (admin)");
+  delete_node->add_option("node", drain_name, "Node name")->required();
+  delete_node->callback([&] { action = [&](Session& s) { return cmd_delete_node(s, drain_name); }; });
 
   ProjectOptions po;
   auto* project = app.add_subcommand("project", "Projects: shares and quotas (writes need an admin token)");

@@ -67,4 +67,16 @@ int cmd_drain(Session& s, const std::string& name, bool drain) {
   return kExitOk;
 }
 
+int cmd_delete_node(Session& s, const std::string& name) {
+  auto* c = s.client("delete-node");
+  if (!c) return kExitUsage;
+  auto r = c->del(node_path(name));
+  if (!r) return s.fail("delete-node", r.error().wrap(name));
+  if (s.json_output())
+    s.print_json(*r);
+  else
+    s.env().out << name << ": deleted (its agent registers it again unless stopped)\n";
+  return kExitOk;
+}
+
 }  // namespace tessel::cli

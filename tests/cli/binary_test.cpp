@@ -330,6 +330,18 @@ TEST_F(CliBinary, DrainAndUndrain) {
   EXPECT_EQ(r.err.rfind("tessel: drain: nope: ", 0), 0u);
 }
 
+TEST_F(CliBinary, DeleteNode) {
+  api.on("DELETE", "/v1/nodes/gaudi-a", 200, node_json().dump());
+  api.on("DELETE", "/v1/nodes/gaudi-b", 409,
+         R"({"error":{"code":"conflict","message":"node gaudi-b holds cards of running jobs"}})");
+  auto r = run_tessel(with_server({"delete-node", "gaudi-a"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "gaudi-a: deleted (its agent registers it again unless stopped)\n");
+  r = run_tessel(with_server({"delete-node", "gaudi-b"}));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "tessel: delete-node: gaudi-b: node gaudi-b holds cards of running jobs\n") << r.err;
+}
+
 TEST_F(CliBinary, WaitExitsWithJobExitCode) {
   auto failed = sample_job("j-1", "failed");
   failed["exit_code"] = 3;
