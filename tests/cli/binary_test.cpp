@@ -339,7 +339,7 @@ TEST_F(CliBinary, DeleteNode) {
   EXPECT_EQ(r.out, "gaudi-a: deleted (its agent registers it again unless stopped)\n");
   r = run_tessel(with_server({"delete-node", "gaudi-b"}));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "tessel: delete-node: gaudi-b: node gaudi-b holds cards of running jobs\n") << r.err;
+  EXPECT_EQ(r.err, "tessel: delete-node: gaudi-b: node gaudi-b holds cards of running jobs (conflict)\n");
 }
 
 TEST_F(CliBinary, WaitExitsWithJobExitCode) {
