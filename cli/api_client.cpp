@@ -109,24 +109,90 @@ Error error_of_response(int status, const std::string& body) {
 
 std::string describe_error_body(int status, const std::string& body) { return error_of_response(status, body).message; }
 
-ApiClient::ApiClient(ServerUrl url, std::string token, std::chrono::seconds timeout)
-    : url_(std::move(url)), token_(std::move(token)), http_(std::make_unique<httplib::Client>(url_.origin())) {
-  http_->set_connection_timeout(timeout);
-  http_->set_read_timeout(timeout);
-  http_->set_write_timeout(timeout);
+Result<ServerUrl> redirect_origin(const std::string& location) {
+  const size_t scheme_end = location.find("://");
+  if (scheme_end == std::string::npos)
+    return Error::invalid("redirect to '" + printable(location) + "': not an absolute URL");
+  const size_t path = location.find_first_of("/?#", scheme_end + 3);
+  auto origin = parse_server_url(location.substr(0, path));
+  if (!origin)
+    return Error::invalid("redirect to '" + printable(location.substr(0, 200)) + "': " + origin.error().message);
+  return origin;
+}
+
+Result<std::vector<ServerUrl>> parse_server_urls(const std::string& urls) {
+  std::vector<ServerUrl> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = urls.find(',', start);
+    std::string one = urls.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    while (!one.empty() && one.front() == ' ') one.erase(0, 1);
+    while (!one.empty() && one.back() == ' ') one.pop_back();
+    auto u = parse_server_url(one);
+    if (!u) return u.error();
+    out.push_back(std::move(*u));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+ApiClient::ApiClient(std::vector<ServerUrl> urls, std::string token, std::chrono::seconds timeout)
+    : urls_(std::move(urls)), token_(std::move(token)), timeout_(timeout) {
+  use(urls_.front());
+}
+
+void ApiClient::use(const ServerUrl& url) {
+  url_ = url;
+  http_ = std::make_unique<httplib::Client>(url_.origin());
+  http_->set_connection_timeout(timeout_);
+  http_->set_read_timeout(timeout_);
+  http_->set_write_timeout(timeout_);
   if (!token_.empty()) http_->set_bearer_token_auth(token_);
 }
 
 ApiClient::~ApiClient() = default;
 
-Result<std::unique_ptr<ApiClient>> ApiClient::create(const std::string& url, std::string token,
+Result<std::unique_ptr<ApiClient>> ApiClient::create(const std::string& urls, std::string token,
                                                      std::chrono::seconds timeout) {
-  auto u = parse_server_url(url);
-  if (!u) return u.error();
-  if (u->scheme == "https" && !tls_supported())
-    return Error::invalid(
-        "TLS is not supported by this build (cpp-httplib without OpenSSL); use an http:// server URL");
-  return std::unique_ptr<ApiClient>(new ApiClient(std::move(*u), std::move(token), timeout));
+  auto list = parse_server_urls(urls);
+  if (!list) return list.error();
+  for (const auto& u : *list)
+    if (u.scheme == "https" && !tls_supported())
+      return Error::invalid(
+          "TLS is not supported by this build (cpp-httplib without OpenSSL); use an http:// server URL");
+  return std::unique_ptr<ApiClient>(new ApiClient(std::move(*list), std::move(token), timeout));
+}
+
+Result<json> ApiClient::exchange(const std::function<httplib::Result(httplib::Client&)>& send) {
+  size_t next = 0;  // The next replica to try when this one cannot be reached.
+  for (size_t i = 0; i < urls_.size(); ++i)
+    if (urls_[i].origin() == url_.origin()) next = i + 1;
+  size_t tried = 1;
+  int redirects = 0;
+  for (;;) {
+    auto res = send(*http_);
+    if (!res) {
+      const auto e = res.error();
+      // Only failures before anything was sent may go to another replica: a request
+      // lost on the way back may have been applied.
+      const bool not_sent = e == httplib::Error::Connection || e == httplib::Error::ConnectionTimeout;
+      if (not_sent && tried < urls_.size()) {
+        use(urls_[next++ % urls_.size()]);
+        ++tried;
+        continue;
+      }
+      return transport_error(static_cast<int>(e));
+    }
+    if ((res->status == 307 || res->status == 308) && res->has_header("Location")) {
+      if (++redirects > kMaxRedirects)
+        return Error::unavailable("more than " + std::to_string(kMaxRedirects) + " redirects from " + url_.origin());
+      auto to = redirect_origin(res->get_header_value("Location"));
+      if (!to) return to.error();
+      use(*to);
+      continue;
+    }
+    return finish(res->status, res->body);
+  }
 }
 
 Error ApiClient::transport_error(int e) {
@@ -156,64 +222,67 @@ Result<json> ApiClient::finish(int status, const std::string& body) {
 }
 
 Result<json> ApiClient::get(const std::string& path) {
-  auto res = http_->Get(path);
-  if (!res) return transport_error(static_cast<int>(res.error()));
-  return finish(res->status, res->body);
+  return exchange([&](httplib::Client& c) { return c.Get(path); });
 }
 
 Result<json> ApiClient::post(const std::string& path, const json& body) {
-  auto res = http_->Post(path, body.dump(), "application/json");
-  if (!res) return transport_error(static_cast<int>(res.error()));
-  return finish(res->status, res->body);
+  const std::string text = body.dump();
+  return exchange([&](httplib::Client& c) { return c.Post(path, text, "application/json"); });
 }
 
 Result<json> ApiClient::put(const std::string& path, const json& body) {
-  auto res = http_->Put(path, body.dump(), "application/json");
-  if (!res) return transport_error(static_cast<int>(res.error()));
-  return finish(res->status, res->body);
+  const std::string text = body.dump();
+  return exchange([&](httplib::Client& c) { return c.Put(path, text, "application/json"); });
 }
 
 Result<json> ApiClient::del(const std::string& path) {
-  auto res = http_->Delete(path);
-  if (!res) return transport_error(static_cast<int>(res.error()));
-  return finish(res->status, res->body);
+  return exchange([&](httplib::Client& c) { return c.Delete(path); });
 }
 
 Status ApiClient::stream(const std::string& path, const std::function<bool(std::string_view)>& sink,
                          std::chrono::seconds idle_timeout, uint64_t& bytes) {
-  http_->set_read_timeout(idle_timeout);
-  int status = 0;
-  std::string error_body;
-  bool stopped = false;
-  auto res = http_->Get(
-      path,
-      [&](const httplib::Response& r) {
-        status = r.status;
-        return true;
-      },
-      [&](const char* data, size_t n) {
-        if (status < 200 || status >= 300) {
-          if (error_body.size() < size_t{64} * 1024) error_body.append(data, n);
+  for (int redirects = 0;; ++redirects) {
+    http_->set_read_timeout(idle_timeout);
+    int status = 0;
+    std::string error_body;
+    bool stopped = false;
+    auto res = http_->Get(
+        path,
+        [&](const httplib::Response& r) {
+          status = r.status;
           return true;
-        }
-        bytes += n;
-        if (!sink(std::string_view(data, n))) {
-          stopped = true;
-          return false;
-        }
-        return true;
-      });
-  if (!res) {
+        },
+        [&](const char* data, size_t n) {
+          if (status < 200 || status >= 300) {
+            if (error_body.size() < size_t{64} * 1024) error_body.append(data, n);
+            return true;
+          }
+          bytes += n;
+          if (!sink(std::string_view(data, n))) {
+            stopped = true;
+            return false;
+          }
+          return true;
+        });
+    http_->set_read_timeout(timeout_);
+    if (!res) {
+      last_transport_failure_ = false;
+      if (stopped) return ok_status();
+      return transport_error(static_cast<int>(res.error()));
+    }
     last_transport_failure_ = false;
-    if (stopped) return ok_status();
-    return transport_error(static_cast<int>(res.error()));
+    if ((res->status == 307 || res->status == 308) && res->has_header("Location") && redirects < kMaxRedirects) {
+      auto to = redirect_origin(res->get_header_value("Location"));
+      if (!to) return to.error();
+      use(*to);  // A follower named the leader: nothing was handed to `sink` yet.
+      continue;
+    }
+    if (res->status < 200 || res->status >= 300) {
+      if (error_body.empty()) error_body = res->body;
+      return error_of_response(res->status, error_body);
+    }
+    return ok_status();
   }
-  last_transport_failure_ = false;
-  if (res->status < 200 || res->status >= 300) {
-    if (error_body.empty()) error_body = res->body;
-    return error_of_response(res->status, error_body);
-  }
-  return ok_status();
 }
 
 }  // namespace tessel::cli

@@ -13,7 +13,9 @@ namespace tessel::cli {
 
 namespace {
 
-constexpr const char* kFooter = R"(Server: --server, else $TESSEL_SERVER, else http://127.0.0.1:7450.
+constexpr const char* kFooter =
+    R"(Server: --server, else $TESSEL_SERVER, else http://127.0.0.1:7450; a comma-separated list
+  of a scheduler's replicas is tried in order, and a follower's redirect to the leader followed.
 Token:  --token or --token-file, else $TESSEL_TOKEN, else $TESSEL_TOKEN_FILE.
 Durations: 90 (seconds), 90s, 15m, 2h, 1d, 1h30m, MM:SS, HH:MM:SS, D-HH:MM:SS.
 Exit codes: 0 ok; 1 the server said no or could not be reached; 2 usage error;
@@ -35,7 +37,7 @@ int run(const std::vector<std::string>& args, Environment& env) {
   app.fallthrough();  // Global flags may follow the subcommand: `tessel jobs -o json`.
 
   GlobalOptions g;
-  app.add_option("--server", g.server, "Scheduler URL (http://HOST:PORT)");
+  app.add_option("--server", g.server, "Scheduler URL (http://HOST:PORT), or replicas' URLs separated by commas");
   auto* tok = app.add_option("--token", g.token, "API token");
   app.add_option("--token-file", g.token_file, "File holding the API token")->excludes(tok);
   app.add_option("-o,--output", g.output, "Output format: table or json (the API's JSON, pretty)")

@@ -30,6 +30,24 @@ TEST(ServerUrl, Rejects) {
   }
 }
 
+TEST(ServerUrl, ListsOfReplicas) {
+  auto l = parse_server_urls("http://a:7450, http://b:7450,http://[::1]:9");
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  ASSERT_EQ(l->size(), 3u);
+  EXPECT_EQ((*l)[1].origin(), "http://b:7450");
+  EXPECT_EQ((*l)[2].host, "::1");
+  EXPECT_FALSE(parse_server_urls("http://a:7450,").ok());
+  EXPECT_FALSE(parse_server_urls("http://a:7450,,http://b").ok());
+}
+
+TEST(ServerUrl, RedirectOriginKeepsSchemeHostAndPortOnly) {
+  EXPECT_EQ(redirect_origin("http://leader:7450/v1/jobs?state=pending")->origin(), "http://leader:7450");
+  EXPECT_EQ(redirect_origin("https://leader/v1/jobs")->origin(), "https://leader:443");
+  EXPECT_EQ(redirect_origin("http://[::1]:8080#x")->origin(), "http://[::1]:8080");
+  for (const char* bad : {"/v1/jobs", "leader:7450/v1/jobs", "ftp://leader/", "http://u@leader/", ""})
+    EXPECT_FALSE(redirect_origin(bad).ok()) << bad;
+}
+
 TEST(UrlEncode, KeepsUnreserved) {
   EXPECT_EQ(url_encode("j-1_a.b~"), "j-1_a.b~");
   EXPECT_EQ(url_encode("a b/c?d"), "a%20b%2Fc%3Fd");

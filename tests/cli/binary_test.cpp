@@ -342,6 +342,51 @@ TEST_F(CliBinary, DeleteNode) {
   EXPECT_EQ(r.err, "tessel: delete-node: gaudi-b: node gaudi-b holds cards of running jobs (conflict)\n");
 }
 
+// A replica list: the first URL refuses connections, the second is a follower
+// that redirects to the leader (307, as tessel-scheduler --advertise does); the
+// token and the body go along.
+TEST_F(CliBinary, ServerListSkipsADeadReplicaAndFollowsTheLeader) {
+  FakeApiServer follower;
+  const std::string leader = api.url();
+  for (const char* method : {"GET", "POST"})
+    follower.on(method, "/v1/jobs", [&](const httplib::Request& req, httplib::Response& res) {
+      res.status = 307;
+      res.set_header("Location", leader + req.path);
+      res.set_content(R"({"error":{"code":"unavailable","message":"not the leader"}})", "application/json");
+    });
+  api.on("POST", "/v1/jobs", 201, sample_job("j-00000007", "pending").dump());
+  api.on("GET", "/v1/jobs", 200, json{{"jobs", {sample_job("j-00000007", "pending")}}}.dump());
+  // Port 1 on loopback: nothing listens there, the connection is refused at once.
+  const std::string servers = "http://127.0.0.1:1, " + follower.url();
+  auto r = run_tessel({"--server", servers, "--token", "tok", "submit", "--devices", "2", "--", "python", "x.py"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "j-00000007\n");
+  ASSERT_EQ(api.requests().size(), 1u);
+  EXPECT_EQ(api.requests()[0].method, "POST");
+  EXPECT_EQ(api.requests()[0].authorization, "Bearer tok");
+  EXPECT_EQ(json::parse(api.requests()[0].body)["command"], json({"python", "x.py"}));
+  r = run_tessel({"--server", servers, "jobs", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["jobs"][0]["id"], "j-00000007");
+}
+
+TEST_F(CliBinary, RedirectLoopsAndEveryReplicaDownAreOneLineErrors) {
+  FakeApiServer looping;
+  const std::string self = looping.url();
+  looping.on("GET", "/v1/nodes", [&](const httplib::Request& req, httplib::Response& res) {
+    res.status = 307;
+    res.set_header("Location", self + req.path);
+  });
+  auto r = run_tessel({"--server", self, "nodes"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "tessel: nodes: more than 3 redirects from " + self + "\n");
+  r = run_tessel({"--server", "http://127.0.0.1:1,http://127.0.0.1:2", "nodes"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("tessel: nodes: cannot reach http://127.0.0.1:2: connection failed", 0), 0u) << r.err;
+  r = run_tessel({"--server", "http://127.0.0.1:1,ftp://x", "nodes"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
 TEST_F(CliBinary, WaitExitsWithJobExitCode) {
   auto failed = sample_job("j-1", "failed");
   failed["exit_code"] = 3;

@@ -221,6 +221,33 @@ TEST_F(ReplicaProcesses, FollowerRedirectsAndTakesOverAfterKill9) {
   }
 }
 
+// The real `tessel` CLI given both replicas' URLs: through the follower it reaches the
+// leader (307), and with the leader killed it skips it and submits to the new one.
+TEST_F(ReplicaProcesses, CliFollowsTheLeaderAndSkipsADeadReplica) {
+  start_pair();
+  auto tessel = [&](const std::string& servers, const std::string& name) {
+    testkit::ChildOptions o = testkit::command({TESSEL_CLI_BIN, "--server", servers, "submit", "--", "true"});
+    o.stdout_path = dir_.str(name + ".out");
+    o.stderr_path = dir_.str(name + ".err");
+    testkit::Child cli(std::move(o));
+    const int status = cli.wait();
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                          slurp(dir_.str(name + ".out")) + slurp(dir_.str(name + ".err")));
+  };
+  auto [code, out] = tessel(url(b_) + "," + url(a_), "via-follower");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_EQ(out.rfind("j-", 0), 0u) << out;
+  a_.child.kill9();
+  int attempts = 0;
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        auto [c, o] = tessel(url(a_) + "," + url(b_), "after-kill-" + std::to_string(attempts++));
+        return c == 0;
+      },
+      10s));
+  EXPECT_EQ(role(b_), "leader");
+}
+
 TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnce) {
   start_pair();
   a_.child.signal(SIGTERM);

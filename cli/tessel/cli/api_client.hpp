@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <vector>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,7 +22,8 @@
 
 namespace httplib {
 class Client;
-}
+class Result;
+}  // namespace httplib
 
 namespace tessel::cli {
 
@@ -43,11 +45,23 @@ bool tls_supported();
 // Percent-encodes one path segment or query value (RFC 3986 unreserved kept).
 std::string url_encode(std::string_view s);
 
+// The origin of a redirect's Location ("http://leader:7450/v1/jobs?x" gives
+// http://leader:7450); an error when it is not an absolute http(s) URL.
+Result<ServerUrl> redirect_origin(const std::string& location);
+
+// Splits "URL[,URL...]" (spaces around commas allowed) and parses each.
+Result<std::vector<ServerUrl>> parse_server_urls(const std::string& urls);
+
 class ApiClient {
  public:
+  // `urls` is one server URL or a comma-separated list of a scheduler's replicas.
+  // A request that cannot connect to one (connection refused or timed out: nothing
+  // was sent) goes to the next, and a 307 or 308 answer (a follower naming the
+  // leader) is followed, up to kMaxRedirects times, with the same method and body.
   // Errors: a bad URL, or https in a build without TLS.
-  static Result<std::unique_ptr<ApiClient>> create(const std::string& url, std::string token,
+  static Result<std::unique_ptr<ApiClient>> create(const std::string& urls, std::string token,
                                                    std::chrono::seconds timeout);
+  static constexpr int kMaxRedirects = 3;
   ~ApiClient();
   ApiClient(const ApiClient&) = delete;
   ApiClient& operator=(const ApiClient&) = delete;
@@ -69,12 +83,18 @@ class ApiClient {
   [[nodiscard]] bool last_failure_was_transport() const { return last_transport_failure_; }
 
  private:
-  ApiClient(ServerUrl url, std::string token, std::chrono::seconds timeout);
+  ApiClient(std::vector<ServerUrl> urls, std::string token, std::chrono::seconds timeout);
   Result<nlohmann::json> finish(int status, const std::string& body);
   Error transport_error(int httplib_error);
+  // Sends with `send` to the current server, moving on to the next replica when
+  // nothing could be sent and following redirects (see create()).
+  Result<nlohmann::json> exchange(const std::function<httplib::Result(httplib::Client&)>& send);
+  void use(const ServerUrl& url);  // Points http_ at `url`.
 
-  ServerUrl url_;
+  std::vector<ServerUrl> urls_;
+  ServerUrl url_;  // Where requests go now.
   std::string token_;
+  std::chrono::seconds timeout_;
   std::unique_ptr<httplib::Client> http_;
   bool last_transport_failure_ = false;
 };
