@@ -69,7 +69,7 @@ int agent_main(const Options& o) {
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  if (auto url = http::parse_http_url(o.scheduler); !url) return fail("--scheduler: " + url.error().message, 2);
+  if (auto urls = http::parse_http_urls(o.scheduler); !urls) return fail("--scheduler: " + urls.error().message, 2);
 
   std::string token;
   if (!o.token_file.empty()) {
@@ -161,7 +161,9 @@ int main(int argc, char** argv) {
 
   CLI::App app{"tessel-agent: the Tessel node agent"};
   Options o;
-  app.add_option("--scheduler", o.scheduler, "Scheduler URL, e.g. http://sched:7450")->required();
+  app.add_option("--scheduler", o.scheduler,
+                 "Scheduler URL, e.g. http://sched:7450, or its replicas' URLs separated by commas")
+      ->required();
   app.add_option("--node", o.node, "Node name (default: host name)");
   app.add_option("--address", o.address, "Address others reach this node by (default: node name)");
   app.add_option("--listen", o.listen, "HOST:PORT of the agent's HTTP server (logs)")->capture_default_str();

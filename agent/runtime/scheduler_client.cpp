@@ -11,24 +11,41 @@ namespace tessel::agent {
 using nlohmann::json;
 
 SchedulerClient::SchedulerClient(http::ClientLoop& loop, const std::string& url, const std::string& token,
-                                 bool keep_alive) {
-  auto u = http::parse_http_url(url);
-  if (!u) {
-    bad_url_ = u.error();
+                                 bool keep_alive)
+    : loop_(loop) {
+  auto urls = http::parse_http_urls(url);
+  if (!urls) {
+    bad_url_ = urls.error();
     return;
   }
-  http::ClientOptions o;
-  o.tls = u->tls;
-  o.connect_timeout = std::chrono::seconds(2);
-  o.keep_alive = keep_alive;
-  if (!token.empty()) o.headers.push_back({"Authorization", "Bearer " + token});
-  http_ = std::make_unique<http::Client>(loop, u->host, u->port, std::move(o));
+  urls_ = std::move(*urls);
+  opts_.connect_timeout = std::chrono::seconds(2);
+  opts_.keep_alive = keep_alive;
+  if (!token.empty()) opts_.headers.push_back({"Authorization", "Bearer " + token});
+  use(urls_.front());
+  MutexLock lk(mu_);
+  next_ = 1 % urls_.size();
 }
 
 SchedulerClient::~SchedulerClient() = default;
 
 void SchedulerClient::cancel() {
+  MutexLock lk(mu_);
+  cancelled_ = true;
   if (http_) http_->cancel();
+}
+
+std::shared_ptr<http::Client> SchedulerClient::current() {
+  MutexLock lk(mu_);
+  return cancelled_ ? nullptr : http_;
+}
+
+void SchedulerClient::use(const http::HttpUrl& url) {
+  http::ClientOptions o = opts_;
+  o.tls = url.tls;
+  auto client = std::make_shared<http::Client>(loop_, url.host, url.port, std::move(o));
+  MutexLock lk(mu_);
+  if (!cancelled_) http_ = std::move(client);
 }
 
 // A string member of a JSON object, or "" (never throws, whatever the shape).
@@ -49,11 +66,34 @@ Error error_of_response(int status, const std::string& body) {
 }
 
 template <class T, class Parse>
-Result<T> SchedulerClient::call(const char* method, const std::string& target, std::string body,
+Result<T> SchedulerClient::call(const char* method, const std::string& target, const std::string& body,
                                 std::chrono::milliseconds timeout, Parse parse) {
   if (bad_url_) return *bad_url_;
-  auto res = http_->call(method, target, std::move(body), timeout);
-  if (!res) return res.error().wrap("no answer");
+  Result<http::ClientResponse> res = Error::unavailable("no call made");
+  for (int redirects = 0;; ++redirects) {
+    auto client = current();
+    if (!client) return Error::unavailable("no answer: cancelled");
+    res = client->call(method, target, body, timeout);
+    if (!res) {
+      if (urls_.size() > 1) {  // The next call tries the next replica.
+        size_t next = 0;
+        {
+          MutexLock lk(mu_);
+          next = next_;
+          next_ = (next_ + 1) % urls_.size();
+        }
+        use(urls_[next]);
+      }
+      return res.error().wrap("no answer");
+    }
+    if ((res->status == 307 || res->status == 308) && !res->location.empty() && redirects < kMaxRedirects) {
+      auto leader = http::parse_url_origin(res->location);
+      if (!leader) return leader.error();
+      use(*leader);
+      continue;
+    }
+    break;
+  }
   if (res->status / 100 != 2) return error_of_response(res->status, res->body);
   const json answer = json::parse(res->body, nullptr, false);
   if (answer.is_discarded()) return Error::internal("answer is not JSON");

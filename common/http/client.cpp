@@ -87,6 +87,30 @@ Result<HttpUrl> parse_http_url(const std::string& url) {
   return out;
 }
 
+Result<std::vector<HttpUrl>> parse_http_urls(const std::string& urls) {
+  std::vector<HttpUrl> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = urls.find(',', start);
+    std::string one = urls.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t first = one.find_first_not_of(' ');
+    one = first == std::string::npos ? "" : one.substr(first, one.find_last_not_of(' ') - first + 1);
+    auto u = parse_http_url(one);
+    if (!u) return u.error();
+    out.push_back(*u);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+Result<HttpUrl> parse_url_origin(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t end = scheme == std::string::npos ? std::string::npos : url.find_first_of("/?#", scheme + 3);
+  auto origin = parse_http_url(url.substr(0, end));
+  if (!origin) return Error::invalid("location: " + origin.error().message, "location");
+  return origin;
+}
+
 struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   Impl(ClientLoop::Impl& l, std::string h, int p, ClientOptions o)
       : loop(l), strand(asio::make_strand(l.ioc)), resolver(strand), host(std::move(h)), port(p), opts(std::move(o)) {
@@ -193,6 +217,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     ClientResponse out;
     out.status = static_cast<int>(res.result_int());
     out.content_type = std::string(res[bhttp::field::content_type]);
+    out.location = std::string(res[bhttp::field::location]);
     out.body = std::move(res.body());
     if (!opts.keep_alive || !res.keep_alive()) close();
     finish(std::move(out));

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -162,6 +163,42 @@ TEST_F(SchedulerClientTest, NoAnswerIsUnavailable) {
   auto after = cancelled.report({"n1", {}});
   ASSERT_FALSE(after.ok());
   EXPECT_EQ(after.error().code, ErrorCode::unavailable);
+}
+
+// Replicas: a dead one is left for the next after its failed call; a follower's 307
+// is followed at once to the leader, where later calls go directly.
+TEST_F(SchedulerClientTest, ReplicasADeadOneIsSkippedAndAFollowerNamesTheLeader) {
+  std::atomic<int> follower_calls{0};
+  http::Router r;
+  const std::string leader = url_;
+  auto redirect = [&](http::Request& req, const http::Reply& reply) {
+    ++follower_calls;
+    http::Response res = http::json_response(307, R"({"error":{"code":"unavailable","message":"not the leader"}})");
+    res.headers.push_back({"Location", leader + req.target});
+    reply(std::move(res));
+  };
+  r.add("POST", "/v1/agent/heartbeat", redirect);
+  r.add("POST", "/v1/agent/report", redirect);
+  http::ServerOptions o;
+  o.io_threads = 1;
+  http::Server follower(o, std::move(r));
+  auto port = follower.start();
+  ASSERT_TRUE(port.ok());
+  RefusingPort dead;
+  SchedulerClient c(
+      loop_, "http://127.0.0.1:" + std::to_string(dead.port()) + ", http://127.0.0.1:" + std::to_string(*port), "tok");
+  answer(200, R"({"heartbeat_interval_s":3})");
+  auto first = c.heartbeat({"n1", {}, std::nullopt});
+  ASSERT_FALSE(first.ok());  // The dead replica: the agent's loop retries.
+  EXPECT_EQ(first.error().code, ErrorCode::unavailable);
+  auto second = c.heartbeat({"n1", {}, std::nullopt});
+  ASSERT_TRUE(second.ok()) << second.error().message;  // Follower, then leader.
+  EXPECT_EQ(follower_calls, 1);
+  answer(200, R"({"acknowledged":[]})");
+  auto third = c.report({"n1", {}});
+  ASSERT_TRUE(third.ok()) << third.error().message;
+  EXPECT_EQ(follower_calls, 1);  // Straight to the leader.
+  follower.stop();
 }
 
 TEST(SchedulerClient, ABadUrlFailsEveryCallNamingIt) {

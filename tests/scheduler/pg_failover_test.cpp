@@ -248,6 +248,40 @@ TEST_F(ReplicaProcesses, CliFollowsTheLeaderAndSkipsADeadReplica) {
   EXPECT_EQ(role(b_), "leader");
 }
 
+// A real agent given both replicas' URLs (the follower first): it registers with the
+// leader through the follower's 307, and after the leader's kill -9 it finds the new
+// leader by itself and runs the job submitted there.
+TEST_F(ReplicaProcesses, AgentFollowsTheLeaderAcrossAKill9) {
+  start_pair();
+  testkit::AgentOptions o;
+  o.bin = TESSEL_AGENT_BIN;
+  o.scheduler_url = url(b_) + "," + url(a_);
+  o.node = "n1";
+  o.state_dir = dir_.str("agent");
+  o.hl_smi = FAKE_HL_SMI_BIN;
+  o.hl_smi_fixture = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv";
+  o.args = {"--heartbeat-interval", "0.3"};
+  o.stderr_path = dir_.str("agent.log");
+  testkit::Child agent = testkit::start_agent(o);
+  auto ready_on = [&](const Replica& r) {
+    auto n = testkit::RestClient(r.port).get("/v1/nodes/n1");
+    return n.status == 200 && n.body.is_object() && n.body.value("state", "") == "ready";
+  };
+  ASSERT_TRUE(testkit::eventually([&] { return ready_on(a_); }, 20s)) << slurp(dir_.str("agent.log"));
+  a_.child.kill9();
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << slurp(b_.out);
+  auto job = testkit::RestClient(b_.port).post("/v1/jobs", {{"command", {"true"}}, {"devices", 1}});
+  ASSERT_EQ(job.status, 201) << job.text;
+  const std::string id = job.body.at("id");
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        auto j = testkit::RestClient(b_.port).get("/v1/jobs/" + id);
+        return j.status == 200 && j.body.value("state", "") == "succeeded";
+      },
+      20s))
+      << slurp(dir_.str("agent.log"));
+}
+
 TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnce) {
   start_pair();
   a_.child.signal(SIGTERM);

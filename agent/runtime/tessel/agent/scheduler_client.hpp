@@ -9,11 +9,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tessel/api/agent_protocol.hpp"
 #include "tessel/base/result.hpp"
 
 #include "tessel/http/client.hpp"
+#include "tessel/sync/mutex.hpp"
 
 namespace tessel::agent {
 
@@ -41,8 +43,12 @@ class SchedulerApi {
 
 class SchedulerClient final : public SchedulerApi {
  public:
-  // `url` is "http[s]://host[:port]" (else every call fails naming it); `token` may be
-  // empty (no Authorization header).
+  // `url` is "http[s]://host[:port]", or the replicas of one scheduler separated by
+  // commas (else every call fails naming it); `token` may be empty (no Authorization
+  // header). A call answered 307/308 (a follower naming the leader) is sent again to
+  // the Location's origin, at most kMaxRedirects times, and later calls go there too.
+  // A call that gets no answer fails, and the next call goes to the next replica of
+  // the list: the agent's loops retry every call, and each is safe to repeat.
   // keep_alive: hold the connection open between requests. Right for the long poll (it
   // asks again at once); wrong for heartbeats and reports (one every few seconds), whose
   // idle connection would hold an open file and one of --http-max-connections on the
@@ -57,12 +63,24 @@ class SchedulerClient final : public SchedulerApi {
   void cancel() override;
 
  private:
-  template <class T, class Parse>
-  Result<T> call(const char* method, const std::string& target, std::string body, std::chrono::milliseconds timeout,
-                 Parse parse);
+  static constexpr int kMaxRedirects = 3;
 
+  template <class T, class Parse>
+  Result<T> call(const char* method, const std::string& target, const std::string& body,
+                 std::chrono::milliseconds timeout, Parse parse);
+  // The client of the server calls go to now (null after cancel()).
+  std::shared_ptr<http::Client> current() EXCLUDES(mu_);
+  // Points later calls at `url`, unless cancel() came first.
+  void use(const http::HttpUrl& url) EXCLUDES(mu_);
+
+  http::ClientLoop& loop_;
+  http::ClientOptions opts_;
   std::optional<Error> bad_url_;
-  std::unique_ptr<http::Client> http_;
+  std::vector<http::HttpUrl> urls_;
+  Mutex mu_;
+  size_t next_ GUARDED_BY(mu_) = 0;  // Index in urls_ of the replica after the current one.
+  bool cancelled_ GUARDED_BY(mu_) = false;
+  std::shared_ptr<http::Client> http_ GUARDED_BY(mu_);
 };
 
 // First non-empty line of a token file, trimmed. Errors: unreadable, empty.

@@ -50,6 +50,7 @@ struct ClientOptions {
 struct ClientResponse {
   int status = 0;
   std::string content_type;
+  std::string location;  // The Location header (of a redirect), or "".
   std::string body;
 };
 
@@ -62,6 +63,14 @@ struct HttpUrl {
 // "http://host[:port]" or "https://host[:port]" (an optional trailing '/'). Errors
 // name the URL (field "url"); paths, queries and user info are refused.
 Result<HttpUrl> parse_http_url(const std::string& url);
+
+// "URL[,URL...]" (spaces around commas allowed): the replicas of one scheduler, each
+// as parse_http_url() takes it.
+Result<std::vector<HttpUrl>> parse_http_urls(const std::string& urls);
+
+// The scheme, host and port of an absolute http(s) URL with any path, query or
+// fragment (a redirect's Location); errors name it (field "location").
+Result<HttpUrl> parse_url_origin(const std::string& url);
 
 class Client {
  public:
