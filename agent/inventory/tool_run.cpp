@@ -52,4 +52,36 @@ Result<std::string> run_tool(const std::string& label, const std::string& tool, 
   return std::move(run->out);
 }
 
+namespace {
+
+class OneCallInventory final : public InventorySource {
+ public:
+  OneCallInventory(CommandRunner& runner, InventoryConfig config, OneCallTool tool)
+      : runner_(runner), config_(std::move(config)), tool_(std::move(tool)) {}
+
+  Result<api::NodeInventory> read() override {
+    auto out = run_tool(tool_.label, tool_.path, tool_.args, runner_, config_);
+    if (!out) return out.error();
+    auto parsed = tool_.parse(*out);
+    if (!parsed) return parsed.error();
+    api::NodeInventory inv;
+    inv.vendor = tool_.vendor;
+    inv.driver_version = parsed->driver_version;
+    inv.devices = std::move(parsed->devices);
+    return inv;
+  }
+
+ private:
+  CommandRunner& runner_;
+  InventoryConfig config_;
+  OneCallTool tool_;
+};
+
+}  // namespace
+
+std::unique_ptr<InventorySource> make_one_call_inventory(CommandRunner& runner, const InventoryConfig& config,
+                                                         OneCallTool tool) {
+  return std::make_unique<OneCallInventory>(runner, config, std::move(tool));
+}
+
 }  // namespace tessel::agent

@@ -1,13 +1,17 @@
 #pragma once
 // Running a vendor tool once and keeping its stdout, with the error messages every
-// inventory source uses.
+// inventory source uses; and the inventory source of tools read with one call.
 
 #include <chrono>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessel/agent/command_runner.hpp"
 #include "tessel/agent/inventory_config.hpp"
+#include "tessel/agent/inventory_source.hpp"
+#include "tessel/agent/smi_parse.hpp"
 #include "tessel/base/result.hpp"
 
 namespace tessel::agent {
@@ -18,6 +22,21 @@ namespace tessel::agent {
 // lines of stderr>", "amd-smi killed by signal 11 (SIGSEGV): ...".
 Result<std::string> run_tool(const std::string& label, const std::string& tool, const std::vector<std::string>& args,
                              CommandRunner& runner, const InventoryConfig& config);
+
+// A tool whose one call gives the whole inventory (amd-smi, npu-smi): which, how to
+// call it, and its parser (which also decides each card's health).
+struct OneCallTool {
+  api::Vendor vendor = api::Vendor::habana;
+  std::string label;  // Names the tool in errors: "amd-smi".
+  std::string path;   // The configured path or name (InventoryConfig::amd_smi, ...).
+  std::vector<std::string> args;
+  Result<smi::ParsedDevices> (*parse)(std::string_view stdout_text) = nullptr;
+};
+
+// Runs the tool (run_tool) on each read() and parses its output into the inventory.
+// `runner` must outlive the source.
+std::unique_ptr<InventorySource> make_one_call_inventory(CommandRunner& runner, const InventoryConfig& config,
+                                                         OneCallTool tool);
 
 // "10 s", "0.3 s": how timeouts read in messages.
 std::string format_seconds(std::chrono::milliseconds d);
