@@ -168,6 +168,19 @@ std::optional<json> Cluster::wait_job(const std::string& id, const std::vector<s
   return job;
 }
 
+std::optional<json> Cluster::wait_reason(const std::string& id, const std::string& needle,
+                                         std::chrono::milliseconds t) {
+  json last;
+  const bool ok = eventually(
+      [&] {
+        last = get("/v1/jobs/" + id);
+        return last.is_object() && last.value("reason", "").find(needle) != std::string::npos;
+      },
+      t);
+  if (!ok) ADD_FAILURE() << "job " << id << "'s reason never mentioned '" << needle << "'; last: " << last.dump();
+  return ok ? std::optional<json>(last) : std::nullopt;
+}
+
 bool Cluster::wait_node_state(const std::string& node, const std::string& state, std::chrono::milliseconds t) {
   return eventually(
       [&] {

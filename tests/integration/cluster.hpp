@@ -58,6 +58,9 @@ class Cluster {
   int post(const std::string& path, const nlohmann::json& body);
   std::optional<nlohmann::json> wait_job(const std::string& id, const std::vector<std::string>& states,
                                          std::chrono::milliseconds t = std::chrono::seconds(20));
+  // The job once its pending reason mentions `needle` (nullopt, and a failure, if never).
+  std::optional<nlohmann::json> wait_reason(const std::string& id, const std::string& needle,
+                                            std::chrono::milliseconds t = std::chrono::seconds(10));
   bool wait_node_state(const std::string& node, const std::string& state,
                        std::chrono::milliseconds t = std::chrono::seconds(20));
 

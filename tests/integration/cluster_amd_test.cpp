@@ -60,16 +60,9 @@ TEST_F(ClusterAmd, JobGetsRocrUuidsOfItsCards) {
 
 TEST_F(ClusterAmd, JobForAnotherVendorWaits) {
   auto job = c.submit({{"command", {"/bin/true"}}, {"devices", 1}, {"vendor", "habana"}});
-  const std::string path = "/v1/jobs/" + job["id"].get<std::string>();
-  json j;
-  EXPECT_TRUE(eventually(
-      [&] {
-        j = c.get(path);
-        return j.value("reason", "").find("habana") != std::string::npos;
-      },
-      std::chrono::seconds(10)))
-      << j.dump();
-  EXPECT_EQ(j["state"], "pending");
+  auto j = c.wait_reason(job["id"], "habana");
+  ASSERT_TRUE(j);
+  EXPECT_EQ((*j)["state"], "pending");
 }
 
 }  // namespace

@@ -57,16 +57,9 @@ TEST_F(ClusterAscend, JobGetsLogicalIdsInsideOneRing) {
 
 TEST_F(ClusterAscend, JobForAnotherVendorWaits) {
   auto job = c.submit({{"command", {"/bin/true"}}, {"devices", 1}, {"vendor", "amd"}});
-  const std::string path = "/v1/jobs/" + job["id"].get<std::string>();
-  json j;
-  EXPECT_TRUE(eventually(
-      [&] {
-        j = c.get(path);
-        return j.value("reason", "").find("amd") != std::string::npos;
-      },
-      std::chrono::seconds(10)))
-      << j.dump();
-  EXPECT_EQ(j["state"], "pending");
+  auto j = c.wait_reason(job["id"], "amd");
+  ASSERT_TRUE(j);
+  EXPECT_EQ((*j)["state"], "pending");
 }
 
 }  // namespace
