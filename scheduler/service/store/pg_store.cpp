@@ -1,7 +1,6 @@
-// PgStore: the Store on PostgreSQL with group commit, as SqliteStore: callers of
-// write() queue their batch and block; the writer thread takes everything queued,
-// applies it in one transaction and acknowledges all of them with the outcome of its
-// COMMIT (synchronous_commit on: the WAL is flushed when it returns).
+// PgStore: the Store on PostgreSQL with group commit, as SqliteStore (GroupCommitter):
+// each group of queued batches is one transaction, acknowledged with the outcome of
+// its COMMIT (synchronous_commit on: the WAL is flushed when it returns).
 // A lost connection fails the writes in flight (503 to their clients) and is made
 // again, by the writer thread, on the next write; nothing is retried behind the
 // caller's back, because a COMMIT cut off midway has an unknown outcome.
@@ -10,13 +9,11 @@
 // commit to one database (a second one is refused at start; one whose connection was
 // lost while another took over can no longer write).
 #include <chrono>
-#include <deque>
-#include <future>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "tessel/scheduler/group_commit.hpp"
 #include "tessel/scheduler/pg_conn.hpp"
 #include "tessel/scheduler/pg_lease.hpp"
 #include "tessel/scheduler/store.hpp"
@@ -26,7 +23,6 @@ namespace tessel::scheduler {
 
 namespace {
 
-constexpr size_t kMaxGroup = 512;               // Batches per transaction.
 constexpr int64_t kMigrationLock = 0x5453534c;  // pg_advisory_xact_lock key while migrating ("TSSL").
 constexpr int64_t kSchedulerLock = 0x54535353;  // pg_try_advisory_lock key held by the scheduler ("TSSS").
 // A crashed scheduler's session ends when the server sees its socket close; a new one
@@ -150,32 +146,11 @@ Result<api::Job> job_from_text(const std::string& text) {
 class PgStore final : public Store {
  public:
   PgStore(std::string uri, PgStoreOptions opts, std::unique_ptr<PgConn> conn)
-      : uri_(std::move(uri)), opts_(std::move(opts)), conn_(std::move(conn)) {
-    writer_ = std::thread([this] { writer_loop(); });
-  }
-  ~PgStore() override {
-    {
-      MutexLock lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    writer_.join();
-  }
+      : uri_(std::move(uri)), opts_(std::move(opts)), conn_(std::move(conn)) {}
   PgStore(const PgStore&) = delete;
   PgStore& operator=(const PgStore&) = delete;
 
-  Status write(const WriteBatch& batch) override {
-    if (batch.empty()) return ok_status();
-    Pending p{&batch, {}};
-    auto fut = p.done.get_future();
-    {
-      MutexLock lk(mu_);
-      if (stop_) return Error::unavailable("store is closed");
-      queue_.push_back(&p);
-    }
-    cv_.notify_one();
-    return fut.get();
-  }
+  Status write(const WriteBatch& batch) override { return committer_.write(batch); }
 
   Result<Snapshot> load() override {
     MutexLock lk(db_mu_);
@@ -193,29 +168,6 @@ class PgStore final : public Store {
   }
 
  private:
-  struct Pending {
-    const WriteBatch* batch;
-    std::promise<Status> done;
-  };
-
-  void writer_loop() {
-    for (;;) {
-      std::vector<Pending*> group;
-      {
-        MutexLock lk(mu_);
-        cv_.wait(mu_, [&]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
-        if (queue_.empty() && stop_) return;
-        while (!queue_.empty() && group.size() < kMaxGroup) {
-          group.push_back(queue_.front());
-          queue_.pop_front();
-        }
-      }
-      Status s = commit(group);
-      if (!s) spdlog::error("store: commit of {} batches failed: {}", group.size(), s.error().message);
-      for (auto* p : group) p->done.set_value(s);
-    }
-  }
-
   // The connection, made again when it was lost (the server restarted, the network
   // failed over to a new primary).
   Status ensure_connected_locked() REQUIRES(db_mu_) {
@@ -239,7 +191,7 @@ class PgStore final : public Store {
     return e;
   }
 
-  Status commit(const std::vector<Pending*>& group) {
+  Status commit(const std::vector<const WriteBatch*>& group) {
     MutexLock lk(db_mu_);
     if (auto s = ensure_connected_locked(); !s) return s;
     if (auto s = conn_->exec("BEGIN"); !s) return drop_on(s.error().wrap("begin"));
@@ -271,10 +223,10 @@ class PgStore final : public Store {
                               std::to_string(opts_.leader_epoch) + ")");
   }
 
-  Status apply_all(const std::vector<Pending*>& group) REQUIRES(db_mu_) {
+  Status apply_all(const std::vector<const WriteBatch*>& group) REQUIRES(db_mu_) {
     PgConn& c = *conn_;
-    for (auto* p : group) {
-      const WriteBatch& b = *p->batch;
+    for (const WriteBatch* batch : group) {
+      const WriteBatch& b = *batch;
       for (const auto& j : b.jobs) {
         auto r = c.query(
             "INSERT INTO jobs(seq, key, body) VALUES($1, $2, $3) ON CONFLICT(seq) DO UPDATE SET body = excluded.body",
@@ -299,15 +251,11 @@ class PgStore final : public Store {
 
   const std::string uri_;
   const PgStoreOptions opts_;
-  Mutex db_mu_;
-  bool fenced_ GUARDED_BY(db_mu_) = false;  // on_fenced was called.                                      // Serialises
-                                            // load() with the writer's commits.
+  Mutex db_mu_;                                      // Serialises load() with the writer's commits.
+  bool fenced_ GUARDED_BY(db_mu_) = false;           // on_fenced was called.
   std::unique_ptr<PgConn> conn_ GUARDED_BY(db_mu_);  // Null while lost.
-  Mutex mu_;
-  CondVar cv_;
-  std::deque<Pending*> queue_ GUARDED_BY(mu_);
-  bool stop_ GUARDED_BY(mu_) = false;
-  std::thread writer_;
+  // Last: its writer stops (committing what is queued) before the connection goes.
+  GroupCommitter committer_{[this](const std::vector<const WriteBatch*>& group) { return commit(group); }};
 };
 
 }  // namespace

@@ -1,17 +1,12 @@
-// SqliteStore: the Store on SQLite with group commit. Callers of write() queue
-// their batch and block; the writer thread takes everything queued, applies it
-// in one transaction, and acknowledges all of them with the commit's outcome.
-// Concurrent submissions thus share one commit (durability without a
-// per-request commit cost). The writer thread is the only user of the Db.
-#include <condition_variable>
-#include <deque>
-#include <future>
+// SqliteStore: the Store on SQLite with group commit (GroupCommitter): each group
+// of queued batches is one transaction. The committer's writer thread is the only
+// user of the Db besides load().
 #include <mutex>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "tessel/scheduler/group_commit.hpp"
 #include "tessel/scheduler/sqlite_db.hpp"
 #include "tessel/scheduler/store.hpp"
 
@@ -19,34 +14,11 @@ namespace tessel::scheduler {
 
 namespace {
 
-constexpr size_t kMaxGroup = 512;  // Batches per transaction.
-
 class SqliteStore final : public Store {
  public:
-  explicit SqliteStore(std::unique_ptr<Db> db) : db_(std::move(db)) {
-    writer_ = std::thread([this] { writer_loop(); });
-  }
-  ~SqliteStore() override {
-    {
-      std::lock_guard lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    writer_.join();
-  }
+  explicit SqliteStore(std::unique_ptr<Db> db) : db_(std::move(db)) {}
 
-  Status write(const WriteBatch& batch) override {
-    if (batch.empty()) return ok_status();
-    Pending p{&batch, {}};
-    auto fut = p.done.get_future();
-    {
-      std::lock_guard lk(mu_);
-      if (stop_) return Error{"store is closed"};
-      queue_.push_back(&p);
-    }
-    cv_.notify_one();
-    return fut.get();
-  }
+  Status write(const WriteBatch& batch) override { return committer_.write(batch); }
 
   Result<Snapshot> load() override {
     // Runs on the writer's Db under db_mu_; callers load before writing.
@@ -55,30 +27,7 @@ class SqliteStore final : public Store {
   }
 
  private:
-  struct Pending {
-    const WriteBatch* batch;
-    std::promise<Status> done;
-  };
-
-  void writer_loop() {
-    for (;;) {
-      std::vector<Pending*> group;
-      {
-        std::unique_lock lk(mu_);
-        cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
-        if (queue_.empty() && stop_) return;
-        while (!queue_.empty() && group.size() < kMaxGroup) {
-          group.push_back(queue_.front());
-          queue_.pop_front();
-        }
-      }
-      Status s = commit(group);
-      if (!s) spdlog::error("store: commit of {} batches failed: {}", group.size(), s.error().message);
-      for (auto* p : group) p->done.set_value(s);
-    }
-  }
-
-  Status commit(const std::vector<Pending*>& group) {
+  Status commit(const std::vector<const WriteBatch*>& group) {
     std::lock_guard lk(db_mu_);
     if (auto s = db_->exec("BEGIN IMMEDIATE"); !s) return s.error().wrap("begin");
     Status s = apply_all(group);
@@ -93,7 +42,7 @@ class SqliteStore final : public Store {
     return ok_status();
   }
 
-  Status apply_all(const std::vector<Pending*>& group) {
+  Status apply_all(const std::vector<const WriteBatch*>& group) {
     Stmt job(db_->raw(),
              "INSERT INTO jobs(seq, id, body) VALUES(?1, ?2, ?3) ON CONFLICT(seq) DO UPDATE SET body = excluded.body");
     Stmt node(db_->raw(),
@@ -114,8 +63,8 @@ class SqliteStore final : public Store {
       if (rc != SQLITE_DONE) return Error{db_->errmsg()};
       return ok_status();
     };
-    for (auto* p : group) {
-      const WriteBatch& b = *p->batch;
+    for (const WriteBatch* batch : group) {
+      const WriteBatch& b = *batch;
       for (const auto& j : b.jobs) {
         job.bind(1, job_seq(j.id));
         job.bind(2, j.id);
@@ -155,11 +104,8 @@ class SqliteStore final : public Store {
 
   std::unique_ptr<Db> db_;
   std::mutex db_mu_;  // Serialises load() with the writer's commits.
-  std::mutex mu_;     // Guards queue_ and stop_.
-  std::condition_variable cv_;
-  std::deque<Pending*> queue_;
-  bool stop_ = false;
-  std::thread writer_;
+  // Last: its writer stops (committing what is queued) before db_ goes.
+  GroupCommitter committer_{[this](const std::vector<const WriteBatch*>& group) { return commit(group); }};
 };
 
 }  // namespace
