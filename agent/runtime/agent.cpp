@@ -2,12 +2,19 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <random>
 #include <thread>
 
 namespace tessel::agent {
 
 using namespace std::chrono;
+
+namespace {
+// While the state dir cannot be written, it is probed (and the node's state sent)
+// this often, whatever the heartbeat interval.
+constexpr milliseconds kDegradedProbe{1000};
+}  // namespace
 
 // Binds the socket supervisors tell about their tasks; without one the agent still
 // works, only later (the reporter's check every interval finds the changes).
@@ -157,6 +164,7 @@ void Agent::heartbeat_loop() {
     {
       MutexLock lock(mu_);
       registered = registered_;
+      degraded_sent_ = degraded_;
     }
     milliseconds wait;
     if (!inv)
@@ -165,6 +173,8 @@ void Agent::heartbeat_loop() {
       wait = register_once(*inv, backoff);
     else
       wait = heartbeat_step(*inv, backoff);
+    // Degraded: probe (and tell) again every second, so a freed disk is used at once.
+    if (!degraded_.empty()) wait = std::min(wait, kDegradedProbe);
     if (wait.count() > 0 && !wait_for(wait)) return;
     MutexLock lock(mu_);
     if (stopping_) return;
@@ -207,6 +217,13 @@ void Agent::poll_loop() {
       // A changed answer started or stopped tasks (or failed to start them): report at
       // once. An unchanged one (a poll's timeout, or one shed every few seconds) did not.
       if (changed) mark_reports_dirty();
+      if (auto problem = tasks_.state_dir_problem(); !problem.empty()) {
+        MutexLock lock(mu_);
+        if (problem != degraded_sent_) {  // A launch found the state dir unwritable.
+          wake_heartbeat_ = true;
+          cv_.notify_all();
+        }
+      }
       if (r->poll_after_ms > 0) {
         // The scheduler holds as many long polls as it can: come back later, with
         // jitter (0.75..1.25x) so the nodes told so at once do not return together.

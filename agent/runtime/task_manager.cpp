@@ -102,8 +102,10 @@ void TaskManager::start_locked(const api::Assignment& a, const api::NodeInventor
   if (auto st = dir_.record_started(a); !st) {
     // Already started, or an unsafe id: nothing of ours to report. A state dir that
     // cannot be written: fail it at once, so its report frees the cards.
-    if (st.error().code == ErrorCode::unavailable)
-      return fail_start_locked(std::move(e), "agent state dir: " + st.error().message);
+    if (st.error().code == ErrorCode::unavailable) {
+      state_dir_problem_ = "agent state dir: " + st.error().message;  // The node is degraded now.
+      return fail_start_locked(std::move(e), state_dir_problem_);
+    }
     spdlog::error("assignment {}: not started: {}", a.id, st.error().message);
     return;
   }
@@ -238,6 +240,11 @@ std::string TaskManager::probe_state_dir() {
   }
   state_dir_problem_ = problem;
   return problem;
+}
+
+std::string TaskManager::state_dir_problem() const {
+  MutexLock lock(mu_);
+  return state_dir_problem_;
 }
 
 void TaskManager::result_not_recorded(const std::string& id, const std::string& why) {

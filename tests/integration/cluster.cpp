@@ -112,7 +112,8 @@ void Cluster::launch_agent(const std::string& node, testkit::AgentOptions o) {
   o.scheduler_url = "http://127.0.0.1:" + std::to_string(port_);
   o.node = node;
   o.state_dir = state_dir(node);
-  o.args.insert(o.args.end(), {"--heartbeat-interval", "0.3"});
+  if (std::find(agent_args.begin(), agent_args.end(), "--heartbeat-interval") == agent_args.end())
+    o.args.insert(o.args.end(), {"--heartbeat-interval", "0.3"});
   o.args.insert(o.args.end(), agent_args.begin(), agent_args.end());
   const std::string prefix = root_.str("agent-" + node + "-" + std::to_string(agent_starts_[node]++));
   o.stdout_path = prefix + ".out";

@@ -105,7 +105,10 @@ std::map<int, std::string> holders(Cluster& c, const std::string& node) {
 TEST(ClusterDisk, ROOT_FullStateDirFailsLaunchesFreesCardsDegradesTheNodeAndRecovers) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a tmpfs for the agent's state dir";
   Cluster c;
-  c.heartbeat_timeout_s = 30;  // The agent is stopped for a moment below.
+  c.heartbeat_timeout_s = 600;  // The agent is stopped for a moment below.
+  // Heartbeats an hour apart: the node is degraded by the failed launch itself, and
+  // ready again by the agent's probes while degraded, never by a heartbeat's timing.
+  c.agent_args = {"--heartbeat-interval", "3600"};
   c.start_scheduler();
   tessel::testkit::TmpfsMount fs(c.state_dir("n1"), "1m");  // Unmounted before c goes.
   if (!fs.ok()) GTEST_SKIP() << "mount -t tmpfs failed: " << fs.error();

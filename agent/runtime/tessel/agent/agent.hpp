@@ -121,7 +121,10 @@ class Agent {
   Mutex mu_;
   CondVar cv_;
   bool stopping_ GUARDED_BY(mu_) = false;
-  bool wake_heartbeat_ GUARDED_BY(mu_) = false;  // The reporter lost the registration.
+  // Heartbeat now: the reporter lost the registration, or a launch found the state
+  // dir unwritable (the node is degraded from then on, not from the next interval).
+  bool wake_heartbeat_ GUARDED_BY(mu_) = false;
+  std::string degraded_sent_ GUARDED_BY(mu_);  // degraded_ as the heartbeat loop last sent it.
   bool registered_ GUARDED_BY(mu_) = false;
   bool reports_dirty_ GUARDED_BY(mu_) = false;
   std::chrono::milliseconds interval_ GUARDED_BY(mu_);  // The heartbeat interval.

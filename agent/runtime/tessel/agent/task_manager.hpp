@@ -71,6 +71,8 @@ class TaskManager {
   // Writes a small file in the state dir (StateDir::probe) and returns why the node
   // cannot start tasks: "agent state dir: No space left on device", or "" when it can.
   std::string probe_state_dir() EXCLUDES(mu_);
+  // The last probe's finding, or a launch's that found the state dir unwritable since.
+  std::string state_dir_problem() const EXCLUDES(mu_);
   // Task `id`'s supervisor could not write its result (task_events.hpp), as its last act:
   // its ranks are gone, and it is reported so at once ("result not recorded: <why>").
   void result_not_recorded(const std::string& id, const std::string& why) EXCLUDES(mu_);
@@ -94,7 +96,7 @@ class TaskManager {
   TaskLauncher& launcher_;
   TaskManagerConfig cfg_;
   const Clock& clock_;  // cfg_.clock or the system clock.
-  Mutex mu_;
+  mutable Mutex mu_;
   std::map<std::string, Entry> tasks_ GUARDED_BY(mu_);
   std::set<std::string> started_ GUARDED_BY(mu_);
   std::string state_dir_problem_ GUARDED_BY(mu_);  // From the last probe_state_dir().
