@@ -1,0 +1,115 @@
+// bench_array [COUNT [NODES]]: the cost of one job array of COUNT elements (default
+// 10,000) in the scheduler's ClusterState, on a SQLite file with --sync full (fsynced)
+// in a temp dir: the submission (one write of COUNT + 1 jobs, answered once it is on
+// disk), then scheduling passes with the array pending on NODES idle 8-card nodes
+// (default 100): once with parallel 8 (the limit keeps all but 8 out of the
+// allocator's queue), once without a limit, 8 cards an element, on nodes half full
+// (every element goes to the allocator and none fits). Logging at warn (the
+// scheduler's info lines, one per job changed, are left out). Prints the times;
+// see RESULTS.md.
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "benchkit.hpp"
+#include "tessel/scheduler/state.hpp"
+#include "tessel/time/clock.hpp"
+
+namespace {
+
+using namespace tessel;
+using namespace tessel::scheduler;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+void add_nodes(ClusterState& state, int nodes) {
+  for (int n = 0; n < nodes; ++n) {
+    api::RegisterRequest r;
+    r.node = "n" + std::to_string(n);
+    r.address = "10.0.0." + std::to_string(n % 250);
+    for (int i = 0; i < 8; ++i) {
+      api::Device d;
+      d.index = d.module_id = i;
+      d.model = "HL-225";
+      r.inventory.devices.push_back(d);
+    }
+    if (!state.register_node(r, "").ok()) std::fprintf(stderr, "register %s failed\n", r.node.c_str());
+  }
+}
+
+api::JobSpec array_spec(int count, std::optional<int> parallel, int devices) {
+  api::JobSpec s;
+  s.command = {"python", "sweep.py", "--config", "configs/sweep.yaml"};
+  s.env = {{"WANDB_PROJECT", "sweep"}};
+  s.devices = devices;
+  s.array = api::ArraySpec{count, parallel.value_or(count)};
+  return s;
+}
+
+// Times `passes` scheduling passes; prints p50 and max.
+void time_passes(ClusterState& state, int passes, const char* what) {
+  std::vector<double> ms;
+  for (int i = 0; i < passes; ++i) {
+    auto t0 = Clock::now();
+    state.schedule_pass();
+    ms.push_back(ms_since(t0));
+  }
+  std::printf("  %-52s p50 %.2f ms, max %.2f ms (%d passes)\n", what, benchkit::percentile(ms, 50),
+              benchkit::percentile(ms, 100), passes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int count = argc > 1 ? std::stoi(argv[1]) : 10'000;
+  const int nodes = argc > 2 ? std::stoi(argv[2]) : 100;
+  spdlog::set_level(spdlog::level::warn);
+  const benchkit::TempDir dir("tessel-bench-array");
+  {
+    std::printf("array of %d, parallel 8, %d idle nodes:\n", count, nodes);
+    auto store = open_sqlite_store(dir.str("limited.db"));
+    if (!store.ok()) return std::fprintf(stderr, "%s\n", store.error().message.c_str()), 1;
+    ClusterState state(**store, system_clock(), StateOptions{});
+    if (!state.restore().ok()) return 1;
+    add_nodes(state, nodes);
+    auto t0 = Clock::now();
+    auto parent = state.submit(array_spec(count, 8, 1), "bench");
+    if (!parent.ok()) return std::fprintf(stderr, "submit: %s\n", parent.error().message.c_str()), 1;
+    std::printf("  submission (one write of %d jobs, fsynced):       %.1f ms\n", count + 1, ms_since(t0));
+    t0 = Clock::now();
+    state.schedule_pass();
+    std::printf("  first pass (places 8, the rest wait at the limit): %.2f ms\n", ms_since(t0));
+    time_passes(state, 20, "later passes (nothing changes):");
+    t0 = Clock::now();
+    auto got = state.job(parent->id);
+    std::printf("  GET parent (counts by state):                      %.3f ms\n", ms_since(t0));
+    t0 = Clock::now();
+    auto cancelled = state.cancel(parent->id, Principal{"bench", Role::admin, "", {}});
+    std::printf("  cancel parent (%d elements in one write):       %.1f ms\n", count, ms_since(t0));
+    if (!got || !cancelled.ok()) return 1;
+  }
+  {
+    std::printf("array of %d x 8 cards, no limit, %d half-full nodes (all in the allocator's queue):\n", count, nodes);
+    auto store = open_sqlite_store(dir.str("unlimited.db"));
+    if (!store.ok()) return 1;
+    ClusterState state(**store, system_clock(), StateOptions{});
+    if (!state.restore().ok()) return 1;
+    add_nodes(state, nodes);
+    for (int n = 0; n < nodes; ++n) {
+      api::JobSpec filler;
+      filler.command = {"sleep", "infinity"};
+      filler.devices = 4;
+      if (!state.submit(filler, "bench").ok()) return 1;
+    }
+    state.schedule_pass();  // Half of every node.
+    auto t0 = Clock::now();
+    if (!state.submit(array_spec(count, std::nullopt, 8), "bench").ok()) return 1;
+    std::printf("  submission (one write of %d jobs, fsynced):       %.1f ms\n", count + 1, ms_since(t0));
+    time_passes(state, 20, "passes with the array pending:");
+  }
+  return 0;
+}
