@@ -6,8 +6,8 @@
 #include "tessel/api/project.hpp"
 
 using nlohmann::json;
-using tessel::api::ArraySpec;
 using tessel::api::array_element_id;
+using tessel::api::ArraySpec;
 using tessel::api::is_job_id;
 using tessel::api::parse_job_spec;
 using tessel::api::split_element_id;
