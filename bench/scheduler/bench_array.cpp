@@ -22,9 +22,9 @@ namespace {
 
 using namespace tessel;
 using namespace tessel::scheduler;
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double ms_since(Steady::time_point t0) { return std::chrono::duration<double, std::milli>(Steady::now() - t0).count(); }
 
 void add_nodes(ClusterState& state, int nodes) {
   for (int n = 0; n < nodes; ++n) {
@@ -54,7 +54,7 @@ api::JobSpec array_spec(int count, std::optional<int> parallel, int devices) {
 void time_passes(ClusterState& state, int passes, const char* what) {
   std::vector<double> ms;
   for (int i = 0; i < passes; ++i) {
-    auto t0 = Clock::now();
+    auto t0 = Steady::now();
     state.schedule_pass();
     ms.push_back(ms_since(t0));
   }
@@ -76,18 +76,18 @@ int main(int argc, char** argv) {
     ClusterState state(**store, system_clock(), StateOptions{});
     if (!state.restore().ok()) return 1;
     add_nodes(state, nodes);
-    auto t0 = Clock::now();
+    auto t0 = Steady::now();
     auto parent = state.submit(array_spec(count, 8, 1), "bench");
     if (!parent.ok()) return std::fprintf(stderr, "submit: %s\n", parent.error().message.c_str()), 1;
     std::printf("  submission (one write of %d jobs, fsynced):       %.1f ms\n", count + 1, ms_since(t0));
-    t0 = Clock::now();
+    t0 = Steady::now();
     state.schedule_pass();
     std::printf("  first pass (places 8, the rest wait at the limit): %.2f ms\n", ms_since(t0));
     time_passes(state, 20, "later passes (nothing changes):");
-    t0 = Clock::now();
+    t0 = Steady::now();
     auto got = state.job(parent->id);
     std::printf("  GET parent (counts by state):                      %.3f ms\n", ms_since(t0));
-    t0 = Clock::now();
+    t0 = Steady::now();
     auto cancelled = state.cancel(parent->id, Principal{"bench", Role::admin, "", {}});
     std::printf("  cancel parent (%d elements in one write):       %.1f ms\n", count, ms_since(t0));
     if (!got || !cancelled.ok()) return 1;
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
       if (!state.submit(filler, "bench").ok()) return 1;
     }
     state.schedule_pass();  // Half of every node.
-    auto t0 = Clock::now();
+    auto t0 = Steady::now();
     if (!state.submit(array_spec(count, std::nullopt, 8), "bench").ok()) return 1;
     std::printf("  submission (one write of %d jobs, fsynced):       %.1f ms\n", count + 1, ms_since(t0));
     time_passes(state, 20, "passes with the array pending:");
