@@ -41,7 +41,33 @@ void read_job_ids(FieldReader& r, const json& j, const std::string& key, std::ve
     out.push_back(id);
   }
 }
+// `array`: {"count": N, "parallel": P}; the first problem, with its full field path.
+std::optional<FieldError> read_array(const json& a, ArraySpec& out) {
+  if (!a.is_object()) return FieldError{"array", "array: must be an object {\"count\": N, \"parallel\": P}"};
+  FieldReader r(a, "array");
+  r.required_int("count", out.count, 1, kMaxArrayCount);
+  std::optional<int64_t> parallel;
+  r.optional_int("parallel", parallel, 1, kMaxArrayCount);
+  out.parallel = parallel ? static_cast<int>(*parallel) : out.count;
+  return r.finish_field();
+}
 }  // namespace
+
+std::string array_element_id(const std::string& parent, int index) { return parent + "_" + std::to_string(index); }
+
+std::optional<ElementId> split_element_id(std::string_view id) {
+  const size_t us = id.find('_');
+  if (us == std::string_view::npos || !is_job_id(id.substr(0, us))) return std::nullopt;
+  const std::string_view digits = id.substr(us + 1);
+  if (digits.empty() || digits.size() > 5 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+  int index = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    index = index * 10 + (c - '0');
+  }
+  if (index >= kMaxArrayCount) return std::nullopt;
+  return ElementId{std::string(id.substr(0, us)), index};
+}
 
 bool is_job_id(std::string_view s) {
   if (s.size() < 10 || s.size() > 20 || s.substr(0, 2) != "j-") return false;
@@ -191,9 +217,19 @@ SpecParse parse_job_spec(const json& j) {
   if (!s.project.empty() && !is_project_name(s.project))
     r.fail("project", "must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
   r.optional_bool("preemptible", s.preemptible);
+  std::optional<FieldError> array_error;
+  if (r.has("array")) {
+    ArraySpec a;
+    array_error = read_array(j["array"], a);
+    s.array = a;
+  }
   if (s.task_per_device && s.devices == 0) r.fail("tasks_per_node", "\"device\" needs devices > 0");
   if (auto e = r.finish_field()) {
     out.error = e;
+    return out;
+  }
+  if (array_error) {
+    out.error = array_error;
     return out;
   }
   out.spec = std::move(s);
@@ -222,6 +258,7 @@ json to_json(const JobSpec& s) {
   if (!s.after_not_ok.empty()) j["after_not_ok"] = s.after_not_ok;
   if (!s.project.empty()) j["project"] = s.project;
   if (s.preemptible) j["preemptible"] = true;
+  if (s.array) j["array"] = {{"count", s.array->count}, {"parallel", s.array->parallel}};
   return j;
 }
 
@@ -397,6 +434,18 @@ json to_json(const Job& job) {
   if (!job.endpoint.empty()) j["endpoint"] = job.endpoint;
   if (job.queue_position > 0) j["queue_position"] = job.queue_position;
   if (job.estimated_start_ms) j["estimated_start"] = format_rfc3339(*job.estimated_start_ms);
+  if (job.array) {
+    json states = json::object();
+    for (const auto& [st, n] : job.array->states) states[to_string(st)] = n;
+    j["array"] = {{"count", job.array->count},
+                  {"parallel", job.array->parallel},
+                  {"first", array_element_id(job.id, 0)},
+                  {"last", array_element_id(job.id, job.array->count - 1)},
+                  {"states", states}};
+  } else if (auto e = split_element_id(job.id)) {
+    j["array_id"] = e->parent;
+    j["array_index"] = e->index;
+  }
   return j;
 }
 
@@ -436,6 +485,18 @@ Result<Job> job_from_json(const json& j) {
       auto t = parse_rfc3339(j["estimated_start"].get<std::string>());
       if (!t) return Error{"job.estimated_start: not an RFC 3339 time"};
       job.estimated_start_ms = *t;
+    }
+    if (j.contains("array") && j["array"].is_object()) {
+      const json& a = j["array"];
+      ArrayView view;
+      view.count = json_int_at<int>(a, "count");
+      view.parallel = json_int_at<int>(a, "parallel");
+      for (const auto& [name, n] : a.value("states", json::object()).items()) {
+        auto st = parse_job_state(name);
+        if (!st) return Error{"job.array.states: unknown state " + name};
+        view.states[*st] = n.get<int>();
+      }
+      job.array = std::move(view);
     }
     return job;
   } catch (const std::exception& e) {  // json::exception or JsonIntError

@@ -67,6 +67,7 @@ int run(const std::vector<std::string>& args, Environment& env) {
   submit->add_option("--after-any", so.after_any, "Start after these jobs all ended, however")->allow_extra_args(false);
   submit->add_option("--after-not-ok", so.after_not_ok, "Start after these jobs all ended without succeeding")
       ->allow_extra_args(false);
+  add_opt(submit, "--array", so.array, "Job array 0-B[%P]: elements 0..B, at most P running at once");
   submit->add_option("command", so.command, "The program and its arguments (after --)");
   submit->callback([&] { action = [&](Session& s) { return cmd_submit(s, so); }; });
 

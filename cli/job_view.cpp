@@ -66,6 +66,27 @@ std::string last_column(const json& job) {
   return out;
 }
 
+// A parent: "100 elements, at most 8 at once: 90 pending, 8 running, 2 succeeded".
+// An element: "element 7 of j-00000042 (100 elements)".
+std::string array_line(const json& job) {
+  const auto& a = get_field(job, "array");
+  if (a.is_object()) {
+    std::string out = get_text(a, "count") + " elements, at most " + get_text(a, "parallel") + " at once";
+    std::string counts;
+    const auto& states = get_field(a, "states");
+    for (const char* st : {"pending", "assigned", "running", "succeeded", "failed", "cancelled"}) {
+      auto n = get_int(states, st);
+      if (!n || *n == 0) continue;
+      counts += (counts.empty() ? ": " : ", ") + std::to_string(*n) + " " + st;
+    }
+    return out + counts;
+  }
+  auto parent = get_string(job, "array_id");
+  if (parent.empty()) return "";
+  return "element " + get_text(job, "array_index") + " of " + parent + " (" +
+         get_text(get_field(get_field(job, "spec"), "array"), "count") + " elements)";
+}
+
 }  // namespace
 
 bool job_is_terminal(const json& job) {
@@ -135,6 +156,7 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   line("Queue position", get_text(job, "queue_position"));
   line("Estimated start", get_string(job, "estimated_start"));
   line("Project", get_string(spec, "project"));
+  line("Array", array_line(job));
   if (get_bool(spec, "preemptible", false)) line("Preemptible", "yes");
   line("Exit code", get_text(job, "exit_code"));
   line("Attempt", get_text(job, "attempt"));

@@ -27,6 +27,39 @@ Result<json> job_ids(const std::vector<std::string>& values, const char* flag) {
   }
   return ids;
 }
+
+// A whole non-negative number of at most 9 digits, or nullopt.
+std::optional<int> small_number(const std::string& s) {
+  if (s.empty() || s.size() > 9) return std::nullopt;
+  int v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// "0-B" or "0-B%P" -> {"count": B+1, "parallel": P}; the server checks the limits.
+Result<json> array_request(const std::string& v) {
+  auto bad = [&](const std::string& why) {
+    return Error::invalid("--array: " + why + ", got '" + v.substr(0, 64) + "'", "--array");
+  };
+  const size_t dash = v.find('-');
+  const size_t pct = v.find('%');
+  if (dash == std::string::npos || (pct != std::string::npos && pct < dash))
+    return bad("expected a range A-B with an optional %P, e.g. 0-99%8");
+  auto first = small_number(v.substr(0, dash));
+  auto last = small_number(v.substr(dash + 1, pct == std::string::npos ? std::string::npos : pct - dash - 1));
+  if (!first || !last) return bad("expected a range A-B with an optional %P, e.g. 0-99%8");
+  if (*first != 0) return bad("ranges must start at 0 for now");
+  json a = {{"count", *last + 1}};
+  if (pct != std::string::npos) {
+    auto parallel = small_number(v.substr(pct + 1));
+    if (!parallel) return bad("expected a number of elements after %");
+    a["parallel"] = *parallel;
+  }
+  return a;
+}
 }  // namespace
 
 Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
@@ -78,6 +111,11 @@ Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
     auto ids = job_ids(*values, flag);
     if (!ids) return ids.error();
     j[key] = std::move(*ids);
+  }
+  if (o.array) {
+    auto a = array_request(*o.array);
+    if (!a) return a.error();
+    j["array"] = std::move(*a);
   }
   return j;
 }

@@ -35,6 +35,11 @@ Result<Env> task_environment(const TaskEnvInput& in) {
   env["NODE_RANK"] = std::to_string(a.node_rank);
   env["MASTER_ADDR"] = a.master_addr;
   env["MASTER_PORT"] = std::to_string(a.master_port);
+  if (auto element = api::split_element_id(a.job_id); element && a.spec.array) {
+    env["TESSEL_ARRAY_ID"] = element->parent;
+    env["TESSEL_ARRAY_INDEX"] = std::to_string(element->index);
+    env["TESSEL_ARRAY_COUNT"] = std::to_string(a.spec.array->count);
+  }
   if (!a.spec.task_per_device) {
     // One task per node: a launcher in it (torchrun) spawns the node's processes and
     // reads its settings from PET_*; a value the job set itself is kept.

@@ -185,3 +185,23 @@ TEST(TaskEnv, MinimalBaseEnvPicksAllowList) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TaskEnv, ArrayElementsKnowTheirArray) {
+  auto a = gaudi_assignment({0}, {0});
+  a.job_id = "j-00000042_7";
+  a.spec.array = api::ArraySpec{100, 8};
+  auto env = task_environment({a, gaudi_inv(), base(), "n1", 0, 4242});
+  ASSERT_TRUE(env.ok()) << env.error().message;
+  EXPECT_EQ(env->at("TESSEL_JOB_ID"), "j-00000042_7");
+  EXPECT_EQ(env->at("TESSEL_ARRAY_ID"), "j-00000042");
+  EXPECT_EQ(env->at("TESSEL_ARRAY_INDEX"), "7");
+  EXPECT_EQ(env->at("TESSEL_ARRAY_COUNT"), "100");
+  a.job_id = "j-00000042";  // Not an element: no array variables.
+  env = task_environment({a, gaudi_inv(), base(), "n1", 0, 4242});
+  ASSERT_TRUE(env.ok());
+  EXPECT_FALSE(env->count("TESSEL_ARRAY_ID"));
+}
+
+}  // namespace

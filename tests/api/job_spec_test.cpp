@@ -6,7 +6,11 @@
 #include "tessel/api/project.hpp"
 
 using nlohmann::json;
+using tessel::api::array_element_id;
+using tessel::api::ArraySpec;
+using tessel::api::is_job_id;
 using tessel::api::parse_job_spec;
+using tessel::api::split_element_id;
 
 namespace {
 
@@ -113,6 +117,49 @@ TEST(JobSpec, DependenciesRoundTripAndAreLeftOutWhenEmpty) {
   ASSERT_TRUE(plain.spec);
   EXPECT_FALSE(plain.spec->has_dependencies());
   EXPECT_FALSE(to_json(*plain.spec).contains("after_any"));
+}
+
+TEST(JobSpec, ArraysRoundTripAndParallelDefaultsToTheCount) {
+  auto r = parse_job_spec(json{{"command", {"x"}}, {"array", {{"count", 100}, {"parallel", 8}}}});
+  ASSERT_TRUE(r.spec) << r.error->message;
+  EXPECT_EQ(r.spec->array, (ArraySpec{100, 8}));
+  auto again = parse_job_spec(to_json(*r.spec));
+  ASSERT_TRUE(again.spec);
+  EXPECT_EQ(*again.spec, *r.spec);
+  auto unlimited = parse_job_spec(json{{"command", {"x"}}, {"array", {{"count", 10000}}}});
+  ASSERT_TRUE(unlimited.spec);
+  EXPECT_EQ(unlimited.spec->array, (ArraySpec{10000, 10000}));
+  EXPECT_FALSE(parse_job_spec(json{{"command", {"x"}}}).spec->array);
+  EXPECT_FALSE(to_json(*parse_job_spec(json{{"command", {"x"}}}).spec).contains("array"));
+}
+
+TEST(JobSpec, BadArraysNameTheField) {
+  auto with = [](const json& a) { return json{{"command", {"x"}}, {"array", a}}; };
+  EXPECT_EQ(error_field(with(json{{"count", 0}})), "array.count");
+  EXPECT_EQ(error_field(with(json{{"count", 10001}})), "array.count");
+  EXPECT_EQ(error_field(with(json{{"count", -1}})), "array.count");
+  EXPECT_EQ(error_field(with(json{{"count", "4"}})), "array.count");
+  EXPECT_EQ(error_field(with(json{{"parallel", 2}})), "array.count");  // Required.
+  EXPECT_EQ(error_field(with(json{{"count", 4}, {"parallel", 0}})), "array.parallel");
+  EXPECT_EQ(error_field(with(json{{"count", 4}, {"parallel", -3}})), "array.parallel");
+  EXPECT_EQ(error_field(with(json{{"count", 4}, {"parallel", 1.5}})), "array.parallel");
+  EXPECT_EQ(error_field(with(json{{"count", 4}, {"tasks", 2}})), "array.tasks");
+  EXPECT_EQ(error_field(with(4)), "array");
+  auto r = parse_job_spec(with(json{{"count", 10001}}));
+  EXPECT_EQ(r.error->message, "array.count: must be between 1 and 10000");
+}
+
+TEST(JobSpec, ArrayElementIds) {
+  EXPECT_EQ(array_element_id("j-00000042", 7), "j-00000042_7");
+  auto e = split_element_id("j-00000042_7");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->parent, "j-00000042");
+  EXPECT_EQ(e->index, 7);
+  EXPECT_EQ(split_element_id("j-00000042_9999")->index, 9999);
+  for (const char* bad : {"j-00000042", "j-00000042_", "j-00000042_07", "j-00000042_10000", "j-00000042_x", "j-42_1",
+                          "j-00000042_1_2", "x-00000042_1"})
+    EXPECT_FALSE(split_element_id(bad)) << bad;
+  EXPECT_FALSE(is_job_id("j-00000042_7"));  // Dependencies name arrays by their parent.
 }
 
 TEST(JobSpec, BadDependenciesNameTheField) {

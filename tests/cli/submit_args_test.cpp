@@ -99,6 +99,23 @@ TEST(SubmitArgs, DependenciesAreSplitAtCommasInOrder) {
   }
 }
 
+TEST(SubmitArgs, ArraysInSlurmSyntax) {
+  SubmitOptions o;
+  o.command = {"true"};
+  o.array = "0-99%8";
+  EXPECT_EQ(build_job_request(o, "/")->at("array"), json({{"count", 100}, {"parallel", 8}}));
+  o.array = "0-0";
+  EXPECT_EQ(build_job_request(o, "/")->at("array"), json({{"count", 1}}));
+  o.array = "5-9";
+  EXPECT_EQ(build_job_request(o, "/").error().message, "--array: ranges must start at 0 for now, got '5-9'");
+  for (const char* bad : {"", "7", "0-", "-9", "0-9%", "0-x", "0-9%x", "0%2-9", "0-9%8%2", "0-1234567890"}) {
+    o.array = bad;
+    auto r = build_job_request(o, "/");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().message.rfind("--array: ", 0), 0u) << bad;
+  }
+}
+
 TEST(SubmitArgs, UsageErrorsNameTheFlag) {
   SubmitOptions o;
   EXPECT_NE(build_job_request(o, "/").error().message.find("command is required"), std::string::npos);

@@ -86,6 +86,26 @@ TEST(JobDetail, ShowsDependenciesOnlyWhenThereAreAny) {
             std::string::npos);
 }
 
+TEST(JobDetail, ShowsAnArraysCountsAndAnElementsArray) {
+  auto p = job("j-00000042", "running", "2026-01-01T11:00:00.000Z");
+  p["array"] = {
+      {"count", 100},
+      {"parallel", 8},
+      {"states",
+       {{"pending", 90}, {"assigned", 0}, {"running", 8}, {"succeeded", 2}, {"failed", 0}, {"cancelled", 0}}}};
+  std::string out = render_job_detail(p, kNow);
+  EXPECT_NE(out.find("Array: 100 elements, at most 8 at once: 90 pending, 8 running, 2 succeeded\n"), std::string::npos)
+      << out;
+  auto e = job("j-00000042_7", "pending", "2026-01-01T11:00:00.000Z");
+  e["array_id"] = "j-00000042";
+  e["array_index"] = 7;
+  e["spec"]["array"] = {{"count", 100}, {"parallel", 8}};
+  out = render_job_detail(e, kNow);
+  EXPECT_NE(out.find("Array: element 7 of j-00000042 (100 elements)\n"), std::string::npos) << out;
+  EXPECT_EQ(render_job_detail(job("j-1", "pending", "2026-01-01T11:00:00.000Z"), kNow).find("Array"),
+            std::string::npos);
+}
+
 TEST(JobTerminal, States) {
   EXPECT_TRUE(job_is_terminal({{"state", "succeeded"}}));
   EXPECT_TRUE(job_is_terminal({{"state", "cancelled"}}));

@@ -126,5 +126,32 @@ TEST(InProcessCluster, DependentJobStartsWhenItsDependencySucceedsAndItsOwnDepen
   EXPECT_EQ(c.launched("n1").size(), 2u);
 }
 
+TEST(InProcessCluster, AnArrayRunsAtMostParallelElementsAtOnceEachWithItsArrayEnvironment) {
+  InProcessCluster c;
+  c.start_agent("n1");  // Eight cards: room for all six elements, were it not for the limit.
+  const std::string p =
+      c.submit({{"command", {"work"}}, {"devices", 1}, {"array", {{"count", 6}, {"parallel", 2}}}})["id"];
+  size_t ended = 0;
+  for (int i = 0; i < 6; ++i) {
+    const std::string element = p + "_" + std::to_string(i), aid = element + ".0.0";
+    ASSERT_TRUE(c.wait_launched("n1", aid));
+    ASSERT_TRUE(c.wait_job_state(element, "running"));
+    EXPECT_LE(c.launched("n1").size() - ended, 2u);  // Launched and not yet ended.
+    const json states = c.job(p)["array"]["states"];
+    EXPECT_LE(states["assigned"].get<int>() + states["running"].get<int>(), 2) << states.dump();
+    auto env = c.task_env("n1", aid);
+    EXPECT_EQ(env["TESSEL_JOB_ID"], element);
+    EXPECT_EQ(env["TESSEL_ARRAY_ID"], p);
+    EXPECT_EQ(env["TESSEL_ARRAY_INDEX"], std::to_string(i));
+    EXPECT_EQ(env["TESSEL_ARRAY_COUNT"], "6");
+    c.end_task("n1", aid, 0);
+    ++ended;
+    ASSERT_TRUE(c.wait_job_state(element, "succeeded"));
+  }
+  ASSERT_TRUE(c.wait_job_state(p, "succeeded"));
+  EXPECT_EQ(c.job(p)["array"]["states"]["succeeded"], 6);
+  EXPECT_EQ(c.launched("n1").size(), 6u);
+}
+
 }  // namespace
 }  // namespace tessel::testkit

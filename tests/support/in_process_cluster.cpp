@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -14,6 +16,7 @@
 #include "tessel/agent/scheduler_client.hpp"
 #include "tessel/agent/state_dir.hpp"
 #include "tessel/agent/task_events.hpp"
+#include "tessel/agent/task_files.hpp"
 #include "tessel/agent/task_manager.hpp"
 
 namespace tessel::testkit {
@@ -197,6 +200,17 @@ bool InProcessCluster::wait_launched(const std::string& node, const std::string&
     auto l = launched(node);
     return std::find(l.begin(), l.end(), assignment_id) != l.end();
   });
+}
+
+std::map<std::string, std::string> InProcessCluster::task_env(const std::string& node, const std::string& assignment_id,
+                                                              int local_rank) {
+  std::ifstream in(nodes_.at(node)->dir.task_dir(assignment_id) + "/launch.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto plan = agent::parse_launch_plan(text.str());
+  EXPECT_TRUE(plan.ok()) << assignment_id;
+  if (!plan.ok() || local_rank >= static_cast<int>(plan->ranks.size())) return {};
+  return plan->ranks[static_cast<size_t>(local_rank)].env;
 }
 
 void InProcessCluster::end_task(const std::string& node, const std::string& assignment_id, int exit_code, int signal) {

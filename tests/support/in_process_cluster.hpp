@@ -46,6 +46,9 @@ class InProcessCluster {
   std::vector<std::string> launched(const std::string& node);
   int stops(const std::string& node);
   bool wait_launched(const std::string& node, const std::string& assignment_id);
+  // The environment the agent gave local rank `local_rank` of a launched task (launch.json).
+  std::map<std::string, std::string> task_env(const std::string& node, const std::string& assignment_id,
+                                              int local_rank = 0);
   // Ends a running task as its supervisor would: exit code, or a signal when >= 0.
   void end_task(const std::string& node, const std::string& assignment_id, int exit_code, int signal = -1);
 

@@ -16,6 +16,16 @@
 
 namespace tessel::api {
 
+// A job array: `count` element jobs, "<parent id>_0" .. "<parent id>_<count-1>", each
+// a job of its own, of which at most `parallel` are assigned or running at once.
+struct ArraySpec {
+  int count = 1;     // 1..kMaxArrayCount.
+  int parallel = 1;  // 1..kMaxArrayCount; a submission without it gets `count` (no limit).
+
+  bool operator==(const ArraySpec&) const = default;
+};
+inline constexpr int kMaxArrayCount = 10'000;
+
 struct JobSpec {
   std::string name;
   std::vector<std::string> command;  // argv; run without a shell.
@@ -42,6 +52,9 @@ struct JobSpec {
   // May run on cards borrowed past its project's guarantee (and, once preemption
   // exists, be preempted to give them back).
   bool preemptible = false;
+  // Set: the submission makes an array (the parent, and its elements, whose specs
+  // are this one, `array` included).
+  std::optional<ArraySpec> array;
 
   bool has_dependencies() const { return !after_ok.empty() || !after_any.empty() || !after_not_ok.empty(); }
   bool operator==(const JobSpec&) const = default;
@@ -64,6 +77,16 @@ bool is_project_name(std::string_view s);
 
 // "j-" and 8 to 18 digits, as the scheduler makes job ids.
 bool is_job_id(std::string_view s);
+
+// Array elements: "<parent id>_<index>". array_element_id("j-00000042", 7) is
+// "j-00000042_7"; split_element_id() gives the parent id and index back, or nullopt
+// for anything else (a plain job id included).
+std::string array_element_id(const std::string& parent, int index);
+struct ElementId {
+  std::string parent;
+  int index = 0;
+};
+std::optional<ElementId> split_element_id(std::string_view id);
 
 // Variables the scheduler and agent own; a job's env may not set them.
 bool is_reserved_env(const std::string& name);
@@ -94,6 +117,13 @@ struct Allocation {
 nlohmann::json to_json(const Allocation& a);
 Result<Allocation> allocation_from_json(const nlohmann::json& j);
 
+// An array's parent as the API shows it: its elements' states (never stored).
+struct ArrayView {
+  int count = 0;
+  int parallel = 0;
+  std::map<JobState, int> states;  // Elements by state; every state is present.
+};
+
 struct Job {
   std::string id;
   std::string name;
@@ -114,6 +144,7 @@ struct Job {
   // scheduling order (0: not known), and when the backfill plan expects it to start.
   int queue_position = 0;
   std::optional<int64_t> estimated_start_ms;
+  std::optional<ArrayView> array;  // An array's parent, as the API shows it.
 };
 nlohmann::json to_json(const Job& j);
 Result<Job> job_from_json(const nlohmann::json& j);

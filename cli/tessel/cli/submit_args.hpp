@@ -33,6 +33,9 @@ struct SubmitOptions {
   std::vector<std::string> after_ok;
   std::vector<std::string> after_any;
   std::vector<std::string> after_not_ok;
+  // A job array in Slurm's syntax: "0-B" (elements 0..B) or "0-B%P" (at most P at
+  // once). Ranges start at 0 for now; others are refused.
+  std::optional<std::string> array;
 };
 
 // The request body. Errors (a usage problem: bad duration, env without '=', empty

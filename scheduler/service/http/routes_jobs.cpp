@@ -50,7 +50,7 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
     f.limit = static_cast<int>(*limit);
     if (req.has_param("after")) {
       f.after = req.param("after");
-      if (job_seq(f.after) < 0) return reply(Error::invalid("after: not a job id cursor", "after"));
+      if (job_key(f.after) < 0) return reply(Error::invalid("after: not a job id cursor", "after"));
     }
     auto page = ctx.state.list_jobs(f);
     json jobs = json::array();

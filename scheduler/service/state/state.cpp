@@ -41,9 +41,9 @@ Status ClusterState::restore() {
     nodes_[rec.name] = std::move(n);
   }
   for (auto& job : snap->jobs) {
-    int64_t seq = job_seq(job.id);
+    int64_t seq = job_key(job.id);
     if (seq < 0) return Error{"restoring state: bad job id " + job.id};
-    next_seq_ = std::max(next_seq_, seq + 1);
+    next_seq_ = std::max(next_seq_, (seq >> kArrayKeyBits) + 1);
     if (job.spec.project.empty()) job.spec.project = api::kDefaultProject;  // Stored before projects existed.
     if (job.state == api::JobState::assigned || job.state == api::JobState::running) {
       active_.insert(seq);
@@ -58,6 +58,7 @@ Status ClusterState::restore() {
     }
     jobs_[seq] = JobEntry{std::move(job), now, {}, 0, std::nullopt};
   }
+  restore_arrays_locked();
   for (auto& p : snap->projects) projects_[p.name] = std::move(p);
   for (auto& f : snap->fences) {
     alloc_.hold(f.id, {f.allocation}, std::nullopt);
@@ -88,6 +89,7 @@ Status ClusterState::resolve_project_locked(api::JobSpec& spec) const {
 }
 
 Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user) {
+  if (spec.array) return submit_array(std::move(spec), user);
   // Its dependencies are checked and evaluated under mu_, so none can end unseen meanwhile.
   if (spec.has_dependencies()) return submit_with_dependencies(std::move(spec), user);
   int64_t seq;
@@ -103,7 +105,8 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
   // Waits for the group commit without holding mu_.
   if (auto s = write_store(b); !s) return storage_unavailable("the job", s.error().message);
   MutexLock lk(mu_);
-  pending_[seq] = &(jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt});
+  const int64_t key = key_of_seq(seq);
+  pending_[key] = &(jobs_[key] = JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt});
   ++submissions_total_;
   ++jobs_changes_;
   log_change(job, "submitted");
@@ -113,9 +116,9 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
 
 std::optional<api::Job> ClusterState::job(const std::string& id) const {
   MutexLock lk(mu_);
-  auto it = jobs_.find(job_seq(id));
+  auto it = jobs_.find(job_key(id));
   if (it == jobs_.end() || it->second.job.id != id) return std::nullopt;
-  return view_of(it->second);
+  return view_locked(it->first, it->second);
 }
 
 api::Job ClusterState::view_of(const JobEntry& e) {
@@ -132,10 +135,11 @@ JobPage ClusterState::list_jobs(const JobFilter& f) const {
   JobPage page;
   size_t bytes = 0;
   auto it = jobs_.end();
-  if (!f.after.empty()) it = jobs_.lower_bound(job_seq(f.after));
+  if (!f.after.empty()) it = jobs_.lower_bound(job_key(f.after));
   while (it != jobs_.begin()) {
     --it;
     const auto& j = it->second.job;
+    if (arrays_.count(it->first)) continue;  // Elements are listed, their parents not.
     if (f.state && j.state != *f.state) continue;
     if (!f.user.empty() && j.user != f.user) continue;
     // The fixed fields take well under a kilobyte; an allocation about 100 bytes.
@@ -152,26 +156,28 @@ JobPage ClusterState::list_jobs(const JobFilter& f) const {
 
 Result<api::Job> ClusterState::cancel(const std::string& id, const Principal& who) {
   MutexLock lk(mu_);
-  auto it = jobs_.find(job_seq(id));
+  auto it = jobs_.find(job_key(id));
   if (it == jobs_.end() || it->second.job.id != id) return Error::not_found("job " + id + " not found");
   const JobEntry& e = it->second;
   if (who.role != Role::admin && e.job.user != who.name)
     return Error::forbidden("job " + id + " belongs to another user");
-  if (api::is_terminal(e.job.state)) return e.job;
+  if (api::is_terminal(e.job.state)) return view_locked(it->first, e);
   Txn txn;
   const std::string reason = "cancelled by " + who.name;
-  if (e.job.state == api::JobState::pending) {
+  if (arrays_.count(it->first)) {
+    cancel_array_locked(txn, it->first, reason);
+  } else if (e.job.state == api::JobState::pending) {
     cancel_pending_locked(txn, e, reason);
   } else {
     stop_job_locked(txn, e, api::JobState::cancelled, reason, std::nullopt, false);
   }
   if (!commit_locked(txn, "cancel")) return storage_unavailable("the cancellation");
-  return it->second.job;
+  return view_locked(it->first, it->second);
 }
 
 Result<LogTarget> ClusterState::log_target(const std::string& job_id, int rank) const {
   MutexLock lk(mu_);
-  auto it = jobs_.find(job_seq(job_id));
+  auto it = jobs_.find(job_key(job_id));
   if (it == jobs_.end() || it->second.job.id != job_id) return Error::not_found("job " + job_id + " not found");
   const api::Job& j = it->second.job;
   const int per_node = j.spec.task_per_device ? j.spec.devices : 1;
@@ -197,7 +203,7 @@ Status ClusterState::write_store(const WriteBatch& batch) {
 }
 
 bool ClusterState::commit_locked(Txn& txn, const char* what) {
-  resolve_dependents_locked(txn);  // Jobs ending here release or cancel their dependents in the same write.
+  settle_locked(txn);  // Arrays' parents, and the dependents of jobs ending here, in the same write.
   if (auto s = write_store(txn.batch); !s) {
     spdlog::error("{}: store write failed, nothing changed: {}", what, s.error().message);
     return false;
@@ -220,7 +226,7 @@ void ClusterState::cancel_pending_locked(Txn& txn, const JobEntry& e, const std:
   nj.reason = reason;
   nj.finished_at_ms = clock_.now_ms();
   txn.batch.jobs.push_back(nj);
-  const int64_t seq = job_seq(nj.id);
+  const int64_t seq = job_key(nj.id);
   txn.apply.push_back([this, nj, seq]() REQUIRES(mu_) {
     jobs_[seq].job = nj;
     pending_.erase(seq);
@@ -262,7 +268,7 @@ void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState fi
     nj.reason = reason;
   }
   txn.batch.jobs.push_back(nj);
-  const int64_t seq = job_seq(j.id);
+  const int64_t seq = job_key(j.id);
   txn.apply.push_back([this, nj, fences, nodes, seq, requeue, now]() REQUIRES(mu_) {
     alloc_.release(nj.id);
     for (const auto& f : fences) {

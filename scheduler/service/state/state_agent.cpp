@@ -243,7 +243,7 @@ bool ClusterState::evaluate_job_locked(Txn& txn, const JobEntry& e) {
     nj.started_at_ms = clock_.now_ms();
   }
   txn.batch.jobs.push_back(nj);
-  const int64_t seq = job_seq(j.id);
+  const int64_t seq = job_key(j.id);
   txn.apply.push_back([this, nj, seq, start]() REQUIRES(mu_) {
     jobs_[seq].job = nj;
     if (start) log_change(nj, "all ranks running");

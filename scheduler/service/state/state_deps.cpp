@@ -37,7 +37,7 @@ ClusterState::DepCheck ClusterState::check_dependencies_locked(
       std::optional<api::JobState> st;
       if (auto c = changing.find(id); c != changing.end()) {
         st = c->second;
-      } else if (auto it = jobs_.find(job_seq(id)); it != jobs_.end() && it->second.job.id == id) {
+      } else if (auto it = jobs_.find(job_key(id)); it != jobs_.end() && it->second.job.id == id) {
         st = it->second.job.state;
       }
       if (!st) return {DepCheck::Verdict::never, "dependency " + id + " is unknown"};
@@ -55,7 +55,7 @@ ClusterState::DepCheck ClusterState::check_dependencies_locked(
 Status ClusterState::validate_dependencies_locked(const api::JobSpec& spec, const std::string& self) const {
   for (const Rule& rule : rules(spec)) {
     for (const auto& id : *rule.ids) {
-      auto it = jobs_.find(job_seq(id));
+      auto it = jobs_.find(job_key(id));
       if (id != self && it != jobs_.end() && it->second.job.id == id) continue;
       std::string message = rule.field;
       message += id == self ? ": a job cannot depend on itself" : ": unknown job " + id;
@@ -71,7 +71,7 @@ Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const
   if (auto s = resolve_project_locked(spec); !s) return s.error();
   api::Job job = make_job(next_seq_, std::move(spec), user);
   if (auto s = validate_dependencies_locked(job.spec, job.id); !s) return s.error();
-  const int64_t seq = next_seq_++;
+  const int64_t seq = key_of_seq(next_seq_++);
   const DepCheck check = check_dependencies_locked(job.spec);
   job.reason = check.reason;
   if (check.verdict == DepCheck::Verdict::never) {  // E.g. after_ok on a job that already failed.
@@ -103,7 +103,7 @@ void ClusterState::enqueue_locked(int64_t seq, JobEntry& entry, const DepCheck& 
 Status ClusterState::enqueue_restored_locked() {
   Txn txn;
   for (auto& [seq, entry] : jobs_) {
-    if (entry.job.state != api::JobState::pending) continue;
+    if (entry.job.state != api::JobState::pending || arrays_.count(seq)) continue;  // A parent is never queued.
     const DepCheck check = check_dependencies_locked(entry.job.spec);
     if (check.verdict == DepCheck::Verdict::never)
       cancel_pending_locked(txn, entry, check.reason);

@@ -113,7 +113,7 @@ void ClusterState::account_usage_locked(const WriteBatch& batch) {
   const int64_t now = clock_.now_ms();
   for (const auto& nj : batch.jobs) {
     if (holds_cards(nj.state)) continue;
-    auto it = jobs_.find(job_seq(nj.id));
+    auto it = jobs_.find(job_key(nj.id));
     if (it == jobs_.end()) continue;
     const api::Job& before = it->second.job;
     if (!holds_cards(before.state) || before.started_at_ms <= 0) continue;

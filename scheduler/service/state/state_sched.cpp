@@ -30,7 +30,9 @@ void ClusterState::schedule_pass() {
   std::vector<JobEntry*> entries;  // Parallel to queue.
   queue.reserve(pending_.size());
   entries.reserve(pending_.size());
+  ArrayGate gate;
   for (const auto& [seq, entry] : pending_) {
+    if (is_element_key(seq) && !array_gate_locked(seq, *entry, gate)) continue;
     const api::Job& j = entry->job;
     queue.push_back(PendingJob{j.id, j.spec.devices, j.spec.nodes, j.spec.priority, seq, j.spec.time_limit_s,
                                j.spec.vendor, j.spec.model});
@@ -49,12 +51,12 @@ void ClusterState::schedule_pass() {
   }
   for (const auto& r : res.reservations) {
     if (!r.start_ms) continue;
-    if (auto it = pending_.find(job_seq(r.job_id)); it != pending_.end()) it->second->estimated_start_ms = r.start_ms;
+    if (auto it = pending_.find(job_key(r.job_id)); it != pending_.end()) it->second->estimated_start_ms = r.start_ms;
   }
   Txn txn;
   std::map<std::string, std::set<int>> ports_taken;  // Master ports handed out in this pass.
   for (const auto& p : res.placed) {
-    const int64_t seq = job_seq(p.job_id);
+    const int64_t seq = job_key(p.job_id);
     JobEntry& e = jobs_[seq];
     api::Job nj = e.job;
     nj.state = api::JobState::assigned;
@@ -104,13 +106,14 @@ void ClusterState::schedule_pass() {
   }
   bool reasons_changed = false;
   for (const auto& [id, reason] : res.pending_reasons) {
-    auto it = pending_.find(job_seq(id));
+    auto it = pending_.find(job_key(id));
     if (it != pending_.end() && it->second->job.reason != reason) {
       it->second->job.reason = reason;
       reasons_changed = true;
     }
   }
-  if (reasons_changed) ++jobs_changes_;  // Not stored, but shown: the console shows why a job waits.
+  // Not stored, but shown: the console shows why a job waits.
+  if (reasons_changed || gate.reasons_changed) ++jobs_changes_;
   full_after_pass_ = !alloc_.any_free_card();
   sched_latency_.observe(static_cast<double>(clock_.steady_ns() - t0) / 1e9);
 }

@@ -11,6 +11,10 @@ namespace tessel::scheduler {
 using nlohmann::json;
 
 int64_t job_seq(const std::string& id) {
+  if (api::split_element_id(id)) {
+    const int64_t key = job_key(id);
+    return key < 0 ? -1 : -key;
+  }
   if (id.size() < 3 || id.size() > 22 || id.rfind("j-", 0) != 0) return -1;
   int64_t v = 0;
   for (size_t i = 2; i < id.size(); ++i) {
@@ -18,6 +22,18 @@ int64_t job_seq(const std::string& id) {
     v = v * 10 + (id[i] - '0');
   }
   return v;
+}
+
+int64_t job_key(const std::string& id) {
+  constexpr int64_t kMaxSeq = int64_t{1} << 48;
+  if (auto element = api::split_element_id(id)) {
+    const int64_t seq = job_seq(element->parent);
+    if (seq < 0 || seq >= kMaxSeq) return -1;
+    return key_of_seq(seq) + element->index + 1;
+  }
+  const int64_t seq = job_seq(id);
+  if (seq < 0 || seq >= kMaxSeq) return -1;
+  return key_of_seq(seq);
 }
 
 std::string make_job_id(int64_t seq) {

@@ -15,6 +15,7 @@
 // within milliseconds and a change wakes only the node it concerns), when the
 // HTTP layer's timer expires it, or at shutdown. No thread waits for it.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -290,6 +291,43 @@ class ClusterState {
   void resolve_dependents_locked(Txn& txn) REQUIRES(mu_);
   void release_waiting_locked(int64_t seq) REQUIRES(mu_);
 
+  // Job arrays (state_arrays.cpp). The parent is a stored job that is never queued;
+  // its state follows its elements' (array_state()). Its elements are jobs of
+  // their own, keyed right after it (job_key()). Whatever changes an element goes
+  // through commit_locked(), which, in the same Txn, writes the parent when its
+  // state changes and keeps arrays_' counts.
+  struct ArrayInfo {
+    int count = 0;
+    int parallel = 0;
+    std::array<int, 6> states{};  // Elements by api::JobState.
+  };
+  // What a Txn being built does to an array: its counts, and where in the batch
+  // the parent's new record is (npos: not written).
+  struct ArrayChange {
+    std::array<int, 6> states{};
+    size_t batch_index = std::string::npos;
+  };
+  Result<api::Job> submit_array(api::JobSpec spec, const std::string& user) EXCLUDES(mu_);
+  // Cancels every element of the array at `key` not yet ended.
+  void cancel_array_locked(Txn& txn, int64_t key, const std::string& reason) REQUIRES(mu_);
+  // Adds to `txn` what its changes mean for arrays and dependents, until nothing more follows.
+  void settle_locked(Txn& txn) REQUIRES(mu_);
+  void update_arrays_locked(Txn& txn, size_t from, std::map<int64_t, ArrayChange>& changes) REQUIRES(mu_);
+  // Restore: arrays_ from the restored jobs.
+  void restore_arrays_locked() REQUIRES(mu_);
+  // A job as the API shows it; a parent with its elements' counts.
+  api::Job view_locked(int64_t key, const JobEntry& e) const REQUIRES(mu_);
+  // The scheduling pass's parallel limit: walking pending_ in key order (an array's
+  // elements are adjacent), whether element `e` may be offered to the allocator.
+  // If not, sets its reason ("array j-... at its parallel limit of P").
+  struct ArrayGate {
+    int64_t parent = -1;
+    int slots = 0;
+    std::string reason;
+    bool reasons_changed = false;
+  };
+  bool array_gate_locked(int64_t key, JobEntry& e, ArrayGate& gate) REQUIRES(mu_);
+
   Store& store_;
   const Clock& clock_;
   const StateOptions opts_;
@@ -326,6 +364,7 @@ class ClusterState {
   std::map<std::string, NodeEntry> nodes_ GUARDED_BY(mu_);
   std::map<std::string, Fence> fences_ GUARDED_BY(mu_);
   std::map<std::string, api::Project> projects_ GUARDED_BY(mu_);  // Stored ones; see projects().
+  std::map<int64_t, ArrayInfo> arrays_ GUARDED_BY(mu_);           // By the parent's key.
   UsageLedger usage_ GUARDED_BY(mu_);                             // Ended attempts; running ones are added per pass.
   ModuleGroupAllocator alloc_ GUARDED_BY(mu_);
   uint64_t submissions_total_ GUARDED_BY(mu_) = 0;

@@ -127,8 +127,20 @@ class FaultyStore final : public Store {
 };
 
 // Job ids are "j-" + a zero-padded sequence number; returns the number, or -1.
+// The stores key jobs by it. An array element ("j-00000042_7") has a negative one,
+// -job_key(id) (below -1), so that no plain job's number changes and none collides.
 int64_t job_seq(const std::string& id);
 std::string make_job_id(int64_t seq);
+
+// The scheduler's in-memory order of jobs: a job's (or array parent's) key is
+// seq << kArrayKeyBits, its elements' that plus index + 1, so an array sorts right
+// after its parent, its elements by index, all before the next job. -1 for an id
+// that is neither (or a sequence number of 2^48 or more).
+inline constexpr int kArrayKeyBits = 14;  // 2^14 > api::kMaxArrayCount.
+int64_t job_key(const std::string& id);
+inline int64_t key_of_seq(int64_t seq) { return seq << kArrayKeyBits; }
+inline bool is_element_key(int64_t key) { return (key & ((int64_t{1} << kArrayKeyBits) - 1)) != 0; }
+inline int64_t parent_key(int64_t key) { return key & ~((int64_t{1} << kArrayKeyBits) - 1); }
 
 // JSON forms of the stored records.
 std::string node_record_to_json(const NodeRecord& n);

@@ -1,0 +1,222 @@
+// ClusterState: job arrays (JobSpec `array`). A submission stores the parent and
+// its N elements in one batch. Elements are ordinary jobs (queued, placed,
+// retried, cancelled one by one); the parent is never queued. Its state follows
+// its elements' (array_state()), and commit_locked() keeps it so: settle_locked()
+// counts what a Txn does to elements and writes the parent in the same batch
+// when its state changes, so dependencies on the parent see the whole array.
+#include <spdlog/spdlog.h>
+
+#include "tessel/scheduler/state.hpp"
+
+namespace tessel::scheduler {
+
+namespace {
+size_t slot(api::JobState s) { return static_cast<size_t>(s); }
+
+// The parent's state from its elements': pending while every element is pending;
+// running while any is assigned or running, or some ended and others have yet to
+// (so it does not flap to pending between one element's end and the next start);
+// once all ended, succeeded if all succeeded, failed if any failed, else cancelled.
+api::JobState array_state(const std::array<int, 6>& s, int count) {
+  using api::JobState;
+  if (s[slot(JobState::pending)] == count) return JobState::pending;
+  if (s[slot(JobState::assigned)] + s[slot(JobState::running)] + s[slot(JobState::pending)] > 0)
+    return JobState::running;
+  if (s[slot(JobState::succeeded)] == count) return JobState::succeeded;
+  if (s[slot(JobState::failed)] > 0) return JobState::failed;
+  return JobState::cancelled;
+}
+
+// The parent's record for its elements' new counts.
+api::Job parent_record(api::Job p, const std::array<int, 6>& s, int count, int64_t now) {
+  using api::JobState;
+  // No started_at: a parent holds no cards, and usage is counted by its elements.
+  p.state = array_state(s, count);
+  if (api::is_terminal(p.state)) {
+    p.finished_at_ms = now;
+    p.reason.clear();
+    if (p.state != JobState::succeeded)
+      p.reason = std::to_string(s[slot(JobState::failed)]) + " failed, " +
+                 std::to_string(s[slot(JobState::cancelled)]) + " cancelled of " + std::to_string(count) + " elements";
+  }
+  return p;
+}
+}  // namespace
+
+Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string& user) {
+  const bool deps = spec.has_dependencies();
+  MutexLock lk(mu_);
+  if (stopping_) return Error::unavailable("scheduler is shutting down");
+  if (auto s = resolve_project_locked(spec); !s) return s.error();
+  const int64_t seq = next_seq_;
+  api::Job parent = make_job(seq, std::move(spec), user);
+  if (deps) {
+    if (auto s = validate_dependencies_locked(parent.spec, parent.id); !s) return s.error();
+  }
+  ++next_seq_;
+  // Every element has the parent's dependencies: one check holds for all.
+  const DepCheck check = deps ? check_dependencies_locked(parent.spec) : DepCheck{};
+  const int count = parent.spec.array->count;
+  parent.reason = check.reason;
+  if (check.verdict == DepCheck::Verdict::never) {  // E.g. after_ok on a job that already failed.
+    parent.state = api::JobState::cancelled;
+    parent.finished_at_ms = parent.submitted_at_ms;
+  }
+  Txn txn;
+  txn.batch.jobs.reserve(static_cast<size_t>(count) + 1);
+  txn.batch.jobs.push_back(parent);
+  for (int i = 0; i < count; ++i) {
+    txn.batch.jobs.push_back(parent);
+    txn.batch.jobs.back().id = api::array_element_id(parent.id, i);
+  }
+  const int64_t key = key_of_seq(seq);
+  // Files the committed jobs in memory: moves them out of the batch.
+  auto insert = [this, &txn, key, check, count]() REQUIRES(mu_) {
+    auto& jobs = txn.batch.jobs;
+    ArrayInfo& info = arrays_[key];
+    info.count = count;
+    info.parallel = jobs[0].spec.array->parallel;
+    info.states[slot(jobs[0].state)] = count;
+    const int64_t at = jobs[0].submitted_at_ms;
+    for (int i = 0; i <= count; ++i) {
+      const int64_t k = key + i;
+      JobEntry& entry = jobs_[k] = JobEntry{std::move(jobs[static_cast<size_t>(i)]), at, {}, 0, std::nullopt};
+      if (i > 0 && check.verdict != DepCheck::Verdict::never) enqueue_locked(k, entry, check);
+    }
+    submissions_total_ += static_cast<uint64_t>(count);
+    ++jobs_changes_;
+    const api::Job& p = jobs_[key].job;
+    spdlog::info("job {} {} (array of {}, at most {} at once, submitted) reason=\"{}\"", p.id, api::to_string(p.state),
+                 info.count, info.parallel, p.reason);
+  };
+  if (deps) {
+    // Under mu_, so none of its dependencies can end unseen meanwhile.
+    txn.apply.push_back(insert);
+    if (!commit_locked(txn, "submit")) return storage_unavailable("the array");
+  } else {
+    // Like a plain submission, waits for the group commit without holding mu_;
+    // nothing knows these ids before it is committed.
+    lk.unlock();
+    Status s = write_store(txn.batch);
+    lk.lock();
+    if (!s) return storage_unavailable("the array", s.error().message);
+    insert();
+  }
+  return view_locked(key, jobs_[key]);
+}
+
+void ClusterState::cancel_array_locked(Txn& txn, int64_t key, const std::string& reason) {
+  for (auto it = jobs_.upper_bound(key); it != jobs_.end() && parent_key(it->first) == key; ++it) {
+    const JobEntry& e = it->second;
+    if (api::is_terminal(e.job.state)) continue;
+    if (e.job.state == api::JobState::pending)
+      cancel_pending_locked(txn, e, reason);
+    else
+      stop_job_locked(txn, e, api::JobState::cancelled, reason, std::nullopt, false);
+  }
+  spdlog::info("array {} cancelled: {} elements not yet ended", make_job_id(key >> kArrayKeyBits),
+               txn.batch.jobs.size());
+}
+
+void ClusterState::settle_locked(Txn& txn) {
+  std::map<int64_t, ArrayChange> changes;
+  size_t from = 0;
+  for (;;) {
+    const size_t before = txn.batch.jobs.size();
+    update_arrays_locked(txn, from, changes);
+    resolve_dependents_locked(txn);  // Sees the parents' new states.
+    if (txn.batch.jobs.size() == before) return;
+    from = before;  // Cancellations of dependents may end elements in turn.
+  }
+}
+
+void ClusterState::update_arrays_locked(Txn& txn, size_t from, std::map<int64_t, ArrayChange>& changes) {
+  if (arrays_.empty()) return;
+  std::set<int64_t> touched;
+  for (size_t i = from; i < txn.batch.jobs.size(); ++i) {
+    const api::Job& nj = txn.batch.jobs[i];
+    const int64_t key = job_key(nj.id);
+    if (key < 0 || !is_element_key(key)) continue;
+    auto old = jobs_.find(key);
+    auto info = arrays_.find(parent_key(key));
+    if (old == jobs_.end() || info == arrays_.end()) continue;  // A new element: its submission counts it.
+    if (old->second.job.state == nj.state) continue;
+    auto [c, fresh] = changes.try_emplace(info->first);
+    if (fresh) c->second.states = info->second.states;
+    --c->second.states[slot(old->second.job.state)];
+    ++c->second.states[slot(nj.state)];
+    touched.insert(info->first);
+  }
+  const int64_t now = clock_.now_ms();
+  for (int64_t pkey : touched) {
+    ArrayChange& c = changes[pkey];
+    const ArrayInfo& info = arrays_[pkey];
+    const api::Job& current = c.batch_index == std::string::npos ? jobs_[pkey].job : txn.batch.jobs[c.batch_index];
+    std::optional<api::Job> np;
+    if (array_state(c.states, info.count) != current.state) np = parent_record(current, c.states, info.count, now);
+    if (np && c.batch_index == std::string::npos) {
+      c.batch_index = txn.batch.jobs.size();
+      txn.batch.jobs.push_back(*np);
+    } else if (np) {
+      txn.batch.jobs[c.batch_index] = *np;
+    }
+    txn.apply.push_back([this, pkey, states = c.states, np]() REQUIRES(mu_) {
+      arrays_[pkey].states = states;
+      if (!np) return;
+      jobs_[pkey].job = *np;
+      log_change(*np, "elements changed");
+    });
+  }
+}
+
+void ClusterState::restore_arrays_locked() {
+  for (const auto& [key, e] : jobs_) {
+    if (!is_element_key(key)) {
+      if (e.job.spec.array) arrays_[key] = ArrayInfo{e.job.spec.array->count, e.job.spec.array->parallel, {}};
+      continue;
+    }
+    auto info = arrays_.find(parent_key(key));  // The parent sorts before its elements.
+    if (info != arrays_.end()) ++info->second.states[slot(e.job.state)];
+  }
+}
+
+api::Job ClusterState::view_locked(int64_t key, const JobEntry& e) const {
+  api::Job j = view_of(e);
+  auto info = arrays_.find(key);
+  if (info == arrays_.end()) return j;
+  api::ArrayView view{info->second.count, info->second.parallel, {}};
+  for (auto st : {api::JobState::pending, api::JobState::assigned, api::JobState::running, api::JobState::succeeded,
+                  api::JobState::failed, api::JobState::cancelled})
+    view.states[st] = info->second.states[slot(st)];
+  j.array = std::move(view);
+  return j;
+}
+
+bool ClusterState::array_gate_locked(int64_t key, JobEntry& e, ArrayGate& gate) {
+  const int64_t pkey = parent_key(key);
+  if (pkey != gate.parent) {
+    gate.parent = pkey;
+    gate.reason.clear();
+    auto info = arrays_.find(pkey);
+    gate.slots = info == arrays_.end() ? 1 << 30
+                                       : info->second.parallel - info->second.states[slot(api::JobState::assigned)] -
+                                             info->second.states[slot(api::JobState::running)];
+  }
+  if (gate.slots > 0) {
+    --gate.slots;
+    return true;
+  }
+  if (gate.reason.empty()) {
+    gate.reason = "array " + make_job_id(pkey >> kArrayKeyBits) + " at its parallel limit of " +
+                  std::to_string(arrays_.at(pkey).parallel);
+  }
+  e.queue_position = 0;
+  e.estimated_start_ms.reset();
+  if (e.job.reason != gate.reason) {
+    e.job.reason = gate.reason;
+    gate.reasons_changed = true;
+  }
+  return false;
+}
+
+}  // namespace tessel::scheduler
