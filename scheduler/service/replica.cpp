@@ -37,6 +37,7 @@ Status Follower::start(http::ServerOptions so) {
     if (!view_.advertise.empty()) body["leader"] = view_.advertise;
     reply(json_body(200, body));
   });
+  if (reads_) reads_->add_routes(r);
   // Everything else is the leader's: 307 keeps the method and body.
   r.set_fallback([this](http::Request& req, const http::Reply& reply) {
     std::string leader;
@@ -53,6 +54,7 @@ Status Follower::start(http::ServerOptions so) {
         307,
         {{"error", {{"code", "unavailable"}, {"message", "this scheduler is a follower; the leader is " + leader}}}});
     res.headers.push_back({"Location", leader + req.target});
+    res.headers.push_back({kRoleHeader, "follower"});
     reply(std::move(res));
   });
   so.name = "follower http";

@@ -140,6 +140,7 @@ class ReplicaProcesses : public Replicas {
     o.listen = "127.0.0.1:" + std::to_string(r.port);
     o.db = uri_;
     o.args = {"--advertise", url(r), "--lease", "1", "--lease-renew", "0.25", "--log-level", "info"};
+    o.args.insert(o.args.end(), extra_args_.begin(), extra_args_.end());
     r.out = dir_.str(name + ".log");
     o.stdout_path = dir_.str(name + ".out");
     o.stderr_path = r.out;
@@ -173,8 +174,27 @@ class ReplicaProcesses : public Replicas {
         20s))
         << slurp(b_.out);
   }
+  // A real agent on node n1 given both replicas' URLs, the follower's first.
+  testkit::Child start_agent() {
+    testkit::AgentOptions o;
+    o.bin = TESSEL_AGENT_BIN;
+    o.scheduler_url = url(b_) + "," + url(a_);
+    o.node = "n1";
+    o.state_dir = dir_.str("agent");
+    o.hl_smi = FAKE_HL_SMI_BIN;
+    o.hl_smi_fixture = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv";
+    o.args = {"--heartbeat-interval", "0.3"};
+    o.stderr_path = dir_.str("agent.log");
+    return testkit::start_agent(o);
+  }
+  // The leader epoch the agent has recorded in its state dir (0: none yet).
+  int64_t agent_epoch() {
+    const std::string text = slurp(dir_.str("agent") + "/epoch");
+    return text.empty() ? 0 : std::stoll(text);
+  }
   testkit::TempDir dir_{"tessel-replicas"};
   Replica a_, b_;
+  std::vector<std::string> extra_args_;  // More flags for every replica.
 };
 
 TEST_F(ReplicaProcesses, FollowerRedirectsAndTakesOverAfterKill9) {
@@ -253,16 +273,7 @@ TEST_F(ReplicaProcesses, CliFollowsTheLeaderAndSkipsADeadReplica) {
 // leader by itself and runs the job submitted there.
 TEST_F(ReplicaProcesses, AgentFollowsTheLeaderAcrossAKill9) {
   start_pair();
-  testkit::AgentOptions o;
-  o.bin = TESSEL_AGENT_BIN;
-  o.scheduler_url = url(b_) + "," + url(a_);
-  o.node = "n1";
-  o.state_dir = dir_.str("agent");
-  o.hl_smi = FAKE_HL_SMI_BIN;
-  o.hl_smi_fixture = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv";
-  o.args = {"--heartbeat-interval", "0.3"};
-  o.stderr_path = dir_.str("agent.log");
-  testkit::Child agent = testkit::start_agent(o);
+  testkit::Child agent = start_agent();
   auto ready_on = [&](const Replica& r) {
     auto n = testkit::RestClient(r.port).get("/v1/nodes/n1");
     return n.status == 200 && n.body.is_object() && n.body.value("state", "") == "ready";
@@ -280,6 +291,103 @@ TEST_F(ReplicaProcesses, AgentFollowsTheLeaderAcrossAKill9) {
       },
       20s))
       << slurp(dir_.str("agent.log"));
+}
+
+// A follower answers reads itself, from the database, marked X-Tessel-Role: follower;
+// writes still go to the leader.
+TEST_F(ReplicaProcesses, FollowerServesReadsFromTheDatabase) {
+  start_pair();
+  std::string id;
+  ASSERT_EQ(submit(a_, &id), 201);
+  httplib::Client follower("127.0.0.1", b_.port);
+  httplib::Result got;
+  // Within the follower's view age (0.5 s by default) and one load.
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        got = follower.Get("/v1/jobs/" + id);
+        return got && got->status == 200;
+      },
+      10s))
+      << slurp(b_.out);
+  EXPECT_EQ(got->get_header_value("X-Tessel-Role"), "follower");
+  EXPECT_EQ(nlohmann::json::parse(got->body).value("id", ""), id);
+  auto list = follower.Get("/v1/jobs");
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->status, 200) << list->body;
+  EXPECT_EQ(list->get_header_value("X-Tessel-Role"), "follower");
+  EXPECT_EQ(nlohmann::json::parse(list->body)["jobs"].size(), 1u);
+  for (const char* path : {"/v1/nodes", "/v1/inventory"}) {
+    auto r = follower.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 200) << path << ": " << r->body;
+    EXPECT_EQ(r->get_header_value("X-Tessel-Role"), "follower") << path;
+  }
+  auto missing = follower.Get("/v1/jobs/j-000000999");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(missing->get_header_value("X-Tessel-Role"), "follower");
+  // Writes (and everything else) are the leader's.
+  auto write = follower.Post("/v1/jobs", R"({"command":["true"]})", "application/json");
+  ASSERT_TRUE(write);
+  EXPECT_EQ(write->status, 307);
+  EXPECT_EQ(write->get_header_value("Location"), url(a_) + "/v1/jobs");
+  auto cancel = follower.Post("/v1/jobs/" + id + "/cancel", "", "application/json");
+  ASSERT_TRUE(cancel);
+  EXPECT_EQ(cancel->status, 307);
+  auto leader = httplib::Client("127.0.0.1", a_.port).Get("/v1/jobs/" + id);
+  ASSERT_TRUE(leader);
+  EXPECT_FALSE(leader->has_header("X-Tessel-Role"));
+}
+
+// A follower's reads take the same tokens as the leader's.
+TEST_F(ReplicaProcesses, FollowerReadsNeedTheSameTokens) {
+  std::ofstream(dir_.str("tokens")) << "admin-token-0123456789 admin root\nuser-token-0123456789 user alice\n";
+  extra_args_ = {"--tokens", dir_.str("tokens")};
+  start_pair();
+  httplib::Client leader("127.0.0.1", a_.port), follower("127.0.0.1", b_.port);
+  const httplib::Headers alice = {{"Authorization", "Bearer user-token-0123456789"}};
+  auto sub = leader.Post("/v1/jobs", alice, R"({"command":["true"]})", "application/json");
+  ASSERT_TRUE(sub);
+  ASSERT_EQ(sub->status, 201) << sub->body;
+  const std::string id = nlohmann::json::parse(sub->body)["id"];
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        auto r = follower.Get("/v1/jobs/" + id, alice);
+        return r && r->status == 200;
+      },
+      10s));
+  auto none = follower.Get("/v1/jobs/" + id);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  auto wrong = follower.Get("/v1/nodes", {{"Authorization", "Bearer nope"}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  // Another user sees that the job exists, not its command (as on the leader).
+  auto root = follower.Get("/v1/jobs/" + id, {{"Authorization", "Bearer admin-token-0123456789"}});
+  ASSERT_TRUE(root);
+  EXPECT_EQ(root->status, 200);
+}
+
+// Fencing at the agents: a leader paused past its lease is replaced (epoch + 1); the
+// agent finds the new leader and records its epoch; the old one steps down when it
+// wakes, and the agent keeps working with the new one.
+TEST_F(ReplicaProcesses, AgentsMoveToTheNewEpochAfterAPausedLeader) {
+  start_pair();
+  testkit::Child agent = start_agent();
+  ASSERT_TRUE(testkit::eventually([&] { return agent_epoch() == 1; }, 20s)) << slurp(dir_.str("agent.log"));
+  a_.child.signal(SIGSTOP);
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << slurp(b_.out);
+  EXPECT_EQ(epoch(b_), 2);
+  // Calls to the paused leader time out (10 s), then the agent tries the next replica.
+  ASSERT_TRUE(testkit::eventually([&] { return agent_epoch() == 2; }, 40s)) << slurp(dir_.str("agent.log"));
+  a_.child.signal(SIGCONT);
+  ASSERT_TRUE(testkit::eventually([&] { return !a_.child.running(); }, 10s)) << slurp(a_.out);
+  auto job = testkit::RestClient(b_.port).post("/v1/jobs", {{"command", {"true"}}, {"devices", 1}});
+  ASSERT_EQ(job.status, 201) << job.text;
+  const std::string id = job.body.at("id");
+  ASSERT_TRUE(testkit::eventually([&] { return testkit::RestClient(b_.port).job_state(id) == "succeeded"; }, 30s))
+      << slurp(dir_.str("agent.log"));
+  EXPECT_EQ(agent_epoch(), 2);
 }
 
 TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnce) {
