@@ -300,17 +300,20 @@ TEST_F(ReplicaProcesses, FollowerServesReadsFromTheDatabase) {
   std::string id;
   ASSERT_EQ(submit(a_, &id), 201);
   httplib::Client follower("127.0.0.1", b_.port);
-  httplib::Result got;
+  std::string role_header, body;
   // Within the follower's view age (0.5 s by default) and one load.
   ASSERT_TRUE(testkit::eventually(
       [&] {
-        got = follower.Get("/v1/jobs/" + id);
-        return got && got->status == 200;
+        auto got = follower.Get("/v1/jobs/" + id);
+        if (!got || got->status != 200) return false;
+        role_header = got->get_header_value("X-Tessel-Role");
+        body = got->body;
+        return true;
       },
       10s))
       << slurp(b_.out);
-  EXPECT_EQ(got->get_header_value("X-Tessel-Role"), "follower");
-  EXPECT_EQ(nlohmann::json::parse(got->body).value("id", ""), id);
+  EXPECT_EQ(role_header, "follower");
+  EXPECT_EQ(nlohmann::json::parse(body).value("id", ""), id);
   auto list = follower.Get("/v1/jobs");
   ASSERT_TRUE(list);
   EXPECT_EQ(list->status, 200) << list->body;
