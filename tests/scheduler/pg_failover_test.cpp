@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
@@ -139,7 +142,8 @@ class ReplicaProcesses : public Replicas {
     o.bin = TESSEL_SCHEDULER_BIN;
     o.listen = "127.0.0.1:" + std::to_string(r.port);
     o.db = uri_;
-    o.args = {"--advertise", url(r), "--lease", "1", "--lease-renew", "0.25", "--log-level", "info"};
+    o.args = {"--advertise", url(r), "--log-level", "info"};
+    o.args.insert(o.args.end(), lease_args_.begin(), lease_args_.end());
     o.args.insert(o.args.end(), extra_args_.begin(), extra_args_.end());
     r.out = dir_.str(name + ".log");
     o.stdout_path = dir_.str(name + ".out");
@@ -195,6 +199,7 @@ class ReplicaProcesses : public Replicas {
   testkit::TempDir dir_{"tessel-replicas"};
   Replica a_, b_;
   std::vector<std::string> extra_args_;  // More flags for every replica.
+  std::vector<std::string> lease_args_ = {"--lease", "1", "--lease-renew", "0.25"};
 };
 
 TEST_F(ReplicaProcesses, FollowerRedirectsAndTakesOverAfterKill9) {
@@ -403,6 +408,106 @@ TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnce) {
   EXPECT_LT(took, 1500ms);  // One try interval (250 ms) after the release, plus the stop itself.
   const int st = a_.child.wait();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << slurp(a_.out);
+}
+
+// Chaos, bounded: three replicas and a real agent; the leader is killed (-9) in the
+// middle of a stream of submissions. A new leader accepts a submission within 5 s,
+// every job any leader acknowledged (201) is there, and no card is in two live
+// allocations.
+TEST_F(ReplicaProcesses, ThreeReplicasKill9InAStreamOfSubmissions) {
+  start_pair();
+  Replica c;
+  start(c, "c");
+  ASSERT_TRUE(testkit::eventually([&] { return role(c) == "follower"; }, 20s)) << slurp(c.out);
+  testkit::AgentOptions o;
+  o.bin = TESSEL_AGENT_BIN;
+  o.scheduler_url = url(b_) + "," + url(c) + "," + url(a_);
+  o.node = "n1";
+  o.state_dir = dir_.str("agent");
+  o.hl_smi = FAKE_HL_SMI_BIN;
+  o.hl_smi_fixture = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv";
+  o.args = {"--heartbeat-interval", "0.3"};
+  o.stderr_path = dir_.str("agent.log");
+  testkit::Child agent = testkit::start_agent(o);
+  ASSERT_TRUE(testkit::eventually([&] { return testkit::RestClient(a_.port).node("n1").has_value(); }, 20s))
+      << slurp(dir_.str("agent.log"));
+
+  using Clock = std::chrono::steady_clock;
+  std::mutex mu;
+  std::vector<std::string> acked;
+  std::optional<Clock::time_point> killed_at, first_after_kill;
+  std::atomic<bool> stop{false};
+  std::thread stream([&] {
+    const std::vector<const Replica*> all = {&a_, &b_, &c};
+    // Bounded by the main thread (stop) and by count; not by tries, which run fast
+    // while no replica leads.
+    for (size_t ok = 0; ok < 400 && !stop;) {
+      for (const Replica* r : all) {  // Whichever leads now takes it; followers answer 307.
+        auto res = testkit::RestClient(r->port).post("/v1/jobs", {{"command", {"sleep", "5"}}, {"devices", 1}});
+        if (res.status != 201) continue;
+        std::lock_guard l(mu);
+        acked.push_back(res.body.at("id").get<std::string>());
+        ++ok;
+        if (killed_at && !first_after_kill) first_after_kill = Clock::now();
+        break;
+      }
+    }
+  });
+  auto acked_count = [&] {
+    std::lock_guard l(mu);
+    return acked.size();
+  };
+  ASSERT_TRUE(testkit::eventually([&] { return acked_count() >= 10; }, 20s));
+  {
+    std::lock_guard l(mu);
+    a_.child.kill9();
+    killed_at = Clock::now();
+  }
+  const bool resumed = testkit::eventually(
+      [&] {
+        std::lock_guard l(mu);
+        return first_after_kill.has_value();
+      },
+      10s);
+  const size_t at_resume = acked_count();
+  (void)testkit::eventually([&] { return acked_count() >= at_resume + 10; }, 10s);
+  stop = true;
+  stream.join();
+  ASSERT_TRUE(resumed) << slurp(b_.out) << slurp(c.out);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(*first_after_kill - *killed_at);
+  std::cout << "first submission accepted " << took.count() << " ms after kill -9 (" << acked.size()
+            << " acknowledged)\n";
+  EXPECT_LT(took, 5s);
+
+  const Replica& leader = role(b_) == "leader" ? b_ : c;
+  ASSERT_EQ(role(leader), "leader");
+  const auto jobs = testkit::RestClient(leader.port).all_jobs();
+  std::set<std::string> ids;
+  std::set<std::pair<std::string, int>> cards;
+  for (const auto& j : jobs) {
+    ids.insert(j.at("id").get<std::string>());
+    const std::string state = j.value("state", "");
+    if (state != "assigned" && state != "running") continue;
+    for (const auto& a : j.value("allocations", nlohmann::json::array()))
+      for (const auto& m : a.at("module_ids"))
+        EXPECT_TRUE(cards.insert({a.at("node").get<std::string>(), m.get<int>()}).second)
+            << "card " << m << " of " << a.at("node") << " is in two live allocations";
+  }
+  for (const auto& id : acked) EXPECT_TRUE(ids.count(id)) << id << " was acknowledged but is missing";
+}
+
+// The leader's clean stop notifies its release: a follower takes over at once, long
+// before its next try (every 2 s here) or the lease's end (10 s).
+TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnceThroughNotify) {
+  lease_args_ = {"--lease", "10", "--lease-renew", "2"};
+  start_pair();
+  a_.child.signal(SIGTERM);
+  const auto stopped = std::chrono::steady_clock::now();
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << slurp(b_.out);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - stopped);
+  std::cout << "handover after SIGTERM (tries every 2 s): " << took.count() << " ms\n";
+  EXPECT_LT(took, 1000ms);
+  EXPECT_EQ(epoch(b_), 2);
 }
 
 // A leader paused past its lease (a GC pause, a frozen VM) wakes to find another

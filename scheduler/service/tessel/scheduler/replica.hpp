@@ -3,11 +3,10 @@
 // A replica starts as a Follower: it serves GET /healthz with its role, the reads of
 // FollowerReads (jobs, nodes, inventory) from the database, answers every other
 // request with 307 to the leader's advertised URL, and tries the lease every renew
-// interval. Once it holds the lease it stops that server, opens its store with
-// the lease's epoch (every write checks it), starts the Service on the same port, and
-// a LeaseKeeper renews the lease; when the lease is lost (another replica's epoch, or
-// no renewal for a whole lease length) the process steps down: it stops serving and
-// exits, and its service manager starts it again as a follower.
+// interval, and at once when the leader's clean stop notifies its release. Once it holds the lease it stops that
+// server, opens its store with the lease's epoch (every write checks it), starts the Service on the same port, and a
+// LeaseKeeper renews the lease; when the lease is lost (another replica's epoch, or no renewal for a whole lease
+// length) the process steps down: it stops serving and exits, and its service manager starts it again as a follower.
 
 #include <chrono>
 #include <functional>
@@ -51,6 +50,9 @@ class Follower {
   void stop();
 
  private:
+  // lead()'s second thread: LISTENs for the leader's clean release
+  // (PgLease::listen_for_release) and wakes lead() to try at once.
+  void listen_for_release() EXCLUDES(mu_);
   PgLease& lease_;
   ReplicaOptions o_;
   FollowerReads* reads_;
@@ -58,6 +60,8 @@ class Follower {
   Mutex mu_;
   CondVar cv_;
   bool stop_ GUARDED_BY(mu_) = false;
+  bool released_ GUARDED_BY(mu_) = false;  // A release was notified: try now.
+  bool done_ GUARDED_BY(mu_) = false;      // lead() is returning: the listener ends.
   LeaseView view_ GUARDED_BY(mu_);
 };
 
