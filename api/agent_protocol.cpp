@@ -19,6 +19,17 @@ static auto guarded(const char* what, F&& f) -> decltype(f()) {
   }
 }
 
+// The answer's `epoch` (absent: 0, a scheduler without replicas); never negative.
+static int64_t epoch_from_json(const json& j) {
+  const auto epoch = json_int_or<int64_t>(j, "epoch", 0);
+  if (epoch < 0) throw JsonIntError("epoch: must not be negative");
+  return epoch;
+}
+
+static void put_epoch(json& j, int64_t epoch) {
+  if (epoch > 0) j["epoch"] = epoch;
+}
+
 std::string assignment_id(const std::string& job_id, int attempt, int rank) {
   return job_id + "." + std::to_string(attempt) + "." + std::to_string(rank);
 }
@@ -152,6 +163,7 @@ Result<RegisterRequest> register_request_from_json(const json& j) {
 json to_json(const RegisterResponse& r) {
   json j = {{"heartbeat_interval_s", r.heartbeat_interval_s}};
   if (!r.scheduler_key.empty()) j["scheduler_key"] = r.scheduler_key;
+  put_epoch(j, r.epoch);
   return j;
 }
 
@@ -161,6 +173,7 @@ Result<RegisterResponse> register_response_from_json(const json& j) {
     r.heartbeat_interval_s = json_int_at<int>(j, "heartbeat_interval_s");
     r.scheduler_key = j.value("scheduler_key", "");
     if (r.scheduler_key.size() > 256) return Error::invalid("scheduler_key: longer than 256", "scheduler_key");
+    r.epoch = epoch_from_json(j);
     return r;
   });
 }
@@ -191,12 +204,17 @@ Result<HeartbeatRequest> heartbeat_request_from_json(const json& j) {
   });
 }
 
-json to_json(const HeartbeatResponse& r) { return {{"acknowledged", r.acknowledged}}; }
+json to_json(const HeartbeatResponse& r) {
+  json j = {{"acknowledged", r.acknowledged}};
+  put_epoch(j, r.epoch);
+  return j;
+}
 
 Result<HeartbeatResponse> heartbeat_response_from_json(const json& j) {
   return guarded("heartbeat response", [&]() -> Result<HeartbeatResponse> {
     HeartbeatResponse r;
     r.acknowledged = j.value("acknowledged", std::vector<std::string>{});
+    r.epoch = epoch_from_json(j);
     return r;
   });
 }
@@ -214,12 +232,17 @@ Result<ReportRequest> report_request_from_json(const json& j) {
   });
 }
 
-json to_json(const ReportResponse& r) { return {{"acknowledged", r.acknowledged}}; }
+json to_json(const ReportResponse& r) {
+  json j = {{"acknowledged", r.acknowledged}};
+  put_epoch(j, r.epoch);
+  return j;
+}
 
 Result<ReportResponse> report_response_from_json(const json& j) {
   return guarded("report response", [&]() -> Result<ReportResponse> {
     ReportResponse r;
     r.acknowledged = j.value("acknowledged", std::vector<std::string>{});
+    r.epoch = epoch_from_json(j);
     return r;
   });
 }
@@ -229,6 +252,7 @@ json to_json(const DesiredState& d) {
   for (const auto& x : d.assignments) a.push_back(to_json(x));
   json out = {{"version", d.version}, {"assignments", a}};
   if (d.poll_after_ms > 0) out["poll_after_ms"] = d.poll_after_ms;
+  put_epoch(out, d.epoch);
   return out;
 }
 
@@ -245,6 +269,7 @@ Result<DesiredState> desired_state_from_json(const json& j) {
     if (d.poll_after_ms < 0 || d.poll_after_ms > kMaxPollAfterMs)
       return Error::invalid("desired state: poll_after_ms must be 0.." + std::to_string(kMaxPollAfterMs),
                             "poll_after_ms");
+    d.epoch = epoch_from_json(j);
     return d;
   });
 }

@@ -87,7 +87,9 @@ Result<bool> Agent::heartbeat_once(const api::NodeInventory& inv) {
     spdlog::warn("heartbeat: the scheduler does not know node {}; registering again", cfg_.node);
     return false;
   }
-  if (!r->acknowledged.empty()) {
+  // Admitted or not, the answer shows the scheduler alive; only its acks are at stake.
+  const bool current = admit(r->epoch, "a heartbeat answer");
+  if (!r->acknowledged.empty() && current) {
     spdlog::debug("scheduler acknowledged {} task(s) in a heartbeat answer", r->acknowledged.size());
     tasks_.acknowledge(r->acknowledged);
   }
@@ -115,6 +117,12 @@ std::optional<api::NodeInventory> Agent::refresh_inventory() {
 
 milliseconds Agent::register_once(const api::NodeInventory& inv, Backoff& backoff) {
   auto r = hb_api_.register_node({cfg_.node, cfg_.address, cfg_.agent_port, inv, tasks_.reports(), degraded_});
+  if (r.ok() && !admit(r->epoch, "a registration")) {
+    const milliseconds wait = backoff.next();
+    notifier_.status("refusing scheduler " + cfg_.scheduler_url + " at an old leader epoch, " +
+                     std::to_string(tasks_.running_count()) + " tasks running");
+    return wait;
+  }
   if (!r.ok()) {
     const milliseconds wait = backoff.next();
     spdlog::warn("register with {}: {} (retry in {} ms)", cfg_.scheduler_url, r.error().message, wait.count());
@@ -209,6 +217,14 @@ void Agent::poll_loop() {
       inv = last_inv_;
     }
     auto r = poll_api_.desired_state(cfg_.node, version, cfg_.long_poll_wait_s);
+    if (r.ok() && !admit(r->epoch, "assignments")) {
+      // An old leader's word: nothing is started or killed. Ask again after a pause;
+      // meanwhile the new leader's lease makes the old one step down.
+      const auto wait = backoff.next();
+      MutexLock lock(mu_);
+      if (cv_.wait_for(mu_, wait, [&]() REQUIRES(mu_) { return stopping_; })) return;
+      continue;
+    }
     if (r.ok()) {
       backoff.reset();
       const bool changed = r->version != version;

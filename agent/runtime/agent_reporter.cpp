@@ -75,7 +75,10 @@ void Agent::report_loop() {
     if (trigger == ReportTrigger::check && !periodic_report_due(reports, accepted)) continue;
 
     auto r = report_api_.report({cfg_.node, reports});
-    if (r.ok()) {
+    if (r.ok() && !admit(r->epoch, "a report's acknowledgements")) {
+      pause = backoff.next();  // An old leader's acks: forget nothing; send again to the new one.
+      mark_reports_dirty();
+    } else if (r.ok()) {
       backoff.reset();
       if (!r->acknowledged.empty()) spdlog::debug("scheduler acknowledged {} task(s)", r->acknowledged.size());
       tasks_.acknowledge(r->acknowledged);

@@ -90,6 +90,9 @@ int agent_main(const Options& o) {
   StateDir dir(o.state_dir);
   if (auto st = dir.init(); !st) return fail("state dir: " + st.error().message);
 
+  auto epochs = EpochGuard::open(epoch_file_path(dir.root()));
+  if (!epochs) return fail("state dir: " + epochs.error().message);
+
   ProcessRunner runner;
   InventoryConfig icfg;
   icfg.hl_smi = o.hl_smi;
@@ -130,6 +133,7 @@ int agent_main(const Options& o) {
   acfg.seed = std::random_device{}();
   acfg.events_socket = events_socket_path(dir.root());
   acfg.on_scheduler_key = [&logs](const std::string& key) { logs.set_scheduler_key(key); };
+  acfg.epochs = epochs->get();
   // Heartbeats and reports open a connection each time (one every few seconds, one per
   // task change); the long poll keeps its own.
   // All three share one I/O thread (tessel::http::ClientLoop).

@@ -99,6 +99,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 struct Reply::State {
   std::shared_ptr<Connection> conn;
   std::atomic<bool> answered{false};
+  std::vector<Header> extra_headers;  // add_header(): set before the Reply is handed on.
   ~State() {
     if (!answered && conn && conn->running()) {
       Response r = error_with_status(500, "internal", "the handler dropped the request");
@@ -112,8 +113,13 @@ struct Reply::State {
 
 Reply::Reply(std::shared_ptr<Connection> conn) : state_(std::make_shared<State>()) { state_->conn = std::move(conn); }
 
+void Reply::add_header(Header h) {
+  if (state_) state_->extra_headers.push_back(std::move(h));
+}
+
 void Reply::operator()(Response r) const {
   if (!state_ || state_->answered.exchange(true)) return;
+  r.headers.insert(r.headers.end(), state_->extra_headers.begin(), state_->extra_headers.end());
   auto conn = state_->conn;
   if (!conn->running()) return;
   asio::post(conn->executor(), [conn, r = std::move(r)]() mutable { conn->respond(std::move(r)); });

@@ -243,6 +243,12 @@ int main(int argc, char** argv) {
   app.add_option("--lease-renew", renew_s, "replicas: seconds between lease renewals and tries (default 1)")
       ->check(CLI::Range(0.05, 300.0))
       ->needs(advertise_opt);
+  double follower_max_age_s = 0.5;
+  app.add_option("--follower-max-age", follower_max_age_s,
+                 "replicas: a follower answers reads (jobs, nodes, inventory) from a view of the database at most "
+                 "this many seconds old (default 0.5)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->needs(advertise_opt);
   std::string sync = "full";
   app.add_option("--max-event-streams", opts.events.max_clients,
                  "console event streams (GET /v1/events) open at once; past it 503 (default 64)")
@@ -301,6 +307,7 @@ int main(int argc, char** argv) {
   ReplicaOptions replica;
   replica.lease = std::chrono::milliseconds(static_cast<int64_t>(lease_s * 1000));
   replica.renew = std::chrono::milliseconds(static_cast<int64_t>(renew_s * 1000));
+  replica.read_max_age = std::chrono::milliseconds(static_cast<int64_t>(follower_max_age_s * 1000));
   if (!advertise.empty()) {
     if (!is_postgres_uri(db_path)) return fail("--advertise: replicas need a PostgreSQL --db (postgresql://...)");
     if (advertise.rfind("http://", 0) != 0 && advertise.rfind("https://", 0) != 0)
@@ -358,7 +365,14 @@ int main(int argc, char** argv) {
     auto l = PgLease::open(db_path, LeaseOptions{*holder, advertise, replica.lease});
     if (!l) return fail(l.error().message);
     lease = std::move(*l);
-    Follower follower(*lease, replica);
+    // A follower answers reads from the database on a connection of its own, which
+    // takes no lock (it goes when this replica leads).
+    PgStoreOptions reader_opts;
+    reader_opts.read_only = true;
+    auto reader = open_pg_store(db_path, reader_opts);
+    if (!reader) return fail(reader.error().message);
+    FollowerReads reads(**reader, tessel::system_clock(), tokens, replica.read_max_age);
+    Follower follower(*lease, replica, &reads);
     tessel::http::ServerOptions so;
     so.host = opts.host;
     so.port = opts.port;
@@ -384,6 +398,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     spdlog::info("leading with epoch {}", epoch);
+    opts.epoch = epoch;
     opts.extra_health = [epoch](nlohmann::json& j) {
       j["role"] = "leader";
       j["epoch"] = epoch;

@@ -37,6 +37,7 @@ Status Follower::start(http::ServerOptions so) {
     if (!view_.advertise.empty()) body["leader"] = view_.advertise;
     reply(json_body(200, body));
   });
+  if (reads_) reads_->add_routes(r);
   // Everything else is the leader's: 307 keeps the method and body.
   r.set_fallback([this](http::Request& req, const http::Reply& reply) {
     std::string leader;
@@ -53,6 +54,7 @@ Status Follower::start(http::ServerOptions so) {
         307,
         {{"error", {{"code", "unavailable"}, {"message", "this scheduler is a follower; the leader is " + leader}}}});
     res.headers.push_back({"Location", leader + req.target});
+    res.headers.push_back({kRoleHeader, "follower"});
     reply(std::move(res));
   });
   so.name = "follower http";
@@ -62,7 +64,41 @@ Status Follower::start(http::ServerOptions so) {
   return ok_status();
 }
 
+void Follower::listen_for_release() {
+  std::unique_ptr<PgConn> conn;
+  for (;;) {
+    {
+      MutexLock lk(mu_);
+      if (stop_ || done_) return;
+    }
+    if (!conn) {
+      auto c = lease_.listen_for_release();
+      if (!c) {
+        spdlog::debug("leader lease: {}", c.error().message);
+        MutexLock lk(mu_);
+        cv_.wait_for(mu_, o_.renew, [&]() REQUIRES(mu_) { return stop_ || done_; });
+        continue;
+      }
+      conn = std::move(*c);
+    }
+    // Short waits: stop() and lead()'s return are seen within this long.
+    auto got = conn->wait_notification(100);
+    if (!got) {
+      conn.reset();
+      continue;
+    }
+    if (*got) {
+      {
+        MutexLock lk(mu_);
+        released_ = true;
+      }
+      cv_.notify_all();
+    }
+  }
+}
+
 int64_t Follower::lead(const std::function<void(const LeaseView&)>& after_try) {
+  std::thread listener([this] { listen_for_release(); });
   int64_t epoch = 0;
   for (;;) {
     auto v = lease_.acquire_or_renew(0);
@@ -82,8 +118,16 @@ int64_t Follower::lead(const std::function<void(const LeaseView&)>& after_try) {
       break;
     }
     MutexLock lk(mu_);
-    if (cv_.wait_for(mu_, o_.renew, [&]() REQUIRES(mu_) { return stop_; })) break;
+    cv_.wait_for(mu_, o_.renew, [&]() REQUIRES(mu_) { return stop_ || released_; });
+    if (stop_) break;
+    released_ = false;
   }
+  {
+    MutexLock lk(mu_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  listener.join();
   if (server_) server_->stop();
   return epoch;
 }

@@ -128,7 +128,10 @@ struct FakeLauncher : TaskLauncher {
     launched.push_back(std::filesystem::path(task_dir).filename().string());
     return static_cast<int>(::getpid());
   }
-  Status stop(const SupervisorRecord&) override { return ok_status(); }
+  Status stop(const SupervisorRecord&) override {
+    ++stops;
+    return ok_status();
+  }
   // Ends a task the way a supervisor does: result.json, then the datagram.
   void end(const std::string& id, const TaskResult& r) {
     ASSERT_TRUE(dir.write_result(id, r).ok());
@@ -137,6 +140,7 @@ struct FakeLauncher : TaskLauncher {
   const StateDir& dir;
   std::mutex mu;
   std::vector<std::string> launched;
+  std::atomic<int> stops{0};
 };
 
 struct RecordingNotifier : Notifier {
@@ -154,7 +158,12 @@ struct RecordingNotifier : Notifier {
 
 class AgentLoopTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(dir.init().ok()); }
+  void SetUp() override {
+    ASSERT_TRUE(dir.init().ok());
+    auto g = EpochGuard::open(epoch_file_path(root));
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    epochs = std::move(*g);
+  }
   void TearDown() override { stop(); }
   // An interval of an hour means: no heartbeat and no periodic report check in a test.
   void start(std::chrono::milliseconds heartbeat_interval = 20ms) {
@@ -173,6 +182,7 @@ class AgentLoopTest : public ::testing::Test {
     cfg.backoff_base = 5ms;
     cfg.backoff_cap = 50ms;
     cfg.events_socket = events_socket_path(root);
+    cfg.epochs = epochs.get();
     agent = std::make_unique<Agent>(cfg, hb, poll, rep, inventory, *tasks, notifier);
     thread = std::thread([this] { agent->run(); });
   }
@@ -212,6 +222,7 @@ class AgentLoopTest : public ::testing::Test {
   FakeInventory inventory;
   FakeLauncher launcher{dir};
   RecordingNotifier notifier;
+  std::unique_ptr<EpochGuard> epochs;
   std::unique_ptr<TaskManager> tasks;
   std::unique_ptr<Agent> agent;
   std::thread thread;
@@ -247,6 +258,50 @@ TEST_F(AgentLoopTest, RegistersSignalsReadyAndLaunchesAssignments) {
   sched.set_desired({a});
   stop();
   EXPECT_EQ(launcher.launched.size(), 1u);
+}
+
+// Fencing: a desired state from an older leader epoch (a paused old leader answering
+// late) neither starts its new assignments nor kills the ones it leaves out; the next
+// answer of the current leader is applied.
+TEST_F(AgentLoopTest, DesiredStateOfAnOlderEpochIsNeitherStartedNorKilled) {
+  auto a = agent_test::gaudi_assignment({0}, {3});
+  auto b = agent_test::gaudi_assignment({1}, {0});
+  b.job_id = "j2";
+  b.id = api::assignment_id(b.job_id, 0, 0);
+  {
+    std::lock_guard l(sched.mu);
+    sched.desired.epoch = 2;
+  }
+  start();
+  launch_and_see_running(a);
+  EXPECT_EQ(epochs->highest(), 2);
+  {
+    std::lock_guard l(sched.mu);
+    sched.desired.epoch = 1;
+  }
+  sched.set_desired({b});  // The old leader's word: drop a, start b.
+  ASSERT_TRUE(testkit::eventually([&] { return epochs->refused_total() >= 2; }, 10s));  // Refused, asked again.
+  {
+    std::lock_guard l(launcher.mu);
+    EXPECT_EQ(launcher.launched, std::vector<std::string>{a.id});
+  }
+  EXPECT_EQ(launcher.stops.load(), 0);
+  {
+    std::lock_guard l(sched.mu);
+    sched.desired.epoch = 3;
+  }
+  sched.set_desired({b});  // The new leader says the same: applied.
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        std::lock_guard l(launcher.mu);
+        return launcher.launched.size() == 2;
+      },
+      10s));
+  EXPECT_TRUE(testkit::eventually([&] { return launcher.stops > 0; }, 10s));
+  EXPECT_EQ(epochs->highest(), 3);
+  auto reopened = EpochGuard::open(epoch_file_path(root));  // What a restarted agent would start from.
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ((*reopened)->highest(), 3);
 }
 
 TEST_F(AgentLoopTest, ReRegistersWhenTheSchedulerForgetsTheNode) {

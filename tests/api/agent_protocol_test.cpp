@@ -77,3 +77,32 @@ TEST(AgentProtocol, DegradedIsAbsentWhenEmptyAndRoundTrips) {
   j["degraded"] = 1;
   EXPECT_FALSE(heartbeat_request_from_json(j));
 }
+
+// Every answer carries the scheduler's leader epoch; 0 (no replicas) is absent on the
+// wire and an absent one reads as 0, so agents and schedulers of either age agree.
+TEST(AgentProtocol, AnswersCarryTheEpoch) {
+  DesiredState d{3, {}};
+  d.epoch = 7;
+  EXPECT_EQ(desired_state_from_json(to_json(d))->epoch, 7);
+  RegisterResponse reg{5, "", 8};
+  EXPECT_EQ(register_response_from_json(to_json(reg))->epoch, 8);
+  HeartbeatResponse hb{{"j-1.0.0"}, 9};
+  auto hb_back = heartbeat_response_from_json(to_json(hb));
+  ASSERT_TRUE(hb_back) << hb_back.error().message;
+  EXPECT_EQ(hb_back->epoch, 9);
+  EXPECT_EQ(hb_back->acknowledged, hb.acknowledged);
+  ReportResponse rep{{}, 10};
+  EXPECT_EQ(report_response_from_json(to_json(rep))->epoch, 10);
+
+  EXPECT_FALSE(to_json(DesiredState{3, {}}).contains("epoch"));
+  EXPECT_FALSE(to_json(RegisterResponse{}).contains("epoch"));
+  EXPECT_FALSE(to_json(HeartbeatResponse{}).contains("epoch"));
+  EXPECT_FALSE(to_json(ReportResponse{}).contains("epoch"));
+  EXPECT_EQ(report_response_from_json(nlohmann::json::object())->epoch, 0);
+  for (auto bad : {nlohmann::json(-1), nlohmann::json(1.5), nlohmann::json("2")}) {
+    auto r = desired_state_from_json({{"version", 1}, {"assignments", nlohmann::json::array()}, {"epoch", bad}});
+    ASSERT_FALSE(r) << bad.dump();
+    EXPECT_NE(r.error().message.find("epoch"), std::string::npos) << r.error().message;
+    EXPECT_FALSE(heartbeat_response_from_json({{"epoch", bad}})) << bad.dump();
+  }
+}

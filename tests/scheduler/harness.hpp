@@ -49,12 +49,14 @@ inline ServiceOptions test_service_options() {
 }
 
 struct Harness {
-  explicit Harness(std::optional<TokenTable> tokens = std::nullopt, StateOptions so = {}) {
+  // `epoch`: the leader epoch the service answers agents with (ServiceOptions::epoch).
+  explicit Harness(std::optional<TokenTable> tokens = std::nullopt, StateOptions so = {}, int64_t epoch = 0) {
     auto s = open_sqlite_store(":memory:");
     EXPECT_TRUE(s.ok());
     store = std::make_unique<FaultyStore>(std::move(*s));
     ServiceOptions opts = test_service_options();
     opts.state = so;
+    opts.epoch = epoch;
     service = std::make_unique<Service>(*store, clock, std::move(tokens), opts);
     auto st = service->start();
     EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);

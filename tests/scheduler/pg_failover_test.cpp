@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
@@ -139,7 +142,9 @@ class ReplicaProcesses : public Replicas {
     o.bin = TESSEL_SCHEDULER_BIN;
     o.listen = "127.0.0.1:" + std::to_string(r.port);
     o.db = uri_;
-    o.args = {"--advertise", url(r), "--lease", "1", "--lease-renew", "0.25", "--log-level", "info"};
+    o.args = {"--advertise", url(r), "--log-level", "info"};
+    o.args.insert(o.args.end(), lease_args_.begin(), lease_args_.end());
+    o.args.insert(o.args.end(), extra_args_.begin(), extra_args_.end());
     r.out = dir_.str(name + ".log");
     o.stdout_path = dir_.str(name + ".out");
     o.stderr_path = r.out;
@@ -173,8 +178,28 @@ class ReplicaProcesses : public Replicas {
         20s))
         << slurp(b_.out);
   }
+  // A real agent on node n1 given both replicas' URLs, the follower's first.
+  testkit::Child start_agent() {
+    testkit::AgentOptions o;
+    o.bin = TESSEL_AGENT_BIN;
+    o.scheduler_url = url(b_) + "," + url(a_);
+    o.node = "n1";
+    o.state_dir = dir_.str("agent");
+    o.hl_smi = FAKE_HL_SMI_BIN;
+    o.hl_smi_fixture = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv";
+    o.args = {"--heartbeat-interval", "0.3"};
+    o.stderr_path = dir_.str("agent.log");
+    return testkit::start_agent(o);
+  }
+  // The leader epoch the agent has recorded in its state dir (0: none yet).
+  int64_t agent_epoch() {
+    const std::string text = slurp(dir_.str("agent") + "/epoch");
+    return text.empty() ? 0 : std::stoll(text);
+  }
   testkit::TempDir dir_{"tessel-replicas"};
   Replica a_, b_;
+  std::vector<std::string> extra_args_;  // More flags for every replica.
+  std::vector<std::string> lease_args_ = {"--lease", "1", "--lease-renew", "0.25"};
 };
 
 TEST_F(ReplicaProcesses, FollowerRedirectsAndTakesOverAfterKill9) {
@@ -253,16 +278,7 @@ TEST_F(ReplicaProcesses, CliFollowsTheLeaderAndSkipsADeadReplica) {
 // leader by itself and runs the job submitted there.
 TEST_F(ReplicaProcesses, AgentFollowsTheLeaderAcrossAKill9) {
   start_pair();
-  testkit::AgentOptions o;
-  o.bin = TESSEL_AGENT_BIN;
-  o.scheduler_url = url(b_) + "," + url(a_);
-  o.node = "n1";
-  o.state_dir = dir_.str("agent");
-  o.hl_smi = FAKE_HL_SMI_BIN;
-  o.hl_smi_fixture = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv";
-  o.args = {"--heartbeat-interval", "0.3"};
-  o.stderr_path = dir_.str("agent.log");
-  testkit::Child agent = testkit::start_agent(o);
+  testkit::Child agent = start_agent();
   auto ready_on = [&](const Replica& r) {
     auto n = testkit::RestClient(r.port).get("/v1/nodes/n1");
     return n.status == 200 && n.body.is_object() && n.body.value("state", "") == "ready";
@@ -282,6 +298,106 @@ TEST_F(ReplicaProcesses, AgentFollowsTheLeaderAcrossAKill9) {
       << slurp(dir_.str("agent.log"));
 }
 
+// A follower answers reads itself, from the database, marked X-Tessel-Role: follower;
+// writes still go to the leader.
+TEST_F(ReplicaProcesses, FollowerServesReadsFromTheDatabase) {
+  start_pair();
+  std::string id;
+  ASSERT_EQ(submit(a_, &id), 201);
+  httplib::Client follower("127.0.0.1", b_.port);
+  std::string role_header, body;
+  // Within the follower's view age (0.5 s by default) and one load.
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        auto got = follower.Get("/v1/jobs/" + id);
+        if (!got || got->status != 200) return false;
+        role_header = got->get_header_value("X-Tessel-Role");
+        body = got->body;
+        return true;
+      },
+      10s))
+      << slurp(b_.out);
+  EXPECT_EQ(role_header, "follower");
+  EXPECT_EQ(nlohmann::json::parse(body).value("id", ""), id);
+  auto list = follower.Get("/v1/jobs");
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->status, 200) << list->body;
+  EXPECT_EQ(list->get_header_value("X-Tessel-Role"), "follower");
+  EXPECT_EQ(nlohmann::json::parse(list->body)["jobs"].size(), 1u);
+  for (const char* path : {"/v1/nodes", "/v1/inventory"}) {
+    auto r = follower.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 200) << path << ": " << r->body;
+    EXPECT_EQ(r->get_header_value("X-Tessel-Role"), "follower") << path;
+  }
+  auto missing = follower.Get("/v1/jobs/j-000000999");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(missing->get_header_value("X-Tessel-Role"), "follower");
+  // Writes (and everything else) are the leader's.
+  auto write = follower.Post("/v1/jobs", R"({"command":["true"]})", "application/json");
+  ASSERT_TRUE(write);
+  EXPECT_EQ(write->status, 307);
+  EXPECT_EQ(write->get_header_value("Location"), url(a_) + "/v1/jobs");
+  auto cancel = follower.Post("/v1/jobs/" + id + "/cancel", "", "application/json");
+  ASSERT_TRUE(cancel);
+  EXPECT_EQ(cancel->status, 307);
+  auto leader = httplib::Client("127.0.0.1", a_.port).Get("/v1/jobs/" + id);
+  ASSERT_TRUE(leader);
+  EXPECT_FALSE(leader->has_header("X-Tessel-Role"));
+}
+
+// A follower's reads take the same tokens as the leader's.
+TEST_F(ReplicaProcesses, FollowerReadsNeedTheSameTokens) {
+  std::ofstream(dir_.str("tokens")) << "admin-token-0123456789 admin root\nuser-token-0123456789 user alice\n";
+  extra_args_ = {"--tokens", dir_.str("tokens")};
+  start_pair();
+  httplib::Client leader("127.0.0.1", a_.port), follower("127.0.0.1", b_.port);
+  const httplib::Headers alice = {{"Authorization", "Bearer user-token-0123456789"}};
+  auto sub = leader.Post("/v1/jobs", alice, R"({"command":["true"]})", "application/json");
+  ASSERT_TRUE(sub);
+  ASSERT_EQ(sub->status, 201) << sub->body;
+  const std::string id = nlohmann::json::parse(sub->body)["id"];
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        auto r = follower.Get("/v1/jobs/" + id, alice);
+        return r && r->status == 200;
+      },
+      10s));
+  auto none = follower.Get("/v1/jobs/" + id);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  auto wrong = follower.Get("/v1/nodes", {{"Authorization", "Bearer nope"}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  // Another user sees that the job exists, not its command (as on the leader).
+  auto root = follower.Get("/v1/jobs/" + id, {{"Authorization", "Bearer admin-token-0123456789"}});
+  ASSERT_TRUE(root);
+  EXPECT_EQ(root->status, 200);
+}
+
+// Fencing at the agents: a leader paused past its lease is replaced (epoch + 1); the
+// agent finds the new leader and records its epoch; the old one steps down when it
+// wakes, and the agent keeps working with the new one.
+TEST_F(ReplicaProcesses, AgentsMoveToTheNewEpochAfterAPausedLeader) {
+  start_pair();
+  testkit::Child agent = start_agent();
+  ASSERT_TRUE(testkit::eventually([&] { return agent_epoch() == 1; }, 20s)) << slurp(dir_.str("agent.log"));
+  a_.child.signal(SIGSTOP);
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << slurp(b_.out);
+  EXPECT_EQ(epoch(b_), 2);
+  // Calls to the paused leader time out (10 s), then the agent tries the next replica.
+  ASSERT_TRUE(testkit::eventually([&] { return agent_epoch() == 2; }, 40s)) << slurp(dir_.str("agent.log"));
+  a_.child.signal(SIGCONT);
+  ASSERT_TRUE(testkit::eventually([&] { return !a_.child.running(); }, 10s)) << slurp(a_.out);
+  auto job = testkit::RestClient(b_.port).post("/v1/jobs", {{"command", {"true"}}, {"devices", 1}});
+  ASSERT_EQ(job.status, 201) << job.text;
+  const std::string id = job.body.at("id");
+  ASSERT_TRUE(testkit::eventually([&] { return testkit::RestClient(b_.port).job_state(id) == "succeeded"; }, 30s))
+      << slurp(dir_.str("agent.log"));
+  EXPECT_EQ(agent_epoch(), 2);
+}
+
 TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnce) {
   start_pair();
   a_.child.signal(SIGTERM);
@@ -292,6 +408,106 @@ TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnce) {
   EXPECT_LT(took, 1500ms);  // One try interval (250 ms) after the release, plus the stop itself.
   const int st = a_.child.wait();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << slurp(a_.out);
+}
+
+// Chaos, bounded: three replicas and a real agent; the leader is killed (-9) in the
+// middle of a stream of submissions. A new leader accepts a submission within 5 s,
+// every job any leader acknowledged (201) is there, and no card is in two live
+// allocations.
+TEST_F(ReplicaProcesses, ThreeReplicasKill9InAStreamOfSubmissions) {
+  start_pair();
+  Replica c;
+  start(c, "c");
+  ASSERT_TRUE(testkit::eventually([&] { return role(c) == "follower"; }, 20s)) << slurp(c.out);
+  testkit::AgentOptions o;
+  o.bin = TESSEL_AGENT_BIN;
+  o.scheduler_url = url(b_) + "," + url(c) + "," + url(a_);
+  o.node = "n1";
+  o.state_dir = dir_.str("agent");
+  o.hl_smi = FAKE_HL_SMI_BIN;
+  o.hl_smi_fixture = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv";
+  o.args = {"--heartbeat-interval", "0.3"};
+  o.stderr_path = dir_.str("agent.log");
+  testkit::Child agent = testkit::start_agent(o);
+  ASSERT_TRUE(testkit::eventually([&] { return testkit::RestClient(a_.port).node("n1").has_value(); }, 20s))
+      << slurp(dir_.str("agent.log"));
+
+  using Clock = std::chrono::steady_clock;
+  std::mutex mu;
+  std::vector<std::string> acked;
+  std::optional<Clock::time_point> killed_at, first_after_kill;
+  std::atomic<bool> stop{false};
+  std::thread stream([&] {
+    const std::vector<const Replica*> all = {&a_, &b_, &c};
+    // Bounded by the main thread (stop) and by count; not by tries, which run fast
+    // while no replica leads.
+    for (size_t ok = 0; ok < 400 && !stop;) {
+      for (const Replica* r : all) {  // Whichever leads now takes it; followers answer 307.
+        auto res = testkit::RestClient(r->port).post("/v1/jobs", {{"command", {"sleep", "5"}}, {"devices", 1}});
+        if (res.status != 201) continue;
+        std::lock_guard l(mu);
+        acked.push_back(res.body.at("id").get<std::string>());
+        ++ok;
+        if (killed_at && !first_after_kill) first_after_kill = Clock::now();
+        break;
+      }
+    }
+  });
+  auto acked_count = [&] {
+    std::lock_guard l(mu);
+    return acked.size();
+  };
+  ASSERT_TRUE(testkit::eventually([&] { return acked_count() >= 10; }, 20s));
+  {
+    std::lock_guard l(mu);
+    a_.child.kill9();
+    killed_at = Clock::now();
+  }
+  const bool resumed = testkit::eventually(
+      [&] {
+        std::lock_guard l(mu);
+        return first_after_kill.has_value();
+      },
+      10s);
+  const size_t at_resume = acked_count();
+  (void)testkit::eventually([&] { return acked_count() >= at_resume + 10; }, 10s);
+  stop = true;
+  stream.join();
+  ASSERT_TRUE(resumed) << slurp(b_.out) << slurp(c.out);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(*first_after_kill - *killed_at);
+  std::cout << "first submission accepted " << took.count() << " ms after kill -9 (" << acked.size()
+            << " acknowledged)\n";
+  EXPECT_LT(took, 5s);
+
+  const Replica& leader = role(b_) == "leader" ? b_ : c;
+  ASSERT_EQ(role(leader), "leader");
+  const auto jobs = testkit::RestClient(leader.port).all_jobs();
+  std::set<std::string> ids;
+  std::set<std::pair<std::string, int>> cards;
+  for (const auto& j : jobs) {
+    ids.insert(j.at("id").get<std::string>());
+    const std::string state = j.value("state", "");
+    if (state != "assigned" && state != "running") continue;
+    for (const auto& a : j.value("allocations", nlohmann::json::array()))
+      for (const auto& m : a.at("module_ids"))
+        EXPECT_TRUE(cards.insert({a.at("node").get<std::string>(), m.get<int>()}).second)
+            << "card " << m << " of " << a.at("node") << " is in two live allocations";
+  }
+  for (const auto& id : acked) EXPECT_TRUE(ids.count(id)) << id << " was acknowledged but is missing";
+}
+
+// The leader's clean stop notifies its release: a follower takes over at once, long
+// before its next try (every 2 s here) or the lease's end (10 s).
+TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnceThroughNotify) {
+  lease_args_ = {"--lease", "10", "--lease-renew", "2"};
+  start_pair();
+  a_.child.signal(SIGTERM);
+  const auto stopped = std::chrono::steady_clock::now();
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << slurp(b_.out);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - stopped);
+  std::cout << "handover after SIGTERM (tries every 2 s): " << took.count() << " ms\n";
+  EXPECT_LT(took, 1000ms);
+  EXPECT_EQ(epoch(b_), 2);
 }
 
 // A leader paused past its lease (a GC pause, a frozen VM) wakes to find another

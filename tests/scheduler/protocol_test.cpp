@@ -49,6 +49,33 @@ TEST(AgentProtocol, LongPollGetsAssignmentThenReportsDriveTheJob) {
   EXPECT_EQ(Harness::body(h.get("/v1/inventory"))["models"][0]["free"], 8);
 }
 
+// Every agent-protocol answer carries the leader epoch the scheduler leads with, so
+// agents can refuse an old leader's; without replicas (epoch 0) it is absent.
+TEST(AgentProtocol, AnswersCarryTheLeaderEpoch) {
+  Harness h(std::nullopt, {}, 4);
+  auto reg =
+      h.post("/v1/agent/register",
+             {{"node", "n1"}, {"address", "10.0.0.1"}, {"inventory", gaudi_inventory()}, {"tasks", json::array()}});
+  ASSERT_TRUE(reg);
+  ASSERT_EQ(reg->status, 200) << reg->body;
+  EXPECT_EQ(Harness::body(reg)["epoch"], 4);
+  EXPECT_EQ(Harness::body(h.heartbeat("n1", json::array()))["epoch"], 4);
+  auto rep = h.post("/v1/agent/report", {{"node", "n1"}, {"tasks", json::array()}});
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(Harness::body(rep)["epoch"], 4);
+  EXPECT_EQ(h.desired("n1", 0, 0)["epoch"], 4);
+  const int64_t v = h.desired("n1", 0, 0)["version"];
+  auto woken = h.park_poll("n1", v);  // A parked poll's answer too.
+  h.submit({{"command", {"x"}}, {"devices", 1}});
+  ASSERT_EQ(woken.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(woken.get()["epoch"], 4);
+
+  Harness single;
+  single.register_node("n1");
+  EXPECT_FALSE(single.desired("n1", 0, 0).contains("epoch"));
+  EXPECT_FALSE(Harness::body(single.heartbeat("n1", json::array())).contains("epoch"));
+}
+
 // Past max_long_polls a poll is answered at once, told to come back later, and its
 // connection closed, so the threads it would hold stay free for heartbeats and users.
 TEST(AgentProtocol, LongPollsPastTheLimitAreToldToPollLater) {

@@ -24,6 +24,13 @@
 // how cancel and fencing work. Reports carry every assignment the agent still
 // remembers; the scheduler frees cards only when a report says the assignment's
 // processes are gone (or it was never started).
+//
+// Fencing: every answer (RegisterResponse, HeartbeatResponse, ReportResponse,
+// DesiredState) carries `epoch`, the leader lease's epoch of the scheduler that gave
+// it (replicas on PostgreSQL: 1, 2, ...; a scheduler without replicas: 0, absent on
+// the wire). The agent keeps the highest epoch it has seen, durably, and acts on no
+// answer of an older one: a paused old leader can neither start nor kill tasks, nor
+// make the agent forget reports the new leader has not stored.
 
 #include <optional>
 #include <string>
@@ -89,6 +96,7 @@ struct RegisterResponse {
   // other token, so neither a user's nor a node's token reads logs from an agent.
   // Empty from schedulers that predate it.
   std::string scheduler_key;
+  int64_t epoch = 0;  // See "Fencing" above.
 };
 
 struct HeartbeatRequest {
@@ -107,6 +115,7 @@ inline constexpr size_t kMaxDegradedBytes = 1024;
 struct HeartbeatResponse {
   // Assignment ids whose final report the scheduler has stored: the agent may forget them.
   std::vector<std::string> acknowledged;
+  int64_t epoch = 0;  // See "Fencing" above.
 };
 
 // Every assignment the agent still remembers (running ones too: a fence on the
@@ -118,6 +127,7 @@ struct ReportRequest {
 struct ReportResponse {
   // Assignment ids whose final report the scheduler has stored: the agent may forget them.
   std::vector<std::string> acknowledged;
+  int64_t epoch = 0;  // See "Fencing" above.
 };
 
 struct DesiredState {
@@ -126,6 +136,7 @@ struct DesiredState {
   // > 0 when the scheduler answered at once because it holds as many long polls as
   // it allows: poll again after about this long instead of at once. Absent on the wire when 0.
   int poll_after_ms = 0;
+  int64_t epoch = 0;  // See "Fencing" above.
 };
 inline constexpr int kMaxPollAfterMs = 600'000;
 

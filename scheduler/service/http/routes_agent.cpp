@@ -1,5 +1,6 @@
 // REST: the agent protocol (role agent, each token bound to its node: may_act_for_node),
-// exactly as api/tessel/api/agent_protocol.hpp documents it.
+// exactly as api/tessel/api/agent_protocol.hpp documents it. Every answer carries this
+// scheduler's epoch (RouteContext::epoch), which agents use to refuse an old leader.
 #include <chrono>
 
 #include "tessel/api/agent_protocol.hpp"
@@ -24,6 +25,7 @@ http::Handler agent_post(RouteContext& ctx, Parse parse, Call call) {
     if (auto bound = may_act_for_node(*who, parsed->node); !bound) return reply(bound.error());
     auto out = call(*parsed, who->token);
     if (!out) return reply(out.error());
+    out->epoch = ctx.epoch;
     reply(json_reply(200, api::to_json(*out)));
   };
 }
@@ -57,12 +59,14 @@ void add_agent_routes(http::Router& r, RouteContext& ctx) {
     auto wait_s = int_param(req, "wait_s", 30, 0, 60);
     if (!wait_s) return reply(wait_s.error());
     const std::string node = req.captures[0];
-    auto id = ctx.state.watch_desired(node, *wait_s > 0 ? *version : -1, [reply](const api::DesiredState& d) {
-      http::Response res = json_reply(200, api::to_json(d));
-      // Told to come back later: close rather than keep an idle connection.
-      res.close = d.poll_after_ms > 0;
-      reply(std::move(res));
-    });
+    auto id =
+        ctx.state.watch_desired(node, *wait_s > 0 ? *version : -1, [reply, epoch = ctx.epoch](api::DesiredState d) {
+          d.epoch = epoch;
+          http::Response res = json_reply(200, api::to_json(d));
+          // Told to come back later: close rather than keep an idle connection.
+          res.close = d.poll_after_ms > 0;
+          reply(std::move(res));
+        });
     if (!id) return reply(id.error());
     if (*id == 0) return;  // Answered at once.
     ctx.server->after(std::chrono::seconds(*wait_s), [&ctx, node, id = *id] { ctx.state.expire_watch(node, id); });

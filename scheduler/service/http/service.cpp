@@ -54,7 +54,7 @@ Service::~Service() { stop(); }
 
 Status Service::start() {
   if (auto s = state_.restore(); !s) return s;
-  ctx_ = std::make_unique<RouteContext>(RouteContext{state_, auth_, nullptr});
+  ctx_ = std::make_unique<RouteContext>(RouteContext{state_, auth_, nullptr, nullptr, opts_.epoch});
   http::Router router;
   add_public_routes(router, *ctx_, *this, opts_.extra_metrics, opts_.extra_health);
   add_job_routes(router, *ctx_);

@@ -2,8 +2,10 @@
 #include "tessel/scheduler/pg_conn.hpp"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <array>
+#include <cerrno>
 
 namespace tessel::scheduler {
 
@@ -54,6 +56,25 @@ PgConn::~PgConn() { PQfinish(c_); }
 std::string PgConn::errmsg() const { return one_line(PQerrorMessage(c_)); }
 
 bool PgConn::broken() const { return PQstatus(c_) != CONNECTION_OK; }
+
+Result<bool> PgConn::wait_notification(int timeout_ms) {
+  const auto take_all = [this] {
+    bool any = false;
+    while (PGnotify* n = PQnotifies(c_)) {
+      PQfreemem(n);
+      any = true;
+    }
+    return any;
+  };
+  if (take_all()) return true;
+  const int fd = PQsocket(c_);
+  if (fd < 0) return Error::unavailable("waiting for a notification: no connection");
+  pollfd p{fd, POLLIN, 0};
+  const int n = ::poll(&p, 1, timeout_ms);
+  if (n < 0 && errno != EINTR) return Error::unavailable("waiting for a notification: poll failed");
+  if (n > 0 && PQconsumeInput(c_) == 0) return Error::unavailable("waiting for a notification: " + errmsg());
+  return take_all();
+}
 
 Status PgConn::exec(const std::string& sql) {
   pg_result* r = PQexec(c_, sql.c_str());  // Several statements: stops at the first error.

@@ -53,7 +53,17 @@ Status PgLease::release(int64_t epoch) {
   auto r = conn_->query("UPDATE leader SET expires_at = now() - interval '1 second' WHERE holder = $1 AND epoch = $2",
                         {o_.holder, std::to_string(epoch)});
   if (!r) return r.error().wrap("releasing the leader lease");
+  if (auto s = conn_->exec(std::string("NOTIFY ") + kReleaseChannel); !s)
+    return s.error().wrap("telling followers of the release");
   return ok_status();
+}
+
+Result<std::unique_ptr<PgConn>> PgLease::listen_for_release() const {
+  auto c = PgConn::connect(uri_);
+  if (!c) return c.error();
+  if (auto s = (*c)->exec(std::string("LISTEN ") + kReleaseChannel); !s)
+    return s.error().wrap("listening for releases");
+  return std::move(*c);
 }
 
 }  // namespace tessel::scheduler

@@ -175,7 +175,7 @@ class PgStore final : public Store {
     conn_.reset();
     auto c = PgConn::connect(uri_);
     if (!c) return Error::unavailable(c.error().message);
-    if (opts_.leader_epoch == 0)
+    if (opts_.leader_epoch == 0 && !opts_.read_only)
       if (auto s = lock_database(**c, uri_); !s) return s;
     spdlog::info("store: connected to {} again", redact_db(uri_));
     conn_ = std::move(*c);
@@ -192,6 +192,7 @@ class PgStore final : public Store {
   }
 
   Status commit(const std::vector<const WriteBatch*>& group) {
+    if (opts_.read_only) return Error::unavailable("this store only reads (a follower's)");
     MutexLock lk(db_mu_);
     if (auto s = ensure_connected_locked(); !s) return s;
     if (auto s = conn_->exec("BEGIN"); !s) return drop_on(s.error().wrap("begin"));
@@ -263,7 +264,7 @@ class PgStore final : public Store {
 Result<std::unique_ptr<Store>> open_pg_store(const std::string& uri, PgStoreOptions opts) {
   auto c = PgConn::connect(uri);
   if (!c) return c.error();
-  if (opts.leader_epoch == 0)
+  if (opts.leader_epoch == 0 && !opts.read_only)
     if (auto s = lock_database(**c, uri); !s) return s.error();
   if (auto s = pg_migrate(**c); !s) return s.error().wrap("opening " + redact_db(uri));
   return std::unique_ptr<Store>(new PgStore(uri, std::move(opts), std::move(*c)));

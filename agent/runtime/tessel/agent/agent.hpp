@@ -10,6 +10,9 @@
 //  * long-poll loop (own thread): GET assignments?version=V&wait_s=N and applies each
 //    desired state at once through TaskManager (starts / stops); a changed answer
 //    marks the reports dirty.
+// Fencing (AgentConfig::epochs): an answer from an older leader epoch than one already
+// seen is refused: a registration counts as failed, a desired state is not applied (the
+// poll backs off and asks again), acknowledgements in it are not applied.
 //  * task-event loop (own thread, when the events socket could be bound): receives the
 //    supervisors' datagrams (task_events.hpp: ranks started, result written, or not
 //    written and why) and marks the reports dirty.
@@ -37,6 +40,7 @@
 
 #include "tessel/time/clock.hpp"
 #include "tessel/agent/backoff.hpp"
+#include "tessel/agent/epoch_guard.hpp"
 #include "tessel/agent/inventory_source.hpp"
 #include "tessel/agent/notifier.hpp"
 #include "tessel/agent/scheduler_client.hpp"
@@ -65,6 +69,9 @@ struct AgentConfig {
   // Called with RegisterResponse::scheduler_key after each registration (the log
   // server's credential); may be empty.
   std::function<void(const std::string&)> on_scheduler_key;
+  // Fencing (epoch_guard.hpp): answers of an older leader epoch are refused. Null: no
+  // fencing (every answer is acted on).
+  EpochGuard* epochs = nullptr;
 };
 
 class Agent {
@@ -95,6 +102,8 @@ class Agent {
   bool wait_for(std::chrono::milliseconds d) EXCLUDES(mu_);  // False when stopping.
   void on_registered(std::chrono::milliseconds interval) EXCLUDES(mu_);
   void publish_status() EXCLUDES(mu_);
+  // Whether an answer at `epoch` may be acted on (AgentConfig::epochs).
+  bool admit(int64_t epoch, const char* what) const { return !cfg_.epochs || cfg_.epochs->admit(epoch, what); }
 
   void poll_loop() EXCLUDES(mu_);
 

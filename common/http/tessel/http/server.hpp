@@ -106,6 +106,9 @@ class Reply {
   void operator()(Response r) const;
   void operator()(const Error& err) const { (*this)(error_response(err)); }
   explicit operator bool() const { return state_ != nullptr; }
+  // Adds `h` to whatever response this Reply (and every copy of it) sends. Call it
+  // before handing the Reply to anyone who may answer with it.
+  void add_header(Header h);
 
  private:
   struct State;

@@ -22,6 +22,7 @@ struct RouteContext {
   const Authenticator& auth;
   http::Server* server = nullptr;  // Set once the server exists (timers, log forwarding).
   EventHub* events = nullptr;      // Set once the server exists (GET /v1/events).
+  int64_t epoch = 0;               // The leader lease's epoch, 0 without replicas (ServiceOptions::epoch).
 };
 
 http::Response json_reply(int status, const nlohmann::json& body);

@@ -47,6 +47,9 @@ class PgConn {
   // Whether the connection is lost (the server went away or restarted): the owner
   // should drop it and connect again.
   bool broken() const;
+  // After exec("LISTEN channel"): waits up to `timeout_ms` for a notification; true
+  // when at least one came (all that came are consumed). Errors: the connection failed.
+  Result<bool> wait_notification(int timeout_ms);
 
  private:
   explicit PgConn(pg_conn* c) : c_(c) {}

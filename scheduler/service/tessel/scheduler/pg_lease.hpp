@@ -37,9 +37,15 @@ class PgLease {
   // + 1) when it has expired, else leaves it; returns the view after. A lost
   // connection is made again at the next call.
   Result<LeaseView> acquire_or_renew(int64_t epoch);
-  // Clean shutdown: expires the lease now if this holder holds `epoch`, so a replica
-  // takes over at its next try instead of after the lease's length.
+  // Clean shutdown: expires the lease now if this holder holds `epoch` and notifies
+  // kReleaseChannel, so a follower listening there (listen_for_release) tries the lease
+  // at once instead of at its next try.
   Status release(int64_t epoch);
+  // A new connection that LISTENs on kReleaseChannel (wait on it with
+  // PgConn::wait_notification). Safe from any thread: it uses no state of this object
+  // but the URI.
+  Result<std::unique_ptr<PgConn>> listen_for_release() const;
+  static constexpr const char* kReleaseChannel = "tessel_leader_released";
 
  private:
   PgLease(std::string uri, LeaseOptions o, std::unique_ptr<PgConn> c)

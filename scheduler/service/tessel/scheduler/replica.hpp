@@ -1,12 +1,12 @@
 #pragma once
 // Scheduler replicas on one PostgreSQL database, one of them the leader (pg_lease.hpp).
-// A replica starts as a Follower: it serves GET /healthz with its role, answers every
-// other request with 307 to the leader's advertised URL, and tries the lease every
-// renew interval. Once it holds the lease it stops that server, opens its store with
-// the lease's epoch (every write checks it), starts the Service on the same port, and
-// a LeaseKeeper renews the lease; when the lease is lost (another replica's epoch, or
-// no renewal for a whole lease length) the process steps down: it stops serving and
-// exits, and its service manager starts it again as a follower.
+// A replica starts as a Follower: it serves GET /healthz with its role, the reads of
+// FollowerReads (jobs, nodes, inventory) from the database, answers every other
+// request with 307 to the leader's advertised URL, and tries the lease every renew
+// interval, and at once when the leader's clean stop notifies its release. Once it holds the lease it stops that
+// server, opens its store with the lease's epoch (every write checks it), starts the Service on the same port, and a
+// LeaseKeeper renews the lease; when the lease is lost (another replica's epoch, or no renewal for a whole lease
+// length) the process steps down: it stops serving and exits, and its service manager starts it again as a follower.
 
 #include <chrono>
 #include <functional>
@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "tessel/http/server.hpp"
+#include "tessel/scheduler/follower_reads.hpp"
 #include "tessel/scheduler/pg_lease.hpp"
 #include "tessel/sync/mutex.hpp"
 #include "tessel/time/clock.hpp"
@@ -24,6 +25,8 @@ namespace tessel::scheduler {
 struct ReplicaOptions {
   std::chrono::milliseconds renew{1000};  // Between tries (followers) and renewals (the leader).
   std::chrono::milliseconds lease{3000};  // The lease's length (also in LeaseOptions).
+  // A follower's reads come from a view of the database at most this old (FollowerReads).
+  std::chrono::milliseconds read_max_age{500};
 };
 
 // Prometheus text: tessel_leader (1 on the leader, 0 on a follower) and
@@ -33,7 +36,8 @@ std::string render_replica_metrics(bool leader, int64_t epoch);
 // Waits for the lease, serving the follower's HTTP meanwhile.
 class Follower {
  public:
-  Follower(PgLease& lease, ReplicaOptions o) : lease_(lease), o_(o) {}
+  // `reads` (may be null: every read is redirected too) outlives the Follower.
+  Follower(PgLease& lease, ReplicaOptions o, FollowerReads* reads = nullptr) : lease_(lease), o_(o), reads_(reads) {}
   // Binds `so` (port 0: any; port() then tells) and serves until lead() returns.
   Status start(http::ServerOptions so);
   int port() const { return server_ ? server_->port() : 0; }
@@ -46,12 +50,18 @@ class Follower {
   void stop();
 
  private:
+  // lead()'s second thread: LISTENs for the leader's clean release
+  // (PgLease::listen_for_release) and wakes lead() to try at once.
+  void listen_for_release() EXCLUDES(mu_);
   PgLease& lease_;
   ReplicaOptions o_;
+  FollowerReads* reads_;
   std::unique_ptr<http::Server> server_;
   Mutex mu_;
   CondVar cv_;
   bool stop_ GUARDED_BY(mu_) = false;
+  bool released_ GUARDED_BY(mu_) = false;  // A release was notified: try now.
+  bool done_ GUARDED_BY(mu_) = false;      // lead() is returning: the listener ends.
   LeaseView view_ GUARDED_BY(mu_);
 };
 

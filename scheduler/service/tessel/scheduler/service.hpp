@@ -46,6 +46,9 @@ struct ServiceOptions {
   // More fields of GET /healthz (a replica's role and epoch); called from an I/O
   // thread, must not block.
   std::function<void(nlohmann::json&)> extra_health;
+  // The leader lease's epoch this scheduler leads with (replicas), 0 without replicas:
+  // every agent-protocol answer carries it, and agents refuse answers of older epochs.
+  int64_t epoch = 0;
 };
 
 class Service {

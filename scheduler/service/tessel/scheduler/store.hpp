@@ -104,6 +104,9 @@ struct PgStoreOptions {
   int64_t leader_epoch = 0;
   // Called once, on the writer thread, when a write found a newer epoch (its argument).
   std::function<void(int64_t)> on_fenced;
+  // A follower's reader: load() only, no lock of any kind; every write fails
+  // (`unavailable`). Overrides leader_epoch.
+  bool read_only = false;
 };
 Result<std::unique_ptr<Store>> open_pg_store(const std::string& uri, PgStoreOptions opts = {});
 
