@@ -376,6 +376,28 @@ TEST(History, PrunesOnlyEndedJobsOlderThanTheLimitInBatches) {
   EXPECT_FALSE(a.state().job(kept_dep));
 }
 
+// The Service's background loop prunes by itself (here every 10 ms of real time),
+// deciding what is old by the FakeClock.
+TEST(History, TheServicePrunesInTheBackground) {
+  auto store = open_sqlite_store(":memory:");
+  ASSERT_TRUE(store.ok());
+  FakeClock clock;
+  ServiceOptions opts = test_service_options();
+  opts.history_tick_ms = 10;
+  opts.state.history_days = 1;
+  Service svc(**store, clock, std::nullopt, opts);
+  ASSERT_TRUE(svc.start().ok());
+  auto spec = api::parse_job_spec({{"command", {"x"}}, {"devices", 1}});
+  auto j = svc.state().submit(*spec.spec, "alice");
+  ASSERT_TRUE(j.ok());
+  ASSERT_TRUE(svc.state().cancel(j->id, Principal{"alice", Role::user, "", {}}).ok());
+  clock.advance_ms(kDayMs - 1);
+  const std::string kept = svc.state().submit(*spec.spec, "alice")->id;
+  clock.advance_ms(2);
+  EXPECT_TRUE(eventually([&] { return !svc.state().job(j->id); }));
+  EXPECT_TRUE(svc.state().job(kept));
+}
+
 TEST(History, ZeroDaysKeepsEverything) {
   StateOptions so;
   so.history_days = 0;
