@@ -40,7 +40,7 @@ std::vector<UsageRow> UsageBook::report(const UsageQuery& q) const {
   }
   struct Sum {
     double card_seconds = 0;
-    std::set<int64_t> jobs;
+    std::vector<int64_t> jobs;  // With repeats; counted distinct at the end.
   };
   std::map<std::pair<int32_t, int32_t>, Sum> sums;
   // Entries ending at or before `since` add nothing: start past them.
@@ -54,13 +54,16 @@ std::vector<UsageRow> UsageBook::report(const UsageQuery& q) const {
     if (ms <= 0) continue;
     Sum& s = sums[{q.by == UsageBy::project ? e.project : e.user, e.model}];
     s.card_seconds += static_cast<double>(e.cards) * static_cast<double>(ms) / 1000.0;
-    s.jobs.insert(e.job);
+    if (s.jobs.empty() || s.jobs.back() != e.job) s.jobs.push_back(e.job);
   }
   std::vector<UsageRow> rows;
   rows.reserve(sums.size());
-  for (const auto& [k, s] : sums)
+  for (auto& [k, s] : sums) {
+    std::sort(s.jobs.begin(), s.jobs.end());
+    const auto distinct = std::unique(s.jobs.begin(), s.jobs.end()) - s.jobs.begin();
     rows.push_back(UsageRow{names_[static_cast<size_t>(k.first)], names_[static_cast<size_t>(k.second)], s.card_seconds,
-                            static_cast<int64_t>(s.jobs.size())});
+                            static_cast<int64_t>(distinct)});
+  }
   std::sort(rows.begin(), rows.end(),
             [](const UsageRow& a, const UsageRow& b) { return std::tie(a.key, a.model) < std::tie(b.key, b.model); });
   return rows;
