@@ -116,10 +116,22 @@ export function fleetView(root) {
 }
 
 // --- node ---
-// Card readings come with each heartbeat; the scheduler keeps only the latest, so
-// the charts show what this page has seen since it opened (at most an hour).
+// Card readings come with each heartbeat. The charts start from the scheduler's
+// last hour (GET /v1/nodes/{name}/history, one sample per 30 s) and add what this
+// page sees while it stays open.
 const HISTORY_MS = 3600 * 1000;
 const history = new Map(); // "node/module" -> [[t, util, mem%, temp, power]]
+
+async function loadHistory(api, name) {
+  const body = await api.get(`/v1/nodes/${encodeURIComponent(name)}/history`);
+  for (const c of body.cards || []) {
+    const key = `${name}/${c.module_id}`;
+    const seen = history.get(key) || [];
+    const first = seen.length ? seen[0][0] : Infinity;
+    const older = (c.samples || []).map((x) => [Date.parse(x[0]), x[1], x[2], x[3], x[4]]).filter((x) => x[0] < first);
+    history.set(key, older.concat(seen));
+  }
+}
 
 function remember(node) {
   const t = Date.parse(node.last_heartbeat) || Date.now();
@@ -161,6 +173,8 @@ export function nodeView(root, name, ctx) {
   const drain = h('button', { id: 'drain', type: 'button', hidden: true, onclick: () => act('drain') }, 'Drain');
   const undrain = h('button', { id: 'undrain', type: 'button', hidden: true, onclick: () => act('undrain') }, 'Undrain');
   append(root, [h('p', { class: 'crumbs' }, h('a', { href: '#/fleet' }, 'Fleet'), ' › ', name), head, actions, body]);
+  // The charts work without it (an older scheduler, a follower): they then start empty.
+  loadHistory(ctx.api, name).then(() => ctx.refresh(['node']), () => {});
   const act = async (what) => {
     try {
       await ctx.api.post(`/v1/nodes/${encodeURIComponent(name)}/${what}`);
@@ -203,7 +217,7 @@ export function nodeView(root, name, ctx) {
         h('div', { class: 'scroll' }, h('table', { class: 'cards' },
           h('thead', {}, h('tr', {}, ['module', 'index', 'model', 'health', 'utilisation', 'memory', 'temperature', 'power', 'job'].map((c) => h('th', {}, c)))),
           h('tbody', {}, rows))),
-        h('p', { class: 'hint' }, 'Readings are the latest heartbeat\'s; the charts show what this page has seen since it opened (up to an hour): the scheduler keeps no history.'));
+        h('p', { class: 'hint' }, 'Readings are the latest heartbeat\'s; the charts show the last hour (the scheduler keeps one sample per 30 s, in memory).'));
       const jobs = (data.jobs || []).filter((j) => !TERMINAL.has(j.state) && (j.allocations || []).some((a) => a.node === n.name));
       body.append(h('h2', {}, 'Jobs on this node'), jobTable(jobs, (j) => (j.allocations || []).filter((a) => a.node === n.name).map((a) => `[${a.module_ids.join(',')}]`).join(' ')));
     },

@@ -109,7 +109,7 @@ struct TraceJob {
   int size = 1;
   int64_t arrive_ms = 0;
   int64_t duration_ms = 0;
-  int64_t limit_s = 0;  // Declared time limit >= duration.
+  int64_t limit_s = 0;  // Declared time limit >= duration; 0: none.
 };
 
 std::vector<TraceJob> make_trace(int count, int nodes, double load, uint32_t seed) {
@@ -134,6 +134,39 @@ std::vector<TraceJob> make_trace(int count, int nodes, double load, uint32_t see
   return out;
 }
 
+// The mixed burst of `WORKLOAD=mixed bench/slurm/run.sh`: 160 jobs of 1, 2, 4 and 8
+// cards (80/40/24/16) in shuffled order, each running U(0.5, 2.5) s plus
+// `turnaround_ms` (a task's exit to its cards being placed again), all queued at
+// time 0, no time limits.
+std::vector<TraceJob> make_burst(uint32_t seed, int64_t turnaround_ms) {
+  std::mt19937 rng(seed);
+  std::vector<int> sizes;
+  for (auto [size, count] : {std::pair{1, 80}, std::pair{2, 40}, std::pair{4, 24}, std::pair{8, 16}})
+    sizes.insert(sizes.end(), count, size);
+  std::shuffle(sizes.begin(), sizes.end(), rng);
+  std::uniform_real_distribution<double> seconds(0.5, 2.5);
+  std::vector<TraceJob> out;
+  for (int size : sizes) {
+    TraceJob j;
+    j.size = size;
+    j.duration_ms = static_cast<int64_t>(seconds(rng) * 1000) + turnaround_ms;
+    out.push_back(j);
+  }
+  return out;
+}
+
+// Makespan over its lower bound: max(card-ms / cards, the longest job).
+double burst_makespan_ratio(const std::vector<TraceJob>& trace, double makespan_h, int nodes) {
+  double card_ms = 0;
+  int64_t longest = 0;
+  for (const TraceJob& j : trace) {
+    card_ms += static_cast<double>(j.size) * static_cast<double>(j.duration_ms);
+    longest = std::max(longest, j.duration_ms);
+  }
+  double bound_ms = std::max(card_ms / (nodes * 8.0), static_cast<double>(longest));
+  return makespan_h * 3'600'000.0 / bound_ms;
+}
+
 // One scheduling policy under simulation.
 class SimPolicy {
  public:
@@ -148,7 +181,7 @@ PendingJob pending(int idx, const TraceJob& t) {
   j.id = std::to_string(idx);
   j.seq = idx;
   j.devices = t.size;
-  j.time_limit_s = t.limit_s;
+  if (t.limit_s > 0) j.time_limit_s = t.limit_s;
   return j;
 }
 
@@ -347,5 +380,26 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("\n* idle card-h: card-hours a healthy card sat free while at least one job waited.\n");
+
+  const int seeds = smoke ? 2 : 50;
+  std::printf(
+      "\n== mixed burst (bench/slurm WORKLOAD=mixed, simulated): 4 nodes x 8 cards, 160 jobs of 1/2/4/8 cards, "
+      "U(0.5, 2.5) s + 15 ms turnaround, all queued at once, no time limits; %d seeds ==\n",
+      seeds);
+  std::printf("%-36s %12s %12s %12s\n", "policy", "mean ratio*", "p90 ratio", "max ratio");
+  for (bool greedy : {true, false}) {
+    std::vector<double> ratios;
+    for (int seed = 1; seed <= seeds; ++seed) {
+      auto trace = make_burst(static_cast<uint32_t>(seed), 15);
+      AllocatorPolicy policy(4, greedy);
+      ratios.push_back(burst_makespan_ratio(trace, simulate(policy, trace, 4).makespan_h, 4));
+    }
+    std::sort(ratios.begin(), ratios.end());
+    double mean = 0;
+    for (double r : ratios) mean += r / static_cast<double>(ratios.size());
+    std::printf("%-36s %12.3f %12.3f %12.3f\n", greedy ? "tessel best-fit (greedy)" : "tessel best-fit + reservation",
+                mean, ratios[static_cast<size_t>(0.9 * static_cast<double>(ratios.size() - 1))], ratios.back());
+  }
+  std::printf("* makespan / max(card-seconds / 32, longest job)\n");
   return 0;
 }

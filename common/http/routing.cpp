@@ -126,6 +126,17 @@ void Router::add(std::string method, const std::string& pattern, Handler h, Exec
   routes_.push_back(Route{std::move(method), split_path(pattern), std::move(h), exec});
 }
 
+std::vector<std::string> Router::describe() const {
+  std::vector<std::string> out;
+  for (const auto& r : routes_) {
+    std::string line = r.method + " ";
+    for (const auto& seg : r.segments) line += "/" + seg;
+    if (r.segments.empty()) line += "/";
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
 Router::Match Router::match(const std::string& method, const std::string& path, const Route** route,
                             std::vector<std::string>& captures) const {
   const auto segs = split_path(path);

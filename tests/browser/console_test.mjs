@@ -232,10 +232,15 @@ try {
   await page.waitForSelector('#job-state [data-state="cancelled"]', { timeout: TIMEOUT });
   console.log(`ok: queue view lists ${big.id} as pending ("${reason.trim()}"); its cancel button cancelled it`);
 
-  // 6. Node view: cards with readings, drain and undrain for the admin.
+  // 6. Node view: cards with readings (the charts start from the scheduler's card
+  // history), drain and undrain for the admin.
+  const history = page.waitForResponse((r) => r.url().endsWith('/v1/nodes/gaudi-a/history'), { timeout: TIMEOUT });
   await page.evaluate(() => { location.hash = '#/node/gaudi-a'; });
   await page.waitForSelector('table.cards tbody tr[data-module="7"]', { timeout: TIMEOUT });
   assert.equal(await page.$$eval('table.cards tbody tr', (r) => r.length), 8);
+  const hist = await history;
+  assert.equal(hist.status(), 200);
+  assert.equal((await hist.json()).cards.length, 8, 'a history per card');
   await clickNow(page, '#drain');
   await page.waitForSelector('[data-node-state="draining"]', { timeout: TIMEOUT });
   await shot(page, 'node-1280x800');

@@ -92,5 +92,50 @@ TEST_F(ReservationTest, GangReservationUsesLatestOfItsNodes) {
   EXPECT_EQ(r.reservations[0].allocations.size(), 2u);
 }
 
+// Without time limits every candidate frees "never": the reservation stays where the
+// previous pass put it, so the cards it drained are not handed to backfill when
+// another node happens to have fewer busy cards.
+TEST(StickyReservationTest, StaysOnTheNodeItDrainsWithoutTimeLimits) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  a.upsert_node(gaudi_node("n2"));
+  a.hold("a1", {{"n1", 0, {0, 1, 2}, {}}}, std::nullopt);
+  a.hold("b1", {{"n2", 0, {0, 1}, {}}}, std::nullopt);
+  a.hold("b2", {{"n2", 0, {2, 3}, {}}}, std::nullopt);
+  // n1 has 3 busy cards, n2 4: the head reserves n1.
+  auto first = a.schedule({job("head", 8, 1, 5, 1)}, kNow);
+  ASSERT_EQ(first.reservations.size(), 1u);
+  EXPECT_EQ(first.reservations[0].allocations.at(0).node, "n1");
+  // n2 drops to 2 busy cards; n1 keeps 3. The reservation stays on n1, and a single
+  // without a time limit goes to n2, not to n1's free cards.
+  a.release("b2");
+  auto second = a.schedule({job("head", 8, 1, 5, 1), job("single", 1, 1, 0, 2)}, kNow + 1'000);
+  ASSERT_EQ(second.reservations.size(), 1u);
+  EXPECT_EQ(second.reservations[0].allocations.at(0).node, "n1");
+  const Placement* p = find_placement(second, "single");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->allocations.at(0).node, "n2");
+}
+
+TEST(StickyReservationTest, AnotherJobOrAnEarlierEndMovesIt) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  a.upsert_node(gaudi_node("n2"));
+  a.hold("a1", {{"n1", 0, {0, 1, 2}, {}}}, std::nullopt);
+  a.hold("b1", {{"n2", 0, {0, 1, 2, 3}, {}}}, std::nullopt);
+  ASSERT_EQ(a.schedule({job("head", 8, 1, 5, 1)}, kNow).reservations.at(0).allocations.at(0).node, "n1");
+  // Another head job does not inherit the previous job's choice: n2 now has fewer busy cards.
+  a.release("b1");
+  a.hold("b1", {{"n2", 0, {0, 1}, {}}}, std::nullopt);
+  auto other = a.schedule({job("other", 8, 1, 5, 2)}, kNow);
+  EXPECT_EQ(other.reservations.at(0).allocations.at(0).node, "n2");
+  // A known earlier end wins over staying: n1's holder gets a time limit.
+  a.release("a1");
+  a.hold("a1", {{"n1", 0, {0, 1, 2}, {}}}, kNow + 5'000);
+  auto moved = a.schedule({job("other", 8, 1, 5, 2)}, kNow);
+  EXPECT_EQ(moved.reservations.at(0).allocations.at(0).node, "n1");
+  EXPECT_EQ(moved.reservations.at(0).start_ms, kNow + 5'000);
+}
+
 }  // namespace
 }  // namespace tessel::scheduler

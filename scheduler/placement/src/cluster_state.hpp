@@ -109,6 +109,16 @@ class ClusterState {
   std::vector<JobHold> jobs;
   int schedulable_count = 0;
 
+  // The reservation the last schedule() pass made. The next pass keeps it for the
+  // same job unless other cards free sooner: without time limits every candidate
+  // frees "never", and moving the reservation to whichever node has fewest busy
+  // cards at the moment would hand the cards already drained to backfill.
+  struct LastReservation {
+    std::string job_id;
+    std::vector<std::pair<std::string, Mask>> groups;  // Node name, cards.
+  };
+  std::optional<LastReservation> last_reservation;
+
  private:
   void unindex(uint32_t n);
   void drop_job_if_empty(int32_t h);

@@ -52,7 +52,9 @@ uint32_t node_of(uint64_t entry) { return static_cast<uint32_t>(entry & 0xFFFFFF
 }  // namespace
 
 SchedulePass::SchedulePass(ClusterState& state, int64_t now_ms, std::vector<ProjectLimits>* limits)
-    : state_(state), now_ms_(now_ms), limits_(limits) {}
+    : state_(state), now_ms_(now_ms), limits_(limits), previous_(std::move(state.last_reservation)) {
+  state_.last_reservation.reset();  // reserve() sets it again.
+}
 
 SchedulePass::~SchedulePass() {
   if (!reserved_) return;
@@ -285,12 +287,20 @@ int64_t SchedulePass::card_free_at(const Node& node, int slot) const {
 void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, ScheduleResult& out) {
   struct Candidate {
     int64_t free_at = kNever;
-    int busy = 0;  // Cards of the group held now.
+    int moved = 1;  // 0: the group the previous pass reserved for this job.
+    int busy = 0;   // Cards of the group held now.
     uint32_t node = 0;
     Mask group = 0;
     bool operator<(const Candidate& o) const {
-      return std::tie(free_at, busy, node) < std::tie(o.free_at, o.busy, o.node);
+      return std::tie(free_at, moved, busy, node) < std::tie(o.free_at, o.moved, o.busy, o.node);
     }
+  };
+  const bool same_job = previous_ && previous_->job_id == job.id;
+  auto kept = [&](uint32_t n, Mask group) {
+    if (!same_job) return false;
+    for (const auto& [name, cards] : previous_->groups)
+      if (cards == group && name == state_.nodes[n].name) return true;
+    return false;
   };
   const int size = job.devices;
   std::optional<std::vector<Candidate>> best;
@@ -301,7 +311,7 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
       Mask usable = node.usable(*node.find_key(k));
       std::optional<Candidate> node_best;
       auto consider = [&](Mask group) {
-        Candidate c{now_ms_, masks::popcount(group & node.held), n, group};
+        Candidate c{now_ms_, kept(n, group) ? 0 : 1, masks::popcount(group & node.held), n, group};
         masks::for_each_slot(group, [&](int s) { c.free_at = std::max(c.free_at, card_free_at(node, s)); });
         if (!node_best || c < *node_best) node_best = c;
       };
@@ -330,8 +340,10 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
   int64_t start = best->back().free_at;
   if (start != kNever) r.start_ms = start;
   Reservation shown{job.id, r.start_ms, {}};
+  ClusterState::LastReservation last{job.id, {}};
   for (size_t i = 0; i < best->size(); ++i) {
     const Candidate& c = (*best)[i];
+    last.groups.emplace_back(state_.nodes[c.node].name, c.group);
     state_.nodes[c.node].blocked |= c.group;
     state_.refresh_fit(c.node);
     r.nodes.push_back(c.node);
@@ -339,6 +351,7 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
   }
   std::sort(r.nodes.begin(), r.nodes.end());
   reserved_ = std::move(r);
+  state_.last_reservation = std::move(last);
   out.reservations.push_back(std::move(shown));
 }
 

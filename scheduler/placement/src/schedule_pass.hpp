@@ -64,6 +64,8 @@ class SchedulePass {
   int64_t now_ms_;
   std::vector<ProjectLimits>* limits_;
   std::optional<Reserved> reserved_;
+  // The previous pass's reservation (ClusterState::last_reservation), for reserve().
+  std::optional<ClusterState::LastReservation> previous_;
   // (vendor or -1, model, devices, may use reserved) -> fewest nodes that failed.
   std::map<std::tuple<int, std::string, int, bool>, int> failed_;
   // (the same, nodes) -> pending reason, for jobs that failed.

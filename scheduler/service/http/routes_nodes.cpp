@@ -1,4 +1,4 @@
-// REST: /v1/nodes, /v1/inventory.
+// REST: /v1/nodes, /v1/nodes/{name}/history, /v1/inventory.
 #include "tessel/scheduler/http_util.hpp"
 
 namespace tessel::scheduler {
@@ -41,6 +41,24 @@ json to_json(const InventoryView& v) {
   return {{"models", models}, {"nodes", v.nodes_by_state}};
 }
 
+json reading(const std::optional<float>& v) { return v ? json(*v) : json(nullptr); }
+
+// Samples as arrays in the order of "fields", so an hour of 8 cards stays small.
+json history_json(const std::string& node, int64_t resolution_ms, const std::vector<CardHistory::Card>& cards) {
+  json out_cards = json::array();
+  for (const auto& c : cards) {
+    json samples = json::array();
+    for (const auto& s : c.samples)
+      samples.push_back({api::format_rfc3339(s.at_ms), reading(s.utilization_pct), reading(s.memory_used_pct),
+                         reading(s.temperature_c), reading(s.power_w)});
+    out_cards.push_back({{"module_id", c.module_id}, {"samples", samples}});
+  }
+  return {{"node", node},
+          {"resolution_s", resolution_ms / 1000},
+          {"fields", {"time", "utilization_pct", "memory_used_pct", "temperature_c", "power_w"}},
+          {"cards", out_cards}};
+}
+
 }  // namespace
 
 void add_node_routes(http::Router& r, RouteContext& ctx) {
@@ -55,6 +73,12 @@ void add_node_routes(http::Router& r, RouteContext& ctx) {
     auto node = ctx.state.node(req.captures[0]);
     if (!node) return reply(node.error());
     reply(json_reply(200, to_json(*node)));
+  });
+  r.add("GET", "/v1/nodes/{name}/history", [&ctx](http::Request& req, const http::Reply& reply) {
+    if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
+    auto cards = ctx.state.card_history(req.captures[0]);
+    if (!cards) return reply(cards.error());
+    reply(json_reply(200, history_json(req.captures[0], ctx.state.card_history_resolution_ms(), *cards)));
   });
   for (bool drain : {true, false}) {
     r.add(

@@ -64,6 +64,7 @@ Status Service::start() {
   add_node_routes(router, *ctx_);
   add_agent_routes(router, *ctx_);
   add_console_routes(router, *ctx_);
+  routes_ = router.describe();
   http::ServerOptions so;
   so.host = opts_.host;
   so.port = opts_.port;

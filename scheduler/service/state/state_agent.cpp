@@ -103,6 +103,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   std::vector<std::string> acks;
   process_reports_locked(txn, req.node, req.tasks, acks);
   if (!commit_locked(txn, "register")) return storage_unavailable("the node registration");
+  card_history_.record(req.node, req.inventory.devices, clock_.now_ms());
   api::RegisterResponse resp;
   resp.heartbeat_interval_s = static_cast<int>(std::clamp<int64_t>(opts_.heartbeat_timeout_ms / 3000, 1, 5));
   resp.scheduler_key = *key;
@@ -142,6 +143,7 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
   // Agents before POST /v1/agent/report sent their reports here.
   if (req.tasks) process_reports_locked(txn, req.node, *req.tasks, resp.acknowledged);
   if (!commit_locked(txn, "heartbeat")) return storage_unavailable("the heartbeat");
+  card_history_.record(req.node, req.inventory.devices, clock_.now_ms());
   return resp;
 }
 

@@ -84,11 +84,20 @@ Result<NodeView> ClusterState::remove_node(const std::string& name) {
     empty.schedulable = false;
     alloc_.upsert_node(empty);
     nodes_.erase(name);
+    card_history_.forget(name);
     bumped_.insert(name);  // Parked long polls of the node hear "no assignments".
     spdlog::info("node {} deleted", name);
   });
   if (!commit_locked(txn, "node delete")) return storage_unavailable("the node's deletion");
   return last;
+}
+
+Result<std::vector<CardHistory::Card>> ClusterState::card_history(const std::string& name) const {
+  {
+    MutexLock lk(mu_);
+    if (!nodes_.count(name)) return Error::not_found("node " + name + " not found");
+  }
+  return card_history_.of(name, clock_.now_ms());
 }
 
 std::optional<std::string> ClusterState::card_holder_on_locked(const std::string& node) const {

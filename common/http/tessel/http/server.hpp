@@ -128,6 +128,9 @@ class Router {
   // Handles every request no route matches (no 404 or 405 then); e.g. a redirect of
   // everything to another server.
   void set_fallback(Handler h, Exec exec = Exec::io);
+  // "METHOD /path/{capture}" for each route, in the order added (tests compare it
+  // with api/openapi.yaml).
+  std::vector<std::string> describe() const;
 
   struct Route {
     std::string method;

@@ -63,6 +63,8 @@ class Service {
   // threads. Errors: restore failure, bind failure.
   Status start();
   int port() const { return port_; }
+  // The routes served, "METHOD /path/{capture}" (set by start()).
+  const std::vector<std::string>& routes() const { return routes_; }
   http::ServerStats http_stats() const;
   ClusterState& state() { return state_; }
   // Open event streams (GET /v1/events).
@@ -86,6 +88,7 @@ class Service {
   std::unique_ptr<http::Server> server_;
   std::unique_ptr<EventHub> events_;
   int port_ = 0;
+  std::vector<std::string> routes_;
   std::thread sched_thread_, liveness_thread_, history_thread_;
   std::mutex mu_;
   std::condition_variable cv_;

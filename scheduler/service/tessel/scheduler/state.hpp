@@ -34,6 +34,7 @@
 #include "tessel/scheduler/allocator.hpp"
 #include "tessel/scheduler/fair_share.hpp"
 #include "tessel/scheduler/api_error.hpp"
+#include "tessel/scheduler/card_history.hpp"
 #include "tessel/time/clock.hpp"
 #include "tessel/scheduler/metrics.hpp"
 #include "tessel/scheduler/store.hpp"
@@ -154,6 +155,9 @@ class ClusterState {
   // An agent still running on it registers it again with its next heartbeat.
   Result<NodeView> remove_node(const std::string& name) EXCLUDES(mu_);
   InventoryView inventory() const EXCLUDES(mu_);
+  // The last hour of the node's card readings (GET /v1/nodes/{name}/history).
+  Result<std::vector<CardHistory::Card>> card_history(const std::string& name) const EXCLUDES(mu_);
+  int64_t card_history_resolution_ms() const { return card_history_.resolution_ms(); }
   StatsSnapshot stats() const EXCLUDES(mu_);
   // False while the last write to the store failed (disk full, read-only, I/O error).
   bool storage_ok() const { return storage_ok_.load(); }
@@ -308,6 +312,7 @@ class ClusterState {
   Store& store_;
   const Clock& clock_;
   const StateOptions opts_;
+  CardHistory card_history_;  // Its own lock: heartbeats record, the console reads.
 
   mutable Mutex mu_;
   struct Watch {
