@@ -8,6 +8,7 @@
 #include "tessel/cli/node_commands.hpp"
 #include "tessel/cli/project_commands.hpp"
 #include "tessel/cli/session.hpp"
+#include "tessel/cli/usage_commands.hpp"
 
 namespace tessel::cli {
 
@@ -143,6 +144,14 @@ int run(const std::vector<std::string>& args, Environment& env) {
   auto* pdel = project->add_subcommand("delete", "Delete a project without unfinished jobs");
   pdel->add_option("name", po.name, "Project name")->required();
   pdel->callback([&] { action = [&](Session& s) { return cmd_project_delete(s, po.name); }; });
+
+  UsageOptions uo;
+  auto* usage = app.add_subcommand("usage", "Card-hours of ended jobs by project or user and model (accounting)");
+  usage->add_option("--by", uo.by, "project (default) or user")->check(CLI::IsMember({"project", "user"}));
+  usage->add_option("--since", uo.since, "Window start: RFC 3339 or a duration ago (7d); default 30 days ago");
+  usage->add_option("--until", uo.until, "Window end: RFC 3339 or a duration ago; default now");
+  usage->add_flag("--json", uo.json, "The API's JSON (as -o json)");
+  usage->callback([&] { action = [&](Session& s) { return cmd_usage(s, uo); }; });
 
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());

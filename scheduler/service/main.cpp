@@ -231,6 +231,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-long-polls", opts.state.max_long_polls,
                  "agent long polls held at once, past it agents poll every 2 s (default 0: no limit)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  app.add_option("--history-days", opts.state.history_days,
+                 "ended jobs are pruned this many days after they finished, their usage kept (default 90; 0: never)")
+      ->check(CLI::Range(int64_t{0}, int64_t{365'000}));
   // Replicas on PostgreSQL (off unless --advertise is given).
   std::string advertise;
   double lease_s = 3, renew_s = 1;

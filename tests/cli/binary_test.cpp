@@ -455,6 +455,44 @@ TEST_F(CliBinary, ProjectCommandsSendTheProjectAndPrintIt) {
   EXPECT_EQ(api.requests().size(), before);
 }
 
+TEST_F(CliBinary, UsageSendsTheWindowAndPrintsCardHours) {
+  const json report = {{"by", "user"},
+                       {"since", "2026-11-01T00:00:00.000Z"},
+                       {"until", "2026-12-01T00:00:00.000Z"},
+                       {"usage", {{{"user", "alice"}, {"model", "HL-225"}, {"card_seconds", 9000.0}, {"jobs", 3}}}}};
+  api.on("GET", "/v1/usage", 200, report.dump());
+  auto r = run_tessel(
+      with_server({"usage", "--by", "user", "--since", "2026-11-01T00:00:00Z", "--until", "2026-12-01T00:00:00Z"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto sent = api.requests().back();
+  EXPECT_EQ(sent.param("by"), "user");
+  EXPECT_EQ(sent.param("since"), "2026-11-01T00:00:00Z");
+  EXPECT_EQ(sent.param("until"), "2026-12-01T00:00:00Z");
+  EXPECT_NE(r.out.find("USER"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("alice"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2.50"), std::string::npos) << r.out;  // Card-hours.
+  // A duration means that long ago; --json prints the API's answer.
+  r = run_tessel(with_server({"usage", "--since", "7d", "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(api.requests().back().param("by"), "project");
+  EXPECT_TRUE(api.requests().back().param("since").ends_with("Z")) << api.requests().back().param("since");
+  EXPECT_EQ(json::parse(r.out), report);
+  // Bad flags: exit 2, one line, nothing sent; the server's 400: exit 1.
+  const size_t before = api.requests().size();
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"usage", "--by", "node"}, {"usage", "--since", "yesterday"}, {"usage", "--until", "2026-13-01"}}) {
+    r = run_tessel(with_server(args));
+    EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(args) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_EQ(api.requests().size(), before);
+  api.on("GET", "/v1/usage", 400,
+         R"({"error":{"code":"invalid_argument","message":"since: must be before until","field":"since"}})");
+  r = run_tessel(with_server({"usage"}));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("since: must be before until"), std::string::npos) << r.err;
+}
+
 TEST_F(CliBinary, JobsAndShowPrintQueuePositionAndEstimatedStart) {
   json j = sample_job("j-7", "pending");
   j["queue_position"] = 3;

@@ -45,6 +45,7 @@ inline ServiceOptions test_service_options() {
   ServiceOptions opts;
   opts.port = 0;
   opts.liveness_tick_ms = 0;
+  opts.history_tick_ms = 0;
   return opts;
 }
 

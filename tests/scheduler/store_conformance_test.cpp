@@ -190,6 +190,31 @@ TYPED_TEST(StoreConformance, ProjectsRoundTripUpsertAndDelete) {
   EXPECT_EQ(s.projects[1], vision);
 }
 
+// Usage records: upserted by key (job and attempt), loaded in ascending key, and kept
+// when their job is deleted (pruned) in the same or a later batch.
+TYPED_TEST(StoreConformance, UsageRecordsOutliveTheirPrunedJobs) {
+  ASSERT_TRUE(this->store_);
+  UsageRecord a0{make_job_id(1), 0, "vision", "alice", {{"HL-225", 4}}, 1'000, 61'000};
+  UsageRecord a1{make_job_id(1), 1, "vision", "alice", {{"HL-225", 2}, {"HL-325", 2}}, 70'000, 90'000};
+  UsageRecord b0{make_job_id(2), 0, "default", "bob", {{"HL-225", 1}}, 5'000, 6'000};
+  WriteBatch first;
+  first.jobs = {test_job(1), test_job(2), test_job(3)};
+  first.put_usage = {b0, a1, a0};
+  ASSERT_TRUE(this->store_->write(first).ok());
+  WriteBatch second;
+  second.jobs = {test_job(3)};
+  second.delete_jobs = {make_job_id(1), make_job_id(3), make_job_id(99)};  // Deletes apply after puts.
+  second.put_usage = {a0};                                                 // Written again: still one.
+  ASSERT_TRUE(this->store_->write(second).ok());
+  Snapshot s = this->load();
+  EXPECT_EQ(ids(s), (std::vector<std::string>{make_job_id(2)}));
+  EXPECT_EQ(s.usage, (std::vector<UsageRecord>{a0, a1, b0}));
+  this->store_.reset();
+  this->store_ = this->open();
+  ASSERT_TRUE(this->store_);
+  EXPECT_EQ(this->load().usage, (std::vector<UsageRecord>{a0, a1, b0}));
+}
+
 // 16 writers at once, each waiting for its own acknowledgement: every acknowledged
 // job is there (the writer groups them into shared transactions).
 TYPED_TEST(StoreConformance, ConcurrentWritersAreAllDurable) {
@@ -264,7 +289,7 @@ TEST_F(PgStoreTest, SecondStoreOnOneDatabaseIsRefused) {
   first = Error{"closed"};
   auto third = open_pg_store(uri);
   EXPECT_TRUE(third.ok()) << third.error().message;
-  EXPECT_EQ(pg_->psql("second", "SELECT version FROM schema_version"), "3\n");  // Records, lease, projects.
+  EXPECT_EQ(pg_->psql("second", "SELECT version FROM schema_version"), "4\n");  // Records, lease, projects, usage.
 }
 
 TEST_F(PgStoreTest, RefusesASchemaNewerThanTheBinary) {

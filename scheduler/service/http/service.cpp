@@ -59,6 +59,7 @@ Status Service::start() {
   add_public_routes(router, *ctx_, *this, opts_.extra_metrics, opts_.extra_health);
   add_job_routes(router, *ctx_);
   add_project_routes(router, *ctx_);
+  add_usage_routes(router, *ctx_, clock_);
   add_log_routes(router, *ctx_);
   add_node_routes(router, *ctx_);
   add_agent_routes(router, *ctx_);
@@ -81,6 +82,7 @@ Status Service::start() {
   started_ = true;
   sched_thread_ = std::thread([this] { state_.run_scheduler(); });
   if (opts_.liveness_tick_ms > 0) liveness_thread_ = std::thread([this] { liveness_loop(); });
+  if (opts_.history_tick_ms > 0) history_thread_ = std::thread([this] { history_loop(); });
   return ok_status();
 }
 
@@ -98,6 +100,23 @@ void Service::liveness_loop() {
   }
 }
 
+void Service::history_loop() {
+  // Small batches, each one write with the state's lock released between them, so
+  // submissions wait for one batch at most, never for the whole backlog.
+  constexpr size_t kPruneBatch = 500;
+  std::unique_lock lk(mu_);
+  while (!stopped_) {
+    cv_.wait_for(lk, std::chrono::milliseconds(opts_.history_tick_ms), [&] { return stopped_; });
+    while (!stopped_) {
+      lk.unlock();
+      auto pruned = state_.prune_history(kPruneBatch);
+      lk.lock();
+      if (!pruned) spdlog::warn("history pruning: {}", pruned.error().message);
+      if (!pruned || *pruned < kPruneBatch) break;
+    }
+  }
+}
+
 void Service::stop() {
   {
     std::lock_guard lk(mu_);
@@ -112,6 +131,7 @@ void Service::stop() {
     server_->stop();
     if (sched_thread_.joinable()) sched_thread_.join();
     if (liveness_thread_.joinable()) liveness_thread_.join();
+    if (history_thread_.joinable()) history_thread_.join();
   }
 }
 

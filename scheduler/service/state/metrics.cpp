@@ -68,6 +68,37 @@ void card_gauge(std::ostringstream& o, const char* name, const char* help, const
   }
 }
 
+void project_model_gauge(std::ostringstream& o, const char* name, const char* help,
+                         const std::vector<ProjectStats>& projects,
+                         std::map<std::string, int64_t> ProjectStats::*field) {
+  header(o, name, "gauge", help);
+  for (const auto& p : projects)
+    for (const auto& [model, n] : p.*field)
+      o << name << "{project=\"" << escape_label(p.name) << "\",model=\"" << escape_label(model) << "\"} " << n << '\n';
+}
+
+void render_project_metrics(std::ostringstream& o, const StatsSnapshot& s) {
+  project_model_gauge(o, "tessel_project_cards_held",
+                      "Cards held by the project's assigned and running jobs (model \"*\": all).", s.projects,
+                      &ProjectStats::held);
+  project_model_gauge(o, "tessel_project_cards_guaranteed", "Cards guaranteed to the project by its quotas.",
+                      s.projects, &ProjectStats::guaranteed);
+  project_model_gauge(o, "tessel_project_cards_max", "Most cards the project may hold (quotas with a max only).",
+                      s.projects, &ProjectStats::max);
+  header(o, "tessel_project_pending_jobs", "gauge",
+         "Pending jobs of the project, those waiting for dependencies included.");
+  for (const auto& p : s.projects)
+    o << "tessel_project_pending_jobs{project=\"" << escape_label(p.name) << "\"} " << p.pending << '\n';
+  header(o, "tessel_project_fairshare_factor", "gauge",
+         "Fair-share factor of the project: 1 unused, 0.5 at its share of recent usage, towards 0 above.");
+  for (const auto& p : s.projects)
+    o << "tessel_project_fairshare_factor{project=\"" << escape_label(p.name) << "\"} " << num(p.fair_share) << '\n';
+  header(o, "tessel_usage_card_seconds_total", "counter", "Card-seconds of ended job attempts (accounting).");
+  for (const auto& [key, v] : s.usage_card_seconds)
+    o << "tessel_usage_card_seconds_total{project=\"" << escape_label(key.first) << "\",model=\""
+      << escape_label(key.second) << "\"} " << num(v) << '\n';
+}
+
 }  // namespace
 
 std::string render_metrics(const StatsSnapshot& s) {
@@ -110,6 +141,7 @@ std::string render_metrics(const StatsSnapshot& s) {
   card_gauge(o, "tessel_card_memory_used_bytes", "Card memory in use.", s.cards, &CardTelemetry::memory_used_bytes);
   card_gauge(o, "tessel_card_temperature_celsius", "Card temperature.", s.cards, &CardTelemetry::temperature_c);
   card_gauge(o, "tessel_card_power_watts", "Card power draw.", s.cards, &CardTelemetry::power_w);
+  render_project_metrics(o, s);
   return o.str();
 }
 

@@ -51,15 +51,15 @@ Status ClusterState::restore() {
       if (job.spec.time_limit_s) end = (job.started_at_ms ? job.started_at_ms : now) + *job.spec.time_limit_s * 1000;
       alloc_.hold(job.id, job.allocations, end);
     }
-    if (job.started_at_ms > 0 && job.finished_at_ms > 0) {  // Fair share: usage is recomputed, not stored.
-      int64_t cards = 0;
-      for (const auto& a : job.allocations) cards += static_cast<int64_t>(a.module_ids.size());
-      usage_.add(job.spec.project, job.user, cards, job.started_at_ms, job.finished_at_ms);
-    }
     jobs_[seq] = JobEntry{std::move(job), now, {}, 0, std::nullopt};
   }
   restore_arrays_locked();
   for (auto& p : snap->projects) projects_[p.name] = std::move(p);
+  // Accounting and fair share from the usage records (jobs pruned since included).
+  WriteBatch loaded;
+  loaded.put_usage = std::move(snap->usage);
+  account_usage_locked(loaded);
+  if (auto s = backfill_usage_locked(); !s) return s.error().wrap("restoring state");
   for (auto& f : snap->fences) {
     alloc_.hold(f.id, {f.allocation}, std::nullopt);
     fences_[f.id] = f;
@@ -203,14 +203,15 @@ Status ClusterState::write_store(const WriteBatch& batch) {
 }
 
 bool ClusterState::commit_locked(Txn& txn, const char* what) {
-  settle_locked(txn);  // Arrays' parents, and the dependents of jobs ending here, in the same write.
+  settle_locked(txn);        // Arrays' parents, and the dependents of jobs ending here, in the same write.
+  record_usage_locked(txn);  // And the usage records of the attempts ending here.
   if (auto s = write_store(txn.batch); !s) {
     spdlog::error("{}: store write failed, nothing changed: {}", what, s.error().message);
     return false;
   }
-  account_usage_locked(txn.batch);  // Before `apply` changes the jobs it compares against.
+  account_usage_locked(txn.batch);
   for (auto& f : txn.apply) f();
-  if (!txn.batch.jobs.empty()) ++jobs_changes_;
+  if (!txn.batch.jobs.empty() || !txn.batch.delete_jobs.empty()) ++jobs_changes_;
   if (!txn.batch.nodes.empty() || !txn.batch.delete_nodes.empty() || !txn.batch.put_fences.empty() ||
       !txn.batch.delete_fences.empty() || !bumped_.empty())
     ++nodes_changes_;

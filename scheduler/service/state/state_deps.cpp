@@ -4,6 +4,9 @@
 // commit_locked(), which first calls resolve_dependents_locked(): in the same
 // Txn, dependents that can now never start are cancelled (and theirs, in turn),
 // and those whose dependencies are all met move to pending_ once it committed.
+// History pruning (state_history.cpp) never removes a job that a job not yet ended
+// depends on, so these checks always find it; a job already pruned is unknown to a
+// new submission (400 naming the field).
 #include <array>
 #include <utility>
 

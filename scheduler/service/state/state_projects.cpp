@@ -1,12 +1,10 @@
 // ClusterState: projects (CRUD), and what they mean for the scheduling pass:
 // quotas (ProjectLimits) and fair share (UsageLedger, fair_share_factors).
 //
-// Usage survives restarts without a table of its own: restore() recomputes the
-// ledger from the stored jobs' started_at/finished_at and allocations (an attempt
-// that was requeued before the restart is not counted again; its decay would
-// make it small anyway). While running, every commit that takes a job out of
-// assigned/running adds that attempt's card-seconds (account_usage_locked), and
-// each pass adds the running jobs' intervals up to now to a copy of the ledger.
+// Usage survives restarts and the pruning of jobs through the usage records
+// (state_history.cpp): restore() adds every stored record to the ledger, and every
+// commit that ends an attempt adds its record (account_usage_locked). Each pass adds
+// the running jobs' intervals up to now to a copy of the ledger.
 #include <spdlog/spdlog.h>
 
 #include "tessel/scheduler/state.hpp"
@@ -14,8 +12,6 @@
 namespace tessel::scheduler {
 
 namespace {
-
-bool holds_cards(api::JobState s) { return s == api::JobState::assigned || s == api::JobState::running; }
 
 int64_t card_count(const std::vector<api::Allocation>& allocations) {
   int64_t n = 0;
@@ -109,17 +105,34 @@ UsageLedger ClusterState::usage_now_locked(int64_t now) const {
   return ledger;
 }
 
-void ClusterState::account_usage_locked(const WriteBatch& batch) {
+void ClusterState::project_stats_locked(StatsSnapshot& s) const {
+  std::map<std::string, api::Project> all = projects_;
+  all.emplace(api::kDefaultProject, default_project());
   const int64_t now = clock_.now_ms();
-  for (const auto& nj : batch.jobs) {
-    if (holds_cards(nj.state)) continue;
-    auto it = jobs_.find(job_key(nj.id));
-    if (it == jobs_.end()) continue;
-    const api::Job& before = it->second.job;
-    if (!holds_cards(before.state) || before.started_at_ms <= 0) continue;
-    usage_.add(before.spec.project, before.user, card_count(before.allocations), before.started_at_ms,
-               nj.finished_at_ms > 0 ? nj.finished_at_ms : now);
+  std::map<std::string, int64_t> shares;
+  for (const auto& [name, p] : all) shares[name] = p.shares;
+  const auto factors = fair_share_factors(shares, usage_now_locked(now).by_project(now));
+  std::map<std::string, ProjectStats> by_name;
+  for (const auto& [name, p] : all) {
+    ProjectStats& ps = by_name[name];
+    ps.name = name;
+    if (auto f = factors.find(name); f != factors.end()) ps.fair_share = f->second;
+    for (const auto& [model, q] : p.quotas) {
+      ps.guaranteed[model] = q.guaranteed;
+      if (q.max) ps.max[model] = *q.max;
+      ps.held[model] = 0;  // Shown at 0 beside its quota.
+    }
   }
+  for (int64_t seq : active_) {
+    const api::Job& j = jobs_.at(seq).job;
+    auto it = by_name.find(j.spec.project);
+    if (it == by_name.end()) continue;
+    for (const auto& [model, n] : cards_by_model_locked(j.allocations)) it->second.held[model] += n;
+  }
+  for (const auto* queue : {&pending_, &waiting_})
+    for (const auto& [_, e] : *queue)
+      if (auto it = by_name.find(e->job.spec.project); it != by_name.end()) ++it->second.pending;
+  for (auto& [_, ps] : by_name) s.projects.push_back(std::move(ps));
 }
 
 std::map<std::string, int64_t> ClusterState::cards_by_model_locked(

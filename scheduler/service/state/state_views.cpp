@@ -170,6 +170,8 @@ StatsSnapshot ClusterState::stats() const {
   s.long_polls_shed_total = long_polls_shed_total_;
   s.queue_wait = queue_wait_;
   s.scheduling_latency = sched_latency_;
+  project_stats_locked(s);
+  s.usage_card_seconds = book_.totals();
   return s;
 }
 

@@ -24,6 +24,9 @@ const std::vector<const char*>& migrations() {
       // 2 -> 3: projects (body = api::to_json(Project)); jobs' specs may name a
       // project and be preemptible (in their bodies, as for version 2).
       "CREATE TABLE projects (name TEXT PRIMARY KEY, body TEXT NOT NULL);",
+      // 3 -> 4: accounting, one usage record per ended job attempt (body =
+      // usage_record_to_json), keyed "JOB/ATTEMPT"; kept when the job is pruned.
+      "CREATE TABLE usage_records (key TEXT PRIMARY KEY, body TEXT NOT NULL);",
   };
   return m;
 }

@@ -46,7 +46,8 @@ struct KindTable {
 const KindTable kJobs{"jobs", "seq"};  // Also has seq: written by its own statement.
 const KindTable kNodes{"nodes"};
 const KindTable kFences{"fences"};
-const KindTable kProjects{"projects"};  // Keyed by name: loads in ascending name.
+const KindTable kProjects{"projects"};    // Keyed by name: loads in ascending name.
+const KindTable kUsage{"usage_records"};  // Keyed by UsageRecord::key(); never deleted.
 
 // Versioned schema migrations: entry i upgrades version i to i+1; the version is the
 // one row of schema_version. Never edit a shipped migration: append a new one.
@@ -62,6 +63,9 @@ const std::vector<const char*>& pg_migrations() {
       "epoch BIGINT NOT NULL, expires_at TIMESTAMPTZ NOT NULL);",
       // 2 -> 3: projects (body = project_to_json(Project)).
       "CREATE TABLE projects (key TEXT PRIMARY KEY, body TEXT NOT NULL);",
+      // 3 -> 4: accounting, one usage record per ended job attempt (body =
+      // usage_record_to_json), kept when the job is pruned.
+      "CREATE TABLE usage_records (key TEXT PRIMARY KEY, body TEXT NOT NULL);",
   };
   return m;
 }
@@ -162,6 +166,7 @@ class PgStore final : public Store {
     if (s) s = read_kind(*conn_, kNodes, node_record_from_json, snap.nodes);
     if (s) s = read_kind(*conn_, kFences, fence_from_json, snap.fences);
     if (s) s = read_kind(*conn_, kProjects, project_from_json, snap.projects);
+    if (s) s = read_kind(*conn_, kUsage, usage_record_from_json, snap.usage);
     (void)conn_->exec("ROLLBACK");
     if (!s) return drop_on(s.error());
     return snap;
@@ -234,6 +239,9 @@ class PgStore final : public Store {
             {std::to_string(job_seq(j.id)), j.id, api::to_json(j).dump()});
         if (!r) return r.error().wrap("writing job " + j.id);
       }
+      for (const auto& id : b.delete_jobs)
+        if (auto r = c.query("DELETE FROM jobs WHERE seq = $1", {std::to_string(job_seq(id))}); !r)
+          return r.error().wrap("deleting job " + id);
       for (const auto& n : b.nodes)
         if (auto s = put(c, kNodes, n.name, node_record_to_json(n)); !s) return s;
       for (const auto& name : b.delete_nodes)
@@ -246,6 +254,8 @@ class PgStore final : public Store {
         if (auto s = put(c, kProjects, pr.name, project_to_json(pr)); !s) return s;
       for (const auto& name : b.delete_projects)
         if (auto s = remove(c, kProjects, name); !s) return s;
+      for (const auto& u : b.put_usage)
+        if (auto s = put(c, kUsage, u.key(), usage_record_to_json(u)); !s) return s;
     }
     return ok_status();
   }

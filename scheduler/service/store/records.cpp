@@ -105,4 +105,30 @@ Result<api::Project> project_from_json(const std::string& text) {
   return *parsed.project;
 }
 
+std::string usage_record_to_json(const UsageRecord& u) {
+  return json{{"job_id", u.job_id}, {"attempt", u.attempt},   {"project", u.project}, {"user", u.user},
+              {"cards", u.cards},   {"start_ms", u.start_ms}, {"end_ms", u.end_ms}}
+      .dump();
+}
+
+Result<UsageRecord> usage_record_from_json(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error{"usage record: not a JSON object"};
+  try {
+    UsageRecord u;
+    u.job_id = j.at("job_id").get<std::string>();
+    u.attempt = api::json_int_at<int>(j, "attempt");
+    u.project = j.at("project").get<std::string>();
+    u.user = j.at("user").get<std::string>();
+    const json& cards = j.at("cards");
+    if (!cards.is_object()) return Error{"usage record " + u.job_id + ": cards is not an object"};
+    for (const auto& [model, n] : cards.items()) u.cards[model] = api::json_int<int64_t>(n, "cards." + model);
+    u.start_ms = api::json_int_at<int64_t>(j, "start_ms");
+    u.end_ms = api::json_int_at<int64_t>(j, "end_ms");
+    return u;
+  } catch (const std::exception& e) {  // json::exception or api::JsonIntError
+    return Error{std::string("usage record: ") + e.what()};
+  }
+}
+
 }  // namespace tessel::scheduler

@@ -415,6 +415,17 @@ Result<Snapshot> read_snapshot(Db& db) {
     });
     if (!r) return r.error().wrap("loading projects");
   }
+  {
+    Stmt st(db.raw(), "SELECT body FROM usage_records ORDER BY key");
+    if (!st.ok()) return Error{"loading usage: " + db.errmsg()};
+    auto r = st.each_row([&]() -> Status {
+      auto u = usage_record_from_json(st.column_text(0));
+      if (!u) return u.error();
+      s.usage.push_back(std::move(*u));
+      return ok_status();
+    });
+    if (!r) return r.error().wrap("loading usage");
+  }
   return s;
 }
 

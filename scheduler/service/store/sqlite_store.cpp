@@ -55,7 +55,12 @@ class SqliteStore final : public Store {
         db_->raw(),
         "INSERT INTO projects(name, body) VALUES(?1, ?2) ON CONFLICT(name) DO UPDATE SET body = excluded.body");
     Stmt unproject(db_->raw(), "DELETE FROM projects WHERE name = ?1");
-    if (!job.ok() || !node.ok() || !fence.ok() || !unfence.ok() || !unnode.ok() || !project.ok() || !unproject.ok())
+    Stmt unjob(db_->raw(), "DELETE FROM jobs WHERE seq = ?1");
+    Stmt usage(
+        db_->raw(),
+        "INSERT INTO usage_records(key, body) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET body = excluded.body");
+    if (!job.ok() || !node.ok() || !fence.ok() || !unfence.ok() || !unnode.ok() || !project.ok() || !unproject.ok() ||
+        !unjob.ok() || !usage.ok())
       return Error{"prepare: " + db_->errmsg()};
     auto run = [&](Stmt& st) -> Status {
       int rc = st.step();
@@ -70,6 +75,10 @@ class SqliteStore final : public Store {
         job.bind(2, j.id);
         job.bind(3, api::to_json(j).dump());
         if (auto s = run(job); !s) return s.error().wrap("writing job " + j.id);
+      }
+      for (const auto& id : b.delete_jobs) {
+        unjob.bind(1, job_seq(id));
+        if (auto s = run(unjob); !s) return s.error().wrap("deleting job " + id);
       }
       for (const auto& n : b.nodes) {
         node.bind(1, n.name);
@@ -97,6 +106,11 @@ class SqliteStore final : public Store {
       for (const auto& name : b.delete_projects) {
         unproject.bind(1, name);
         if (auto s = run(unproject); !s) return s.error().wrap("deleting project " + name);
+      }
+      for (const auto& u : b.put_usage) {
+        usage.bind(1, u.key());
+        usage.bind(2, usage_record_to_json(u));
+        if (auto s = run(usage); !s) return s.error().wrap("writing usage " + u.key());
       }
     }
     return ok_status();

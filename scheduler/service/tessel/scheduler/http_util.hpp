@@ -43,6 +43,8 @@ void add_agent_routes(http::Router& r, RouteContext& ctx);
 void add_log_routes(http::Router& r, RouteContext& ctx);
 void add_console_routes(http::Router& r, RouteContext& ctx);
 void add_project_routes(http::Router& r, RouteContext& ctx);
+// GET /v1/usage; `clock` gives the default window's end.
+void add_usage_routes(http::Router& r, RouteContext& ctx, const Clock& clock);
 
 // A submission's project: fills in `who`'s default project; 400 naming `project`
 // when it does not exist, 403 when `who` (not an admin) is not one of its members.

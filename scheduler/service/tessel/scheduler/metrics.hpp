@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessel::scheduler {
@@ -41,6 +42,16 @@ struct CardCounts {
   int64_t total = 0, free = 0, unhealthy = 0;
 };
 
+// One project's gauges. Maps are by card model; "*" counts every model (as quotas do).
+struct ProjectStats {
+  std::string name;
+  std::map<std::string, int64_t> held;        // Cards its assigned and running jobs hold.
+  std::map<std::string, int64_t> guaranteed;  // From its quotas.
+  std::map<std::string, int64_t> max;         // Quotas with a max only.
+  int64_t pending = 0;                        // Pending jobs, those waiting for dependencies included.
+  double fair_share = 1;
+};
+
 struct StatsSnapshot {
   std::map<std::string, int64_t> jobs_by_state;   // Every state present, zeros included.
   std::map<std::string, int64_t> nodes_by_state;  // ready, draining, down.
@@ -55,6 +66,8 @@ struct StatsSnapshot {
   uint64_t long_polls_shed_total = 0;
   Histogram queue_wait{{}};
   Histogram scheduling_latency{{}};
+  std::vector<ProjectStats> projects;
+  std::map<std::pair<std::string, std::string>, double> usage_card_seconds;  // (project, model) -> ended attempts'.
 };
 
 std::string render_metrics(const StatsSnapshot& s);

@@ -32,6 +32,10 @@ struct ServiceOptions {
   // Real-time period of the liveness check; 0 disables the ticker (tests call
   // state().check_liveness() after moving their FakeClock).
   int64_t liveness_tick_ms = 1000;
+  // Real-time period of history pruning (ClusterState::prune_history, in batches of
+  // kPruneBatch jobs, each its own write); 0 disables it (tests call prune_history()
+  // after moving their FakeClock). Which jobs are old is decided by the Clock.
+  int64_t history_tick_ms = 60'000;
   // I/O threads of the HTTP server; 0: one per core. Connections, long polls and
   // log streams cost none of them while they wait.
   int io_threads = 0;
@@ -77,6 +81,7 @@ class Service {
 
  private:
   void liveness_loop();
+  void history_loop();
 
   ServiceOptions opts_;
   const Clock& clock_;
@@ -87,7 +92,7 @@ class Service {
   std::unique_ptr<EventHub> events_;
   int port_ = 0;
   std::vector<std::string> routes_;
-  std::thread sched_thread_, liveness_thread_;
+  std::thread sched_thread_, liveness_thread_, history_thread_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopped_ = false;

@@ -31,6 +31,7 @@
 #include "tessel/api/agent_protocol.hpp"
 #include "tessel/api/job.hpp"
 #include "tessel/api/project.hpp"
+#include "tessel/scheduler/accounting.hpp"
 #include "tessel/scheduler/allocator.hpp"
 #include "tessel/scheduler/fair_share.hpp"
 #include "tessel/scheduler/api_error.hpp"
@@ -54,6 +55,8 @@ struct StateOptions {
   int poll_after_ms = 2000;
   // Fair share: a card-second used this long ago counts half (--fairshare-half-life).
   int64_t fairshare_half_life_ms = int64_t{7} * 24 * 3600 * 1000;
+  // Ended jobs are pruned this many days after they finished (--history-days); 0: kept forever.
+  int64_t history_days = 90;
 };
 
 struct JobFilter {
@@ -135,6 +138,15 @@ class ClusterState {
     double fair_share = 1;
   };
   std::map<std::string, ProjectUsage> project_usage() const EXCLUDES(mu_);
+
+  // --- Accounting and history (state_history.cpp) ---
+  // Card-seconds of ended attempts in a window (accounting.hpp); never takes mu_.
+  std::vector<UsageRow> usage(const UsageQuery& q) const { return book_.report(q); }
+  // Deletes, from memory and the store in one write, up to `max_jobs` ended jobs that
+  // finished more than history_days ago; their usage records stay. A job that a job
+  // not yet ended depends on, or whose cards are still fenced, is kept. Returns how
+  // many it deleted (0 with history_days 0); call again while it returns max_jobs.
+  Result<size_t> prune_history(size_t max_jobs) EXCLUDES(mu_);
 
   // --- Nodes (REST) ---
   std::vector<NodeView> nodes() const EXCLUDES(mu_);
@@ -265,8 +277,15 @@ class ClusterState {
   // Cards of `allocations` by model (and "*") as the nodes' inventories say.
   std::map<std::string, int64_t> cards_by_model_locked(const std::vector<api::Allocation>& allocations) const
       REQUIRES(mu_);
-  // Records in the usage ledger the attempts `batch` ends (a job leaving assigned/running).
+  // Adds to `txn` a usage record for each attempt it ends (a job leaving assigned/running).
+  void record_usage_locked(Txn& txn) REQUIRES(mu_);
+  UsageRecord usage_record_locked(const api::Job& attempt, int64_t end_ms) const REQUIRES(mu_);
+  // Once committed: the batch's usage records into the fair-share ledger and the book.
   void account_usage_locked(const WriteBatch& batch) REQUIRES(mu_);
+  // Restore: writes the records that jobs ended before accounting existed lack.
+  Status backfill_usage_locked() REQUIRES(mu_);
+  // Per-project gauges of /metrics.
+  void project_stats_locked(StatsSnapshot& s) const REQUIRES(mu_);
 
   // Job dependencies (state_deps.cpp). A pending job with a dependency not yet met
   // waits in waiting_, out of the scheduling pass's sight; one that can never be met
@@ -366,6 +385,7 @@ class ClusterState {
   std::map<std::string, api::Project> projects_ GUARDED_BY(mu_);  // Stored ones; see projects().
   std::map<int64_t, ArrayInfo> arrays_ GUARDED_BY(mu_);           // By the parent's key.
   UsageLedger usage_ GUARDED_BY(mu_);                             // Ended attempts; running ones are added per pass.
+  UsageBook book_;  // Accounting: every ended attempt's usage record. Its own mutex, taken after mu_.
   ModuleGroupAllocator alloc_ GUARDED_BY(mu_);
   uint64_t submissions_total_ GUARDED_BY(mu_) = 0;
   uint64_t placements_total_ GUARDED_BY(mu_) = 0;

@@ -1,5 +1,5 @@
 #pragma once
-// Store: durable scheduler state (jobs, nodes, card fences, projects) behind an interface,
+// Store: durable scheduler state (jobs, nodes, card fences, projects, usage records) behind an interface,
 // on SQLite (embedded, the default) or PostgreSQL, so tests can wrap it (FaultyStore)
 // or use ":memory:". Records are whole JSON
 // documents keyed by id; a WriteBatch is applied atomically. write() returns
@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,8 +45,22 @@ struct Fence {
   api::Allocation allocation;
 };
 
+// Accounting: the cards one attempt of a job held, from when all its ranks ran
+// (started_at) to its end, by model. Written in the batch that ends the attempt;
+// never deleted, so usage outlives the job's pruning (schema version 4).
+struct UsageRecord {
+  std::string job_id;
+  int attempt = 0;
+  std::string project, user;
+  std::map<std::string, int64_t> cards;  // Model -> cards of it.
+  int64_t start_ms = 0, end_ms = 0;
+  std::string key() const { return job_id + "/" + std::to_string(attempt); }  // Unique per attempt.
+  bool operator==(const UsageRecord&) const = default;
+};
+
 struct WriteBatch {
-  std::vector<api::Job> jobs;  // Upserted; the id carries the sequence number.
+  std::vector<api::Job> jobs;            // Upserted; the id carries the sequence number.
+  std::vector<std::string> delete_jobs;  // Ids of ended jobs pruned from history; applied after `jobs`.
   std::vector<NodeRecord> nodes;
   std::vector<std::string> delete_nodes;  // Names; applied after `nodes`.
   std::vector<Fence> put_fences;
@@ -55,9 +70,10 @@ struct WriteBatch {
   // implementation keeps them in a table keyed by name.
   std::vector<api::Project> put_projects;
   std::vector<std::string> delete_projects;
+  std::vector<UsageRecord> put_usage;  // Upserted by key().
   bool empty() const {
     return jobs.empty() && nodes.empty() && delete_nodes.empty() && put_fences.empty() && delete_fences.empty() &&
-           put_projects.empty() && delete_projects.empty();
+           put_projects.empty() && delete_projects.empty() && put_usage.empty() && delete_jobs.empty();
   }
 };
 
@@ -66,6 +82,7 @@ struct Snapshot {
   std::vector<NodeRecord> nodes;
   std::vector<Fence> fences;
   std::vector<api::Project> projects;  // Ascending name.
+  std::vector<UsageRecord> usage;      // Ascending key.
 };
 
 class Store {
@@ -152,5 +169,7 @@ std::string fence_to_json(const Fence& f);
 Result<Fence> fence_from_json(const std::string& text);
 std::string project_to_json(const api::Project& p);
 Result<api::Project> project_from_json(const std::string& text);
+std::string usage_record_to_json(const UsageRecord& u);
+Result<UsageRecord> usage_record_from_json(const std::string& text);
 
 }  // namespace tessel::scheduler
