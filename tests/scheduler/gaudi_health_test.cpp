@@ -30,7 +30,10 @@ void register_with(Harness& h, const std::string& name, const json& inventory) {
   ASSERT_EQ(r->status, 200) << r->body;
 }
 
-std::string reason_of(Harness& h, const std::string& id) { return Harness::body(h.get("/v1/jobs/" + id))["reason"]; }
+std::string reason_of(Harness& h, const std::string& id) {
+  json job = Harness::body(h.get("/v1/jobs/" + id));
+  return job.contains("reason") && job["reason"].is_string() ? job["reason"].get<std::string>() : "";
+}
 
 bool wait_reason(Harness& h, const std::string& id, const std::string& part) {
   return eventually([&] { return reason_of(h, id).find(part) != std::string::npos; });
