@@ -158,13 +158,12 @@ TEST(NodesTable, WideShowsVersionsAndPortsAndPortsDownAreListed) {
     d["ports_down"] = down ? json::array({1}) : json::array();
   }
   const std::string wide = render_nodes_table(json::array({n}), kNow, true);
-  EXPECT_NE(wide.find("FREE-GROUPS          DRIVER   FIRMWARE     PORTS   HEARTBEAT
-"), std::string::npos) << wide;
-  EXPECT_NE(wide.find("1.17.0   fw-a, fw-b   23/24   5s ago
-"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("FREE-GROUPS          DRIVER   FIRMWARE     PORTS   HEARTBEAT\n"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("1.17.0   fw-a, fw-b   23/24   5s ago\n"), std::string::npos) << wide;
   const std::string plain = render_nodes_table(json::array({n}), kNow);
   EXPECT_EQ(plain.find("DRIVER"), std::string::npos) << plain;
-  EXPECT_NE(plain.find("\ngaudi-a: ports down on module 5, not used for multi-node jobs\n"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("\ngaudi-a: ports down on module 5, not used for multi-node jobs\n"), std::string::npos)
+      << plain;
   const std::string detail = render_node_detail(n, kNow);
   EXPECT_NE(detail.find("Driver: 1.17.0\nFirmware: fw-a, fw-b\n"
                         "NIC ports up: 23/24 (down on module 5: not used for multi-node jobs)\n"),
