@@ -102,11 +102,12 @@ Status merge_ports(const std::map<std::string, CardPorts>& ports, std::vector<ap
     apply(headerless->second, devices[0]);
     return ok_status();
   }
-  for (const auto& [bus, p] : ports) {
+  for (const auto& entry : ports) {
+    const std::string& bus = entry.first;
     auto it =
         std::find_if(devices.begin(), devices.end(), [&](const api::Device& d) { return lower(d.bus_id) == bus; });
     if (it == devices.end()) return Error{"hl-smi -n link lists card " + bus + ", which hl-smi -Q did not"};
-    apply(p, *it);
+    apply(entry.second, *it);
   }
   return ok_status();
 }
