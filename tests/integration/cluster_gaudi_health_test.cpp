@@ -31,6 +31,9 @@ TEST_F(ClusterGaudiHealth, GangWaitsWithTheReasonAndSingleNodeJobRunsOnTheNode) 
   EXPECT_EQ(dev["ports_up"], 2);
   EXPECT_EQ(dev["firmware_version"], "hl-gaudi2-1.17.0-fw-51.2.0-sec-9");
   EXPECT_EQ(n2["inventory"]["driver_version"], "1.17.0-e4d8f8b");
+  json n1 = c.get("/v1/nodes/n1");
+  EXPECT_FALSE(n1["inventory"].contains("ports_error")) << n1.dump();
+  for (const json& d : n1["inventory"]["devices"]) EXPECT_EQ(d["ports_up"], 3) << d.dump();
 
   auto gang = c.submit({{"command", {"/bin/true"}}, {"devices", 1}, {"nodes", 2}});
   auto waiting = c.wait_reason(gang["id"], "node n2: ports down on module 5");

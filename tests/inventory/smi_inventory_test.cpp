@@ -48,6 +48,11 @@ TEST_F(SmiInventoryTest, ReadsGaudiNode) {
   for (const auto& d : inv->devices) modules.push_back(d.module_id);
   EXPECT_EQ(modules, (std::vector<int>{1, 3, 2, 6, 0, 7, 5, 4}));
   EXPECT_EQ(inv->devices[0].memory_total_mib, 98304);
+  EXPECT_EQ(inv->ports_error, "");  // The fake's default port state: three ports per card, all up.
+  for (const auto& d : inv->devices) {
+    EXPECT_EQ(d.ports_total, 3);
+    EXPECT_EQ(d.ports_up, 3);
+  }
 }
 
 TEST_F(SmiInventoryTest, ReadsNvidiaNode) {

@@ -89,6 +89,7 @@ void print_list(const smi::Table& t) {
 int print_link(const smi::Table& t) {
   std::vector<std::pair<std::string, std::string>> down;  // (module id, port)
   for (const std::string& item : smi::split_cells(env("PORTS_DOWN"))) {
+    if (item.empty()) continue;  // Unset, or a stray comma.
     const auto colon = item.find(':');
     if (colon == std::string::npos) return usage("FAKE_HL_SMI_PORTS_DOWN: want module:port, got \"" + item + "\"");
     down.emplace_back(item.substr(0, colon), item.substr(colon + 1));
