@@ -59,6 +59,12 @@ json to_json(const Device& d) {
             {"power_w", optional_int(d.power_w)},
             {"healthy", d.healthy}};
   if (!d.healthy) j["health_reason"] = d.health_reason;
+  if (!d.firmware_version.empty()) j["firmware_version"] = d.firmware_version;
+  if (d.ports_total) {
+    j["ports_total"] = *d.ports_total;
+    j["ports_up"] = d.ports_up.value_or(0);
+    j["ports_down"] = d.ports_down;
+  }
   return j;
 }
 
@@ -71,10 +77,60 @@ json to_json(const NodeInventory& inv) {
   } else {
     for (const auto& [size, list] : gaudi_groups_within(healthy_module_ids(inv))) groups[std::to_string(size)] = list;
   }
-  return {{"vendor", to_string(inv.vendor)},
-          {"driver_version", inv.driver_version},
-          {"devices", devices},
-          {"groups", groups}};
+  json out = {{"vendor", to_string(inv.vendor)},
+              {"driver_version", inv.driver_version},
+              {"devices", devices},
+              {"groups", groups}};
+  if (!inv.ports_error.empty()) out["ports_error"] = inv.ports_error;
+  return out;
+}
+
+std::string modules_with_ports_down(const NodeInventory& inv) {
+  std::vector<int> modules;
+  for (const Device& d : inv.devices)
+    if (!d.ports_down.empty()) modules.push_back(d.module_id);
+  if (modules.empty()) return "";
+  std::string out = modules.size() == 1 ? "module " : "modules ";
+  for (size_t i = 0; i < modules.size(); ++i) out += (i ? ", " : "") + std::to_string(modules[i]);
+  return out;
+}
+
+bool driver_version_matches(const std::string& want, const std::string& have) {
+  if (want.empty() || want == have) return true;
+  if (have.size() <= want.size() || have.compare(0, want.size(), want) != 0) return false;
+  const char next = have[want.size()];
+  return next == '.' || next == '-';
+}
+
+// Port numbers: a card has at most a few dozen NIC ports.
+static constexpr int kMaxPorts = 256;
+
+static Status read_ports(const json& j, const std::string& where, Device& d) {
+  const bool any = j.contains("ports_total") || j.contains("ports_up") || j.contains("ports_down");
+  if (!any) return ok_status();
+  auto count = [&](const char* key) -> Result<int> {
+    if (!j.contains(key) || !j[key].is_number_integer() || j[key].get<int64_t>() < 0 ||
+        j[key].get<int64_t>() > kMaxPorts)
+      return Error::invalid(where + "." + key + ": must be an integer 0-" + std::to_string(kMaxPorts),
+                            where + "." + key);
+    return static_cast<int>(j[key].get<int64_t>());
+  };
+  auto total = count("ports_total");
+  if (!total) return total.error();
+  auto up = count("ports_up");
+  if (!up) return up.error();
+  if (*up > *total) return Error::invalid(where + ".ports_up: more than ports_total", where + ".ports_up");
+  const std::string down_at = where + ".ports_down";
+  if (!j.contains("ports_down") || !j["ports_down"].is_array() || j["ports_down"].size() > static_cast<size_t>(*total))
+    return Error::invalid(down_at + ": must be an array of at most ports_total port numbers", down_at);
+  for (const json& p : j["ports_down"]) {
+    if (!p.is_number_integer() || p.get<int64_t>() < 0 || p.get<int64_t>() >= kMaxPorts)
+      return Error::invalid(down_at + ": port numbers are integers 0-" + std::to_string(kMaxPorts - 1), down_at);
+    d.ports_down.push_back(static_cast<int>(p.get<int64_t>()));
+  }
+  d.ports_total = *total;
+  d.ports_up = *up;
+  return ok_status();
 }
 
 static Result<Device> device_from_json(const json& j, const std::string& where) {
@@ -94,8 +150,13 @@ static Result<Device> device_from_json(const json& j, const std::string& where) 
   r.nullable_int("power_w", d.power_w);
   r.optional_bool("healthy", d.healthy);
   r.optional_string("health_reason", d.health_reason, 512);
+  r.optional_string("firmware_version", d.firmware_version, 128);
   r.allow("groups");
+  r.allow("ports_total");
+  r.allow("ports_up");
+  r.allow("ports_down");
   if (auto e = r.finish_field()) return Error::invalid(e->message, e->field);
+  if (Status st = read_ports(j, where, d); !st) return st.error();
   return d;
 }
 
@@ -106,6 +167,7 @@ Result<NodeInventory> inventory_from_json(const json& j) {
   std::string vendor;
   r.required_string("vendor", vendor, 16);
   r.optional_string("driver_version", inv.driver_version, 128);
+  r.optional_string("ports_error", inv.ports_error, 512);
   r.allow("groups");  // Derived; recomputed by whoever reads it.
   r.allow("devices");
   if (auto e = r.finish_field()) return Error::invalid(e->message, e->field);

@@ -210,6 +210,10 @@ SpecParse parse_job_spec(const json& j) {
       r.fail("vendor", "must be one of " + supported_vendor_names());
   }
   r.optional_string("model", s.model, 64);
+  r.optional_string("driver_version", s.driver_version, 128);
+  if (s.driver_version.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-_+") !=
+      std::string::npos)
+    r.fail("driver_version", "must be letters, digits, '.', '-', '_' or '+' (e.g. \"1.17.0\")");
   read_job_ids(r, j, "after_ok", s.after_ok);
   read_job_ids(r, j, "after_any", s.after_any);
   read_job_ids(r, j, "after_not_ok", s.after_not_ok);
@@ -253,6 +257,7 @@ json to_json(const JobSpec& s) {
   if (s.kill_grace_s) j["kill_grace_s"] = *s.kill_grace_s;
   if (s.vendor) j["vendor"] = to_string(*s.vendor);
   if (!s.model.empty()) j["model"] = s.model;
+  if (!s.driver_version.empty()) j["driver_version"] = s.driver_version;
   if (!s.after_ok.empty()) j["after_ok"] = s.after_ok;
   if (!s.after_any.empty()) j["after_any"] = s.after_any;
   if (!s.after_not_ok.empty()) j["after_not_ok"] = s.after_not_ok;

@@ -58,6 +58,8 @@ int run(const std::vector<std::string>& args, Environment& env) {
   submit->add_option("--env", so.env, "Environment variable KEY=VALUE (repeatable)")->allow_extra_args(false);
   add_opt(submit, "--name", so.name, "Job name");
   add_opt(submit, "--model", so.model, "Card model, e.g. HL-225");
+  add_opt(submit, "--driver-version", so.driver_version,
+          "Only nodes with this driver version, or one it is a prefix of (\"1.17\" matches 1.17.0-e4d8f8b)");
   add_opt(submit, "--vendor", so.vendor, "habana, nvidia, amd or ascend");
   add_opt(submit, "--project", so.project, "Project the job's cards count against (default: your first project)");
   submit->add_flag("--preemptible", so.preemptible, "May borrow cards past the project's guarantee");
@@ -102,8 +104,10 @@ int run(const std::vector<std::string>& args, Environment& env) {
   add_opt(wait, "--timeout", wo.timeout, "Give up after this long (exit 124)");
   wait->callback([&] { action = [&](Session& s) { return cmd_wait(s, wo); }; });
 
+  bool nodes_wide = false;
   auto* nodes = app.add_subcommand("nodes", "List nodes with a map of their cards");
-  nodes->callback([&] { action = [](Session& s) { return cmd_nodes(s); }; });
+  nodes->add_flag("--wide", nodes_wide, "Also show driver and firmware versions and NIC ports up");
+  nodes->callback([&] { action = [&](Session& s) { return cmd_nodes(s, nodes_wide); }; });
 
   std::string node_name;
   auto* node = app.add_subcommand("node", "Show one node and its cards");

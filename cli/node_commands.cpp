@@ -13,7 +13,7 @@ namespace {
 std::string node_path(const std::string& name) { return "/v1/nodes/" + url_encode(name); }
 }  // namespace
 
-int cmd_nodes(Session& s) {
+int cmd_nodes(Session& s, bool wide) {
   auto* c = s.client("nodes");
   if (!c) return kExitUsage;
   auto r = c->get("/v1/nodes");
@@ -24,7 +24,7 @@ int cmd_nodes(Session& s) {
   }
   const auto& nodes = get_field(*r, "nodes");
   if (!nodes.is_array()) return s.fail("nodes", Error{"server answer has no \"nodes\" array"});
-  s.env().out << render_nodes_table(nodes, s.env().now_unix_ms());
+  s.env().out << render_nodes_table(nodes, s.env().now_unix_ms(), wide);
   return kExitOk;
 }
 

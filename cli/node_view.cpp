@@ -51,20 +51,72 @@ std::string opt_unit(const json& d, const char* key, const char* unit) {
   return v ? std::to_string(*v) + unit : "-";
 }
 
+// "hl-gaudi2-1.17.0-fw-51.2.0-sec-9", or "a, b" when the cards differ; "-" when none reported.
+std::string firmware_versions(const json& devices) {
+  std::set<std::string> seen;
+  if (devices.is_array())
+    for (const auto& d : devices)
+      if (auto v = get_string(d, "firmware_version"); !v.empty()) seen.insert(v);
+  std::string out;
+  for (const auto& v : seen) out += (out.empty() ? "" : ", ") + v;
+  return out.empty() ? "-" : out;
+}
+
+// NIC ports up / all, summed over the cards that report them; "-" when none does.
+std::string ports_up_of_total(const json& devices) {
+  int64_t up = 0, total = 0;
+  bool any = false;
+  if (devices.is_array())
+    for (const auto& d : devices)
+      if (auto t = get_int(d, "ports_total")) {
+        any = true;
+        total += *t;
+        up += get_int(d, "ports_up").value_or(0);
+      }
+  return any ? std::to_string(up) + "/" + std::to_string(total) : "-";
+}
+
+// "module 5" / "modules 1, 5": the cards with a port down; "" when none.
+std::string ports_down(const json& devices) {
+  std::vector<std::string> modules;
+  if (devices.is_array())
+    for (const auto& d : devices) {
+      const auto& down = get_field(d, "ports_down");
+      if (down.is_array() && !down.empty()) modules.push_back(get_text(d, "module_id"));
+    }
+  if (modules.empty()) return "";
+  std::string out = modules.size() == 1 ? "module " : "modules ";
+  for (size_t i = 0; i < modules.size(); ++i) out += (i ? ", " : "") + modules[i];
+  return out;
+}
+
 }  // namespace
 
-std::string render_nodes_table(const json& nodes, int64_t now_ms) {
+std::string render_nodes_table(const json& nodes, int64_t now_ms, bool wide) {
   if (!nodes.is_array() || nodes.empty()) return "No nodes.\n";
-  Table t({"NAME", "STATE", "MODEL", "FREE", "CARDS", "FREE-GROUPS", "HEARTBEAT"});
+  std::vector<std::string> head = {"NAME", "STATE", "MODEL", "FREE", "CARDS", "FREE-GROUPS"};
+  if (wide) head.insert(head.end(), {"DRIVER", "FIRMWARE", "PORTS"});
+  head.emplace_back("HEARTBEAT");
+  Table t(head);
   for (const auto& n : nodes) {
     const auto& devs = devices_of(n);
-    t.add_row({get_string(n, "name"), get_string(n, "state"), models(devs), free_of_total(devs), render_card_map(devs),
-               render_free_groups(get_field(n, "free_groups")), heartbeat_age(n, now_ms)});
+    std::vector<std::string> row = {get_string(n, "name"), get_string(n, "state"),
+                                    models(devs),          free_of_total(devs),
+                                    render_card_map(devs), render_free_groups(get_field(n, "free_groups"))};
+    if (wide) {
+      const std::string driver = get_string(get_field(n, "inventory"), "driver_version");
+      row.insert(row.end(), {driver.empty() ? "-" : driver, firmware_versions(devs), ports_up_of_total(devs)});
+    }
+    row.push_back(heartbeat_age(n, now_ms));
+    t.add_row(row);
   }
   std::string why;  // Each degraded node, and why: too long for a column.
   for (const auto& n : nodes) {
     auto reason = get_string(n, "degraded");
     if (!reason.empty()) why += printable(get_string(n, "name")) + " degraded: " + printable(reason) + "\n";
+    auto down = ports_down(devices_of(n));
+    if (!down.empty())
+      why += printable(get_string(n, "name")) + ": ports down on " + down + ", not used for multi-node jobs\n";
   }
   return t.render() + kCardMapLegend + "\n" + why;
 }
@@ -82,6 +134,12 @@ std::string render_node_detail(const json& node, int64_t now_ms) {
   line("Degraded", get_string(node, "degraded"));
   line("Vendor", get_string(inv, "vendor"));
   line("Driver", get_string(inv, "driver_version"));
+  if (auto fw = firmware_versions(devs); fw != "-") line("Firmware", fw);
+  if (auto ports = ports_up_of_total(devs); ports != "-") {
+    auto down = ports_down(devs);
+    line("NIC ports up", ports + (down.empty() ? "" : " (down on " + down + ": not used for multi-node jobs)"));
+  }
+  line("NIC ports", get_string(inv, "ports_error"));
   auto hb = get_string(node, "last_heartbeat");
   line("Last heartbeat", hb.empty() ? "never" : hb + " (" + heartbeat_age(node, now_ms) + ")");
   line("Cards", render_card_map(devs) + "  " + free_of_total(devs) + " free");

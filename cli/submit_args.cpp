@@ -102,6 +102,7 @@ Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
   }
   if (o.vendor) j["vendor"] = *o.vendor;
   if (o.model) j["model"] = *o.model;
+  if (o.driver_version) j["driver_version"] = *o.driver_version;
   if (o.project) j["project"] = *o.project;
   if (o.preemptible) j["preemptible"] = true;
   for (const auto& [flag, key, values] :

@@ -1,5 +1,8 @@
 #include "tessel/agent/smi_inventory.hpp"
 
+#include <cctype>
+
+#include "tessel/agent/hl_smi_cards.hpp"
 #include "tessel/agent/smi_parse.hpp"
 #include "tessel/agent/sysfs_health.hpp"
 #include "tessel/agent/tool_run.hpp"
@@ -20,15 +23,62 @@ Result<api::NodeInventory> SmiInventory::read() {
   std::vector<std::string> argv = command("");
   argv.erase(argv.begin());
   auto out = run_tool(dialect_.tool, tool_path_, argv, runner_, config_);
-  if (!out) return out.error();
+  if (!out) {
+    firmware_key_.clear();  // The driver may be reloaded, with new firmware, before the next read.
+    return out.error();
+  }
   auto parsed = smi::parse_devices(dialect_, *out, dialect_.default_query);
-  if (!parsed) return parsed.error();
+  if (!parsed) {
+    firmware_key_.clear();
+    return parsed.error();
+  }
   api::NodeInventory inv;
   inv.vendor = dialect_.vendor;
   inv.driver_version = parsed->driver_version;
   inv.devices = std::move(parsed->devices);
-  if (dialect_.vendor == api::Vendor::habana) apply_sysfs_health(config_.sysfs_root, inv.devices);
+  if (dialect_.vendor == api::Vendor::habana) {
+    if (inv.driver_version.empty()) inv.driver_version = "unknown";  // Older hl-smi, or N/A.
+    apply_sysfs_health(config_.sysfs_root, inv.devices);
+    read_firmware(inv);
+    read_ports(inv);
+  }
   return inv;
+}
+
+void SmiInventory::read_firmware(api::NodeInventory& inv) {
+  if (inv.devices.empty()) return;
+  std::string key = inv.driver_version;
+  for (const api::Device& d : inv.devices) key += "|" + d.bus_id + "=" + d.uuid;
+  if (key != firmware_key_) {
+    auto out = run_tool(dialect_.tool, tool_path_, {"-L"}, runner_, config_);
+    firmware_ = out ? smi::parse_hl_smi_firmware(*out) : std::map<std::string, std::string>{};
+    firmware_key_ = out ? key : "";  // A failed listing is tried again on the next read.
+  }
+  for (api::Device& d : inv.devices) {
+    std::string bus = d.bus_id;
+    for (char& c : bus) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto it = firmware_.find(bus);
+    d.firmware_version = it == firmware_.end() ? "unknown" : it->second;
+  }
+}
+
+void SmiInventory::read_ports(api::NodeInventory& inv) {
+  if (inv.devices.empty()) return;
+  auto out = run_tool(dialect_.tool, tool_path_, {"-n", "link"}, runner_, config_);
+  Status st = out ? ok_status() : Status(out.error());
+  if (st) {
+    auto ports = smi::parse_hl_smi_link(*out);
+    st = ports ? smi::merge_ports(*ports, inv.devices) : Status(ports.error());
+  }
+  if (st) return;
+  // Unknown port state is not a reason to stop placing on the node: keep the cards,
+  // say why their ports are not known.
+  for (api::Device& d : inv.devices) {
+    d.ports_total.reset();
+    d.ports_up.reset();
+    d.ports_down.clear();
+  }
+  inv.ports_error = "reading ports: " + st.error().message;
 }
 
 std::unique_ptr<InventorySource> make_hl_smi_inventory(CommandRunner& runner, const InventoryConfig& config) {

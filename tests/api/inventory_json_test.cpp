@@ -75,3 +75,48 @@ TEST(InventoryJson, RejectsBadInput) {
   EXPECT_FALSE(inventory_from_json(bad));
   EXPECT_FALSE(inventory_from_json(json::array()));
 }
+
+TEST(InventoryJson, VersionsAndPortsRoundTrip) {
+  auto inv = sample();
+  inv.devices[0].firmware_version = "hl-gaudi2-1.17.0-fw-51.2.0-sec-9";
+  inv.devices[6].ports_total = 3;  // Module 5.
+  inv.devices[6].ports_up = 2;
+  inv.devices[6].ports_down = {1};
+  inv.devices[7].ports_total = 3;
+  inv.devices[7].ports_up = 3;
+  json j = to_json(inv);
+  EXPECT_EQ(j["devices"][0]["firmware_version"], "hl-gaudi2-1.17.0-fw-51.2.0-sec-9");
+  EXPECT_FALSE(j["devices"][1].contains("firmware_version"));
+  EXPECT_EQ(j["devices"][6]["ports_down"], json::parse("[1]"));
+  EXPECT_EQ(j["devices"][7]["ports_up"], 3);
+  EXPECT_FALSE(j["devices"][0].contains("ports_total"));  // No port query: no port fields.
+  EXPECT_FALSE(j.contains("ports_error"));
+  auto back = inventory_from_json(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, inv);
+  EXPECT_EQ(modules_with_ports_down(inv), "module 5");
+  inv.devices[0].ports_down = {8, 22};
+  EXPECT_EQ(modules_with_ports_down(inv), "modules 1, 5");
+
+  inv.ports_error = "reading ports: hl-smi timed out after 10 s";
+  back = inventory_from_json(to_json(inv));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->ports_error, inv.ports_error);
+}
+
+TEST(InventoryJson, PortFieldsAreChecked) {
+  auto bad = [](const char* patch) {
+    json j = to_json(sample());
+    const json fields = json::parse(patch);
+    for (const auto& [k, v] : fields.items()) j["devices"][0][k] = v;
+    auto r = inventory_from_json(j);
+    return r.ok() ? std::string("(ok)") : r.error().field;
+  };
+  EXPECT_EQ(bad(R"({"ports_total": 3, "ports_up": 3, "ports_down": []})"), "(ok)");
+  EXPECT_EQ(bad(R"({"ports_up": 3, "ports_down": []})"), "inventory.devices[0].ports_total");
+  EXPECT_EQ(bad(R"({"ports_total": 3, "ports_up": 4, "ports_down": []})"), "inventory.devices[0].ports_up");
+  EXPECT_EQ(bad(R"({"ports_total": 3, "ports_up": 2, "ports_down": "1"})"), "inventory.devices[0].ports_down");
+  EXPECT_EQ(bad(R"({"ports_total": 3, "ports_up": 2, "ports_down": [-1]})"), "inventory.devices[0].ports_down");
+  EXPECT_EQ(bad(R"({"ports_total": 1, "ports_up": 0, "ports_down": [1, 2]})"), "inventory.devices[0].ports_down");
+  EXPECT_EQ(bad(R"({"firmware_version": 7})"), "inventory.devices[0].firmware_version");
+}

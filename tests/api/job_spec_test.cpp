@@ -277,3 +277,13 @@ TEST(Project, ParsesDefaultsAndRoundTrips) {
   EXPECT_EQ(bad.error->field, "quotas.X.guaranteed");
   EXPECT_EQ(bad.error->message, "quotas.X.guaranteed: must not exceed max");
 }
+
+TEST(JobSpec, DriverVersionConstraint) {
+  auto r = parse_job_spec(json{{"command", {"true"}}, {"driver_version", "1.17.0"}});
+  ASSERT_TRUE(r.spec) << r.error->message;
+  EXPECT_EQ(r.spec->driver_version, "1.17.0");
+  EXPECT_EQ(tessel::api::to_json(*r.spec)["driver_version"], "1.17.0");
+  EXPECT_FALSE(tessel::api::to_json(*parse_job_spec(json{{"command", {"true"}}}).spec).contains("driver_version"));
+  EXPECT_EQ(error_field(json{{"command", {"true"}}, {"driver_version", "1.17 0"}}), "driver_version");
+  EXPECT_EQ(error_field(json{{"command", {"true"}}, {"driver_version", 1.17}}), "driver_version");
+}

@@ -168,6 +168,33 @@ TEST(NodesTable, DegradedNodesAreListedWithTheirReasonUnderTheTable) {
   EXPECT_EQ(render_node_detail(gaudi_node(), kNow).find("Degraded"), std::string::npos);
 }
 
+TEST(NodesTable, WideShowsVersionsAndPortsAndPortsDownAreListed) {
+  auto n = gaudi_node();
+  for (auto& d : n["inventory"]["devices"]) {
+    d["firmware_version"] = d["module_id"] == 0 ? "fw-b" : "fw-a";
+    const bool down = d["module_id"] == 5;
+    d["ports_total"] = 3;
+    d["ports_up"] = down ? 2 : 3;
+    d["ports_down"] = down ? json::array({1}) : json::array();
+  }
+  const std::string wide = render_nodes_table(json::array({n}), kNow, true);
+  EXPECT_NE(wide.find("FREE-GROUPS          DRIVER   FIRMWARE     PORTS   HEARTBEAT\n"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("1.17.0   fw-a, fw-b   23/24   5s ago\n"), std::string::npos) << wide;
+  const std::string plain = render_nodes_table(json::array({n}), kNow);
+  EXPECT_EQ(plain.find("DRIVER"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("\ngaudi-a: ports down on module 5, not used for multi-node jobs\n"), std::string::npos)
+      << plain;
+  const std::string detail = render_node_detail(n, kNow);
+  EXPECT_NE(detail.find("Driver: 1.17.0\nFirmware: fw-a, fw-b\n"
+                        "NIC ports up: 23/24 (down on module 5: not used for multi-node jobs)\n"),
+            std::string::npos)
+      << detail;
+  // Nodes of other vendors report no ports: "-" in the wide table, no lines.
+  const std::string old = render_nodes_table(json::array({gaudi_node()}), kNow, true);
+  EXPECT_NE(old.find("1.17.0   -          -       5s ago\n"), std::string::npos) << old;
+  EXPECT_EQ(render_node_detail(gaudi_node(), kNow).find("NIC ports"), std::string::npos);
+}
+
 TEST(NodeDetail, DevicesTable) {
   std::string out = render_node_detail(gaudi_node(), kNow);
   EXPECT_NE(out.find("Name: gaudi-a\n"), std::string::npos);

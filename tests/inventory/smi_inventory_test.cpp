@@ -48,6 +48,11 @@ TEST_F(SmiInventoryTest, ReadsGaudiNode) {
   for (const auto& d : inv->devices) modules.push_back(d.module_id);
   EXPECT_EQ(modules, (std::vector<int>{1, 3, 2, 6, 0, 7, 5, 4}));
   EXPECT_EQ(inv->devices[0].memory_total_mib, 98304);
+  EXPECT_EQ(inv->ports_error, "");  // The fake's default port state: three ports per card, all up.
+  for (const auto& d : inv->devices) {
+    EXPECT_EQ(d.ports_total, 3);
+    EXPECT_EQ(d.ports_up, 3);
+  }
 }
 
 TEST_F(SmiInventoryTest, ReadsNvidiaNode) {
@@ -142,6 +147,58 @@ TEST_F(SmiInventoryTest, NotAvailableTelemetryStillHealthy) {
   ASSERT_TRUE(inv.ok()) << inv.error().message;
   EXPECT_EQ(inv->devices[1].power_w, std::nullopt);
   EXPECT_TRUE(inv->devices[1].healthy);
+}
+
+TEST_F(SmiInventoryTest, GaudiPortsAndFirmware) {
+  ScopedEnv fixture("FAKE_HL_SMI_FIXTURE", testing::fixture_path("hl-smi/gaudi2-hl225-8-fw.csv"));
+  ScopedEnv down("FAKE_HL_SMI_PORTS_DOWN", "5:1");
+  auto inv = make_hl_smi_inventory(runner_, config())->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(inv->ports_error, "");
+  for (const auto& d : inv->devices) {
+    EXPECT_EQ(d.firmware_version, "hl-gaudi2-1.17.0-fw-51.2.0-sec-9");
+    EXPECT_EQ(d.ports_total, 3);
+    EXPECT_EQ(d.ports_down, d.module_id == 5 ? std::vector<int>{1} : std::vector<int>{});
+    EXPECT_EQ(d.ports_up, d.module_id == 5 ? 2 : 3);
+    EXPECT_TRUE(d.healthy);  // A port down does not make the card unhealthy.
+  }
+}
+
+TEST_F(SmiInventoryTest, GaudiPortsFromALinkFixture) {
+  ScopedEnv link("FAKE_HL_SMI_LINK_FIXTURE", testing::fixture_path("hl-smi/link-gaudi2-hl225-8-port-down.txt"));
+  auto inv = make_hl_smi_inventory(runner_, config())->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(api::modules_with_ports_down(*inv), "module 5");
+  EXPECT_EQ(inv->devices[0].firmware_version, "unknown");  // The fixture has no firmware column.
+}
+
+TEST_F(SmiInventoryTest, PortQueryFailureKeepsTheInventory) {
+  const auto garbage = scratch_.path() / "link.txt";
+  testing::write_file(garbage, "#!@ this is not it\n");
+  ScopedEnv link("FAKE_HL_SMI_LINK_FIXTURE", garbage.string());
+  auto inv = make_hl_smi_inventory(runner_, config())->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(inv->devices.size(), 8u);
+  EXPECT_EQ(inv->ports_error,
+            "reading ports: hl-smi -n link line 1: neither a card header nor a port line: \"#!@ this is not it\"");
+  for (const auto& d : inv->devices) EXPECT_EQ(d.ports_total, std::nullopt);
+  EXPECT_EQ(api::modules_with_ports_down(*inv), "");
+}
+
+TEST_F(SmiInventoryTest, OlderHlSmiWithoutVersionsReadsUnknown) {
+  ScopedEnv fixture("FAKE_HL_SMI_FIXTURE", testing::fixture_path("hl-smi/gaudi2-no-versions.csv"));
+  auto inv = make_hl_smi_inventory(runner_, config())->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(inv->driver_version, "unknown");
+  EXPECT_EQ(inv->devices[0].firmware_version, "unknown");
+}
+
+TEST_F(SmiInventoryTest, NvidiaHasNoPortsAndNoFirmware) {
+  auto inv = make_nvidia_smi_inventory(runner_, config())->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(inv->devices[0].ports_total, std::nullopt);
+  EXPECT_EQ(inv->devices[0].firmware_version, "");
+  EXPECT_EQ(inv->ports_error, "");
 }
 
 // A runner that records the command and answers with a canned result.

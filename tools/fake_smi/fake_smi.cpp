@@ -12,6 +12,13 @@
 //   fail     print an error on stderr and exit 3
 //   garbage  print rows that are not the requested CSV, exit 0
 //   crash    die of SIGSEGV
+//
+// hl-smi only: -L prints "Firmware [SPI] Version" from the fixture's optional
+// "firmware" column (not a -Q field). `-n link` prints each card's port link state, like the real port
+// query: the file named by $FAKE_HL_SMI_LINK_FIXTURE as is when set, else for each
+// card of the fixture a header "[index] AIP (accelN) <bus_id>" and ports 0..2 UP,
+// except the ports named DOWN by $FAKE_HL_SMI_PORTS_DOWN ("module:port,...",
+// e.g. "5:1" puts port 1 of module 5 down). The mode applies to this call too.
 
 #include <unistd.h>
 
@@ -69,16 +76,43 @@ void print_list(const smi::Table& t) {
               << "\tModule status\t\t: Operational\n"
               << "\tModule ID\t\t: " << get(r, "module_id") << "\n"
               << "\tAIP UUID\t\t: " << get(r, "uuid") << "\n";
+    if (t.column_of("firmware") >= 0)  // A fixture-only column: hl-smi -Q has no firmware field.
+      std::cout << "\tFirmware [SPI] Version\t: Preboot version " << get(r, "firmware") << " (fake)\n";
 #else
     std::cout << "GPU " << get(r, "index") << ": " << get(r, "name") << " (UUID: " << get(r, "uuid") << ")\n";
 #endif
   }
 }
 
+#if FAKE_SMI_HABANA
+// -n link without a link fixture: three ports per card, all UP unless named down.
+int print_link(const smi::Table& t) {
+  std::vector<std::pair<std::string, std::string>> down;  // (module id, port)
+  for (const std::string& item : smi::split_cells(env("PORTS_DOWN"))) {
+    if (item.empty()) continue;  // Unset, or a stray comma.
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) return usage("FAKE_HL_SMI_PORTS_DOWN: want module:port, got \"" + item + "\"");
+    down.emplace_back(item.substr(0, colon), item.substr(colon + 1));
+  }
+  const int idx = t.column_of("index"), mod = t.column_of("module_id"), bus = t.column_of("bus_id");
+  if (idx < 0 || mod < 0 || bus < 0) return usage("the fixture needs index, module_id and bus_id for -n link");
+  for (const smi::Row& r : t.rows) {
+    std::cout << "[" << r.cells[idx] << "] AIP (accel" << r.cells[idx] << ") " << r.cells[bus] << "\n";
+    for (int port = 0; port < 3; ++port) {
+      bool is_down = false;
+      for (const auto& [m, p] : down) is_down = is_down || (m == r.cells[mod] && p == std::to_string(port));
+      std::cout << "port  " << port << ":        " << (is_down ? "DOWN" : "UP") << "\n";
+    }
+  }
+  return 0;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string fields_arg, format_arg = "csv";
+  std::string nic_arg;
   bool have_query = false, list = false;
   std::vector<std::string> args(argv + 1, argv + argc);
 #if FAKE_SMI_HABANA
@@ -106,6 +140,11 @@ int main(int argc, char** argv) {
       have_query = true;
     } else if ((r = value("-f", format_arg)) || (r = value("--format", format_arg))) {
       if (r < 0) return usage("missing value for " + a);
+#if FAKE_SMI_HABANA
+    } else if ((r = value("-n", nic_arg))) {
+      if (r < 0) return usage("missing value for " + a);
+      if (nic_arg != "link") return usage("only -n link is supported");
+#endif
     } else if (a == "-L" || a == "--list-aips" || a == "--list-gpus") {
       list = true;
     } else {
@@ -130,6 +169,14 @@ int main(int argc, char** argv) {
     return usage("unknown mode \"" + m + "\"");
   }
 
+#if FAKE_SMI_HABANA
+  if (!nic_arg.empty() && !env("LINK_FIXTURE").empty()) {
+    std::string link;
+    if (!fake_tool::read_file(env("LINK_FIXTURE"), link)) return usage("cannot read " + env("LINK_FIXTURE"));
+    std::cout << link;
+    return 0;
+  }
+#endif
   const std::string fixture_path = env("FIXTURE");
   if (fixture_path.empty()) return usage(std::string("set ") + kEnvPrefix + "FIXTURE");
   std::string text;
@@ -140,6 +187,9 @@ int main(int argc, char** argv) {
     print_list(*table);
     return 0;
   }
+#if FAKE_SMI_HABANA
+  if (!nic_arg.empty()) return print_link(*table);
+#endif
   if (!have_query) return usage("only " + query_long + "= and -L are supported");
   auto fmt = smi::parse_format(format_arg);
   if (!fmt) return usage(fmt.error().message);

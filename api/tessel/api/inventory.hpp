@@ -41,6 +41,14 @@ struct Device {
   std::optional<int64_t> power_w;
   bool healthy = true;
   std::string health_reason;  // Set when !healthy.
+  // Gaudi: the firmware version hl-smi reports for the card; "" when not known.
+  std::string firmware_version;
+  // Gaudi: link state of the card's NIC ports from hl-smi's port query; nullopt when
+  // the vendor has no such query or it failed. ports_down lists the port numbers
+  // that are not up, ascending. Such a card's node is not used for multi-node gangs.
+  std::optional<int> ports_total;
+  std::optional<int> ports_up;
+  std::vector<int> ports_down;
 
   bool operator==(const Device&) const = default;
 };
@@ -50,8 +58,11 @@ using Group = std::vector<int>;
 
 struct NodeInventory {
   Vendor vendor = Vendor::habana;
-  std::string driver_version;
+  std::string driver_version;   // Gaudi: "unknown" when hl-smi did not print it.
   std::vector<Device> devices;  // In index order.
+  // Why the port query failed ("" when it worked or the vendor has none). The cards
+  // then carry no port state; the node still runs single-node jobs and gangs.
+  std::string ports_error;
 
   bool operator==(const NodeInventory&) const = default;
 };
@@ -59,6 +70,16 @@ struct NodeInventory {
 // Serialises with the "groups" field computed from the healthy devices.
 nlohmann::json to_json(const NodeInventory& inv);
 nlohmann::json to_json(const Device& d);
+
+// "module 5" / "modules 1, 5": the cards of `inv` with an external port down;
+// "" when none has. Used in pending reasons and by the CLI.
+std::string modules_with_ports_down(const NodeInventory& inv);
+
+// Whether a node's driver version satisfies a job's `driver_version` constraint:
+// equal, or `want` is a prefix of `have` ending at a version boundary (the next
+// character of `have` is '.' or '-'), so "1.17" and "1.17.0" both match
+// "1.17.0-e4d8f8b". An empty `want` matches everything.
+bool driver_version_matches(const std::string& want, const std::string& have);
 // Parses an inventory as an agent sends it. Errors name the offending field.
 Result<NodeInventory> inventory_from_json(const nlohmann::json& j);
 

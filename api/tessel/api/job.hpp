@@ -40,6 +40,9 @@ struct JobSpec {
   std::optional<int64_t> kill_grace_s;  // Default kDefaultKillGraceS.
   std::optional<Vendor> vendor;
   std::string model;
+  // Only nodes whose driver version matches: equal, or a prefix ending at a version
+  // boundary ("1.17" matches "1.17.0-e4d8f8b"); see driver_version_matches().
+  std::string driver_version;
   // Dependencies (job ids, "j-00000042"): start only once every job in after_ok
   // succeeded, every one in after_any ended, every one in after_not_ok ended
   // without succeeding.

@@ -9,7 +9,8 @@
 
 namespace tessel::cli {
 
-int cmd_nodes(Session& s);
+// `wide`: also the DRIVER, FIRMWARE and PORTS columns.
+int cmd_nodes(Session& s, bool wide = false);
 int cmd_node(Session& s, const std::string& name);
 int cmd_inventory(Session& s);
 // `drain` true: POST /v1/nodes/NAME/drain; false: /undrain.

@@ -27,6 +27,7 @@ struct SubmitOptions {
   std::optional<std::string> workdir;     // Relative paths are resolved against cwd.
   std::optional<std::string> vendor;
   std::optional<std::string> model;
+  std::optional<std::string> driver_version;
   std::optional<std::string> project;  // None: the user's default project.
   bool preemptible = false;
   // Dependencies: job ids, each flag value a comma-separated list (repeatable).

@@ -29,6 +29,8 @@ void ModuleGroupAllocator::upsert_node(const NodeSpec& spec) {
 
   Node& node = st.nodes[n];
   node.vendor = spec.vendor;
+  node.gang_block = spec.gang_block;
+  node.driver_version = spec.driver_version;
   node.present = 0;
   node.healthy = 0;
   for (int i = 0; i < masks::kMaxSlots; ++i) node.index[i] = i;

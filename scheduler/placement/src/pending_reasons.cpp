@@ -50,6 +50,14 @@ std::string waiting_for_cards(int devices, int nodes_needed, const std::optional
   return out;
 }
 
+std::string excluded_nodes(const std::string& base, const std::string& driver_version,
+                           const std::vector<std::string>& notes) {
+  std::string out = base + " (";
+  if (!driver_version.empty()) out += "driver_version " + driver_version + (notes.empty() ? "" : "; ");
+  for (size_t i = 0; i < notes.size(); ++i) out += (i ? "; node " : "node ") + notes[i];
+  return out + ")";
+}
+
 std::string waiting_behind_reservation(const std::string& job_id) {
   return "waiting behind reservation for job " + job_id;
 }

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tessel/api/inventory.hpp"
 
@@ -23,6 +24,11 @@ std::string never_fits(int devices, int nodes_needed, int nodes_capable, const s
 // Capacity exists, but the cards are busy.
 std::string waiting_for_cards(int devices, int nodes_needed, const std::optional<api::Vendor>& vendor,
                               const std::string& model);
+// `base` (a never_fits text) with the job's driver constraint and the nodes its
+// filters excluded: "only 1 node has 4 healthy HL-225 cards, job needs 2 (driver_version
+// 1.17.0; node n3: ports down on module 5)".
+std::string excluded_nodes(const std::string& base, const std::string& driver_version,
+                           const std::vector<std::string>& notes);
 std::string waiting_behind_reservation(const std::string& job_id);
 // "project vision at its max of 16 HL-225 cards" (model "*": "... of 16 cards").
 std::string project_at_max(const std::string& project, int64_t max, const std::string& model);

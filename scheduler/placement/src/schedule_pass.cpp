@@ -127,8 +127,8 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     }
 
     bool use_reserved = may_use_reserved(job);
-    auto fail_key =
-        std::make_tuple(job.vendor ? static_cast<int>(*job.vendor) : -1, job.model, job.devices, use_reserved);
+    auto fail_key = std::make_tuple(job.vendor ? static_cast<int>(*job.vendor) : -1, job.model, job.devices,
+                                    use_reserved, job.driver_version);
     auto known = failed_.find(fail_key);
     if (known == failed_.end() || job.nodes < known->second) {
       if (auto plan = plan_cards(job, keys, use_reserved)) {
@@ -187,10 +187,10 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_without_cards(const Pending
     if (static_cast<int>(nodes.size()) < job.nodes) continue;
     Plan plan;
     for (uint32_t n : nodes) {
+      if (!eligible(state_.nodes[n], job)) continue;
       plan.push_back(Choice{n, 0});
-      if (static_cast<int>(plan.size()) == job.nodes) break;
+      if (static_cast<int>(plan.size()) == job.nodes) return plan;
     }
-    return plan;
   }
   return std::nullopt;
 }
@@ -207,7 +207,7 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
   auto from_reserved = [&](uint32_t n, int k) -> std::optional<std::pair<uint64_t, Choice>> {
     const Node& node = state_.nodes[n];
     const NodeKey* nk = node.find_key(k);
-    if (!node.in_key_nodes || nk == nullptr) return std::nullopt;
+    if (!node.in_key_nodes || nk == nullptr || !eligible(node, job)) return std::nullopt;
     Mask free = node.free_cards(*nk, false);
     uint32_t cls = ClusterState::fit_class(node.vendor, free, size);
     if (cls == kNoFit) return std::nullopt;
@@ -218,7 +218,10 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
     std::optional<std::pair<uint64_t, int>> best;  // (entry, key)
     for (int k : keys) {
       const auto& fit = state_.keys[k].fit[lg];
-      if (!fit.empty() && (!best || *fit.begin() < best->first)) best = std::make_pair(*fit.begin(), k);
+      auto it = fit.begin();
+      if (!job.driver_version.empty())  // Best fits first: the first eligible one.
+        it = std::find_if(fit.begin(), fit.end(), [&](uint64_t e) { return eligible(state_.nodes[node_of(e)], job); });
+      if (it != fit.end() && (!best || *it < best->first)) best = std::make_pair(*it, k);
     }
     if (best) return Plan{from_index(node_of(best->first), best->second)};
     if (!use_reserved || !reserved_) return std::nullopt;
@@ -235,6 +238,7 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
     Plan plan;
     std::vector<uint32_t> taken;
     for (uint64_t entry : state_.keys[k].fit[lg]) {
+      if (!eligible(state_.nodes[node_of(entry)], job)) continue;
       plan.push_back(from_index(node_of(entry), k));
       taken.push_back(node_of(entry));
       if (static_cast<int>(plan.size()) == job.nodes) return plan;
@@ -271,10 +275,53 @@ std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<in
     capable = std::max(capable, c);
   }
   if (capable < job.nodes || job.devices == 0) {
+    if (capable >= job.nodes && filtered(job)) {  // Jobs without cards: enough nodes, but not eligible ones.
+      if (std::string why = filtered_reason(job, keys); !why.empty()) return why;
+    }
     return reasons::never_fits(job.devices, job.nodes, capable, job.vendor, job.model);
+  }
+  if (filtered(job)) {
+    if (std::string why = filtered_reason(job, keys); !why.empty()) return why;
   }
   *waiting = true;
   return reasons::waiting_for_cards(job.devices, job.nodes, job.vendor, job.model);
+}
+
+bool SchedulePass::eligible(const Node& node, const PendingJob& job) {
+  return (job.nodes == 1 || node.gang_block.empty()) &&
+         api::driver_version_matches(job.driver_version, node.driver_version);
+}
+
+std::string SchedulePass::filtered_reason(const PendingJob& job, const std::vector<int>& keys) const {
+  const int size = job.devices;
+  int best = 0;
+  std::vector<std::string> notes;
+  for (int k : keys) {
+    int capable = 0;
+    std::vector<std::string> excluded;
+    for (uint32_t n : state_.keys[k].nodes) {
+      const Node& node = state_.nodes[n];
+      const NodeKey* nk = node.find_key(k);
+      if (nk == nullptr) continue;
+      if (size > 0 && ClusterState::fit_class(node.vendor, node.usable(*nk), size) == kNoFit) continue;
+      if (eligible(node, job)) {
+        ++capable;
+      } else if (excluded.size() < 3) {
+        excluded.push_back(node.name + ": " +
+                           (job.nodes > 1 && !node.gang_block.empty()
+                                ? node.gang_block
+                                : "driver " + (node.driver_version.empty() ? "unknown" : node.driver_version)));
+      }
+    }
+    if (capable >= job.nodes) return "";  // The filters leave enough capable nodes.
+    if (capable >= best) {
+      best = capable;
+      notes = std::move(excluded);
+    }
+  }
+  if (notes.empty()) return "";
+  return reasons::excluded_nodes(reasons::never_fits(job.devices, job.nodes, best, job.vendor, job.model),
+                                 job.driver_version, notes);
 }
 
 int64_t SchedulePass::card_free_at(const Node& node, int slot) const {
@@ -308,6 +355,7 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
     std::vector<Candidate> cands;
     for (uint32_t n : state_.keys[k].nodes) {
       const Node& node = state_.nodes[n];
+      if (!eligible(node, job)) continue;
       Mask usable = node.usable(*node.find_key(k));
       std::optional<Candidate> node_best;
       auto consider = [&](Mask group) {

@@ -43,6 +43,13 @@ class SchedulePass {
   };
 
   std::vector<int> keys_of(const PendingJob& job) const;
+  // Whether the job may run on the node at all: its driver version constraint, and
+  // for gangs the node's gang_block. filtered(): whether some node may fail that.
+  static bool eligible(const Node& node, const PendingJob& job);
+  static bool filtered(const PendingJob& job) { return job.nodes > 1 || !job.driver_version.empty(); }
+  // For a filtered job whose capacity the filters take away: the reason, naming
+  // up to three excluded nodes; "" when the filters exclude no capable node.
+  std::string filtered_reason(const PendingJob& job, const std::vector<int>& keys) const;
   std::optional<Plan> plan_without_cards(const PendingJob& job, const std::vector<int>& keys) const;
   // `use_reserved`: may also take reserved cards (only after unreserved ones).
   std::optional<Plan> plan_cards(const PendingJob& job, const std::vector<int>& keys, bool use_reserved) const;
@@ -66,10 +73,10 @@ class SchedulePass {
   std::optional<Reserved> reserved_;
   // The previous pass's reservation (ClusterState::last_reservation), for reserve().
   std::optional<ClusterState::LastReservation> previous_;
-  // (vendor or -1, model, devices, may use reserved) -> fewest nodes that failed.
-  std::map<std::tuple<int, std::string, int, bool>, int> failed_;
+  // (vendor or -1, model, devices, may use reserved, driver version) -> fewest nodes that failed.
+  std::map<std::tuple<int, std::string, int, bool, std::string>, int> failed_;
   // (the same, nodes) -> pending reason, for jobs that failed.
-  std::map<std::tuple<int, std::string, int, bool, int>, std::string> reason_cache_;
+  std::map<std::tuple<int, std::string, int, bool, std::string, int>, std::string> reason_cache_;
 };
 
 }  // namespace tessel::scheduler::detail

@@ -36,7 +36,10 @@ json to_json(const InventoryView& v) {
                       {"cards", m.cards},
                       {"healthy", m.healthy},
                       {"free", m.free},
-                      {"free_groups", g}});
+                      {"free_groups", g},
+                      {"driver_versions", m.driver_versions},
+                      {"firmware_versions", m.firmware_versions},
+                      {"cards_ports_down", m.ports_down}});
   }
   return {{"models", models}, {"nodes", v.nodes_by_state}};
 }

@@ -137,6 +137,10 @@ std::string render_metrics(const StatsSnapshot& s) {
     o << "tessel_cards{model=\"" << m << "\",state=\"free\"} " << c.free << '\n';
     o << "tessel_cards{model=\"" << m << "\",state=\"unhealthy\"} " << c.unhealthy << '\n';
   }
+  header(o, "tessel_model_version_skew", "gauge",
+         "1 when nodes with cards of this model report different driver or firmware versions, else 0.");
+  for (const auto& [model, skewed] : s.version_skew_by_model)
+    o << "tessel_model_version_skew{model=\"" << escape_label(model) << "\"} " << (skewed ? 1 : 0) << '\n';
   card_gauge(o, "tessel_card_utilization_ratio", "Card utilization, 0..1.", s.cards, &CardTelemetry::utilization_ratio);
   card_gauge(o, "tessel_card_memory_used_bytes", "Card memory in use.", s.cards, &CardTelemetry::memory_used_bytes);
   card_gauge(o, "tessel_card_temperature_celsius", "Card temperature.", s.cards, &CardTelemetry::temperature_c);

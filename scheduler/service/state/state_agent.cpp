@@ -15,12 +15,14 @@ namespace tessel::scheduler {
 namespace {
 // True when two inventories differ in more than telemetry (worth a DB write).
 bool same_shape(const api::NodeInventory& a, const api::NodeInventory& b) {
-  if (a.vendor != b.vendor || a.driver_version != b.driver_version || a.devices.size() != b.devices.size())
+  if (a.vendor != b.vendor || a.driver_version != b.driver_version || a.ports_error != b.ports_error ||
+      a.devices.size() != b.devices.size())
     return false;
   for (size_t i = 0; i < a.devices.size(); ++i) {
     const auto &x = a.devices[i], &y = b.devices[i];
     if (x.index != y.index || x.module_id != y.module_id || x.model != y.model || x.healthy != y.healthy ||
-        x.uuid != y.uuid)
+        x.uuid != y.uuid || x.firmware_version != y.firmware_version || x.ports_total != y.ports_total ||
+        x.ports_up != y.ports_up || x.ports_down != y.ports_down)
       return false;
   }
   return true;
@@ -93,6 +95,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
     e = n;
     e.version = version;
     alloc_.upsert_node(node_spec_locked(e));
+    note_version_skew_locked();
     spdlog::info("node {} registered ({}{} cards, {}:{})", n.rec.name,
                  is_new     ? "new, "
                  : was_down ? "back up, "
@@ -133,6 +136,7 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
     e.version = version;
     if (persist || was_down || degraded_changed) {
       alloc_.upsert_node(node_spec_locked(e));
+      if (persist) note_version_skew_locked();
       mark_dirty_locked();
       ++nodes_changes_;
     }

@@ -35,7 +35,7 @@ void ClusterState::schedule_pass() {
     if (is_element_key(seq) && !array_gate_locked(seq, *entry, gate)) continue;
     const api::Job& j = entry->job;
     queue.push_back(PendingJob{j.id, j.spec.devices, j.spec.nodes, j.spec.priority, seq, j.spec.time_limit_s,
-                               j.spec.vendor, j.spec.model});
+                               j.spec.vendor, j.spec.model, j.spec.driver_version});
     apply_policy(policy, j, queue.back());
     entries.push_back(entry);
   }

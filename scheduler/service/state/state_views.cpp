@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "tessel/scheduler/state.hpp"
+#include "tessel/scheduler/version_skew.hpp"
 
 namespace tessel::scheduler {
 
@@ -19,6 +20,9 @@ NodeSpec ClusterState::node_spec_locked(const NodeEntry& n) const {
   for (const auto& d : n.rec.inventory.devices)
     s.cards.push_back(NodeSpec::Card{d.module_id, d.index, d.model, d.healthy});
   s.schedulable = schedulable(n);
+  s.driver_version = n.rec.inventory.driver_version;
+  if (std::string down = api::modules_with_ports_down(n.rec.inventory); !down.empty())
+    s.gang_block = "ports down on " + down;
   return s;
 }
 
@@ -125,6 +129,9 @@ InventoryView ClusterState::inventory() const {
       ++t.cards;
       if (d.healthy) ++t.healthy;
       if (d.healthy && st == "ready" && !alloc_.holder(name, d.module_id)) ++t.free;
+      if (!n.rec.inventory.driver_version.empty()) t.driver_versions.insert(n.rec.inventory.driver_version);
+      if (!d.firmware_version.empty()) t.firmware_versions.insert(d.firmware_version);
+      if (!d.ports_down.empty()) ++t.ports_down;
       model_of[d.module_id] = d.model;
     }
     if (st != "ready") continue;
@@ -147,9 +154,11 @@ StatsSnapshot ClusterState::stats() const {
   for (const auto& [key, e] : jobs_)
     if (!arrays_.count(key)) ++s.jobs_by_state[api::to_string(e.job.state)];  // Elements count, parents not.
   s.nodes_by_state = {{"ready", 0}, {"degraded", 0}, {"draining", 0}, {"down", 0}};
+  VersionCensus versions;
   for (const auto& [name, n] : nodes_) {
     const std::string st = node_state_locked(n);
     ++s.nodes_by_state[st];
+    versions.add(n.rec.inventory);
     for (const auto& d : n.rec.inventory.devices) {
       CardCounts& c = s.cards_by_model[d.model];
       ++c.total;
@@ -163,6 +172,7 @@ StatsSnapshot ClusterState::stats() const {
       s.cards.push_back(std::move(t));
     }
   }
+  s.version_skew_by_model = versions.skew();
   s.submissions_total = submissions_total_;
   s.placements_total = placements_total_;
   s.long_polls_waiting = long_polls_waiting_;

@@ -38,6 +38,10 @@ struct NodeSpec {
   };
   std::vector<Card> cards;
   bool schedulable = true;  // False when draining or down.
+  // Non-empty: no multi-node gang is placed here, and this says why, for pending
+  // reasons ("ports down on module 5"). Single-node jobs are unaffected.
+  std::string gang_block;
+  std::string driver_version;  // Matched against PendingJob::driver_version.
 };
 
 struct PendingJob {
@@ -49,6 +53,8 @@ struct PendingJob {
   std::optional<int64_t> time_limit_s;
   std::optional<api::Vendor> vendor;
   std::string model;
+  // Only nodes whose driver version matches (api::driver_version_matches); "" any.
+  std::string driver_version;
   // Projects (all optional: the defaults order by priority and seq alone).
   int32_t project = -1;           // Index into schedule()'s `limits`; -1: no limits.
   bool preemptible = false;       // May borrow past its project's guarantee.

@@ -56,6 +56,7 @@ struct StatsSnapshot {
   std::map<std::string, int64_t> jobs_by_state;   // Every state present, zeros included.
   std::map<std::string, int64_t> nodes_by_state;  // ready, draining, down.
   std::map<std::string, CardCounts> cards_by_model;
+  std::map<std::string, bool> version_skew_by_model;  // VersionCensus::skew().
   std::vector<CardTelemetry> cards;
   uint64_t submissions_total = 0;
   uint64_t placements_total = 0;

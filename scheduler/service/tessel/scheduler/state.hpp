@@ -99,6 +99,8 @@ struct InventoryView {
     std::string model, vendor;
     int64_t cards = 0, healthy = 0, free = 0;
     std::map<int, int64_t> free_groups{{1, 0}, {2, 0}, {4, 0}, {8, 0}};  // Count of free valid groups by size.
+    std::set<std::string> driver_versions, firmware_versions;            // As reported; "" left out.
+    int64_t ports_down = 0;                                              // Cards with a NIC port down.
   };
   std::vector<Model> models;
   std::map<std::string, int64_t> nodes_by_state;
@@ -234,6 +236,9 @@ class ClusterState {
   std::optional<std::string> card_holder_on_locked(const std::string& node) const REQUIRES(mu_);
   static bool schedulable(const NodeEntry& n) { return !n.rec.drained && !n.down && n.degraded.empty(); }
   NodeSpec node_spec_locked(const NodeEntry& n) const REQUIRES(mu_);
+  // Logs (warning) each model whose nodes now report different driver or firmware
+  // versions, once per change, and when they agree again (version_skew.cpp).
+  void note_version_skew_locked() REQUIRES(mu_);
   void bump_locked(const std::string& node) REQUIRES(mu_);
   // Asks for a scheduling pass. `capacity`: the change may let a pending job fit
   // (cards freed, a node added or changed); false for a new submission only.
@@ -381,6 +386,7 @@ class ClusterState {
   std::map<int64_t, JobEntry*> waiting_ GUARDED_BY(mu_);
   std::set<int64_t> active_ GUARDED_BY(mu_);  // Sequences of assigned and running jobs.
   std::map<std::string, NodeEntry> nodes_ GUARDED_BY(mu_);
+  std::map<std::string, std::string> version_skew_ GUARDED_BY(mu_);  // Model -> versions last logged.
   std::map<std::string, Fence> fences_ GUARDED_BY(mu_);
   std::map<std::string, api::Project> projects_ GUARDED_BY(mu_);  // Stored ones; see projects().
   std::map<int64_t, ArrayInfo> arrays_ GUARDED_BY(mu_);           // By the parent's key.
