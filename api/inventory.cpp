@@ -27,7 +27,8 @@ std::string to_string(Vendor v) {
 }
 
 const std::vector<Vendor>& supported_vendors() {
-  static const std::vector<Vendor> vendors = {Vendor::habana, Vendor::nvidia, Vendor::amd, Vendor::ascend};
+  static const std::vector<Vendor> vendors = {Vendor::habana, Vendor::nvidia, Vendor::amd,
+                                              Vendor::intel,  Vendor::ascend, Vendor::neuron};
   return vendors;
 }
 
@@ -59,6 +60,7 @@ json to_json(const Device& d) {
             {"power_w", optional_int(d.power_w)},
             {"healthy", d.healthy}};
   if (!d.healthy) j["health_reason"] = d.health_reason;
+  if (d.cores > 0) j["cores"] = d.cores;
   return j;
 }
 
@@ -69,7 +71,8 @@ json to_json(const NodeInventory& inv) {
   if (any_subset_is_valid(inv.vendor)) {
     groups["all"] = true;
   } else {
-    for (const auto& [size, list] : gaudi_groups_within(healthy_module_ids(inv))) groups[std::to_string(size)] = list;
+    for (const auto& [size, list] : groups_within(inv.vendor, healthy_module_ids(inv)))
+      groups[std::to_string(size)] = list;
   }
   return {{"vendor", to_string(inv.vendor)},
           {"driver_version", inv.driver_version},
@@ -94,6 +97,7 @@ static Result<Device> device_from_json(const json& j, const std::string& where) 
   r.nullable_int("power_w", d.power_w);
   r.optional_bool("healthy", d.healthy);
   r.optional_string("health_reason", d.health_reason, 512);
+  r.optional_int("cores", d.cores, 0, 64);
   r.allow("groups");
   if (auto e = r.finish_field()) return Error::invalid(e->message, e->field);
   return d;

@@ -62,8 +62,14 @@ TEST(InventoryJson, RejectsBadInput) {
   bad = j;
   bad["vendor"] = "rocm";
   EXPECT_FALSE(inventory_from_json(bad));
-  bad["vendor"] = "intel";  // Planned (issue 13), no backend yet.
+  bad["vendor"] = "tpu";  // Planned (issue 13), no backend yet.
   EXPECT_FALSE(inventory_from_json(bad));
+  bad = j;
+  bad["vendor"] = "intel";
+  EXPECT_TRUE(inventory_from_json(bad));
+  bad = j;
+  bad["vendor"] = "neuron";
+  EXPECT_TRUE(inventory_from_json(bad));
   bad = j;
   bad["vendor"] = "ascend";
   EXPECT_TRUE(inventory_from_json(bad));

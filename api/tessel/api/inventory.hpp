@@ -33,7 +33,7 @@ struct Device {
   std::string model;
   std::string serial;
   std::string uuid;  // Stable; AMD: the ROCr id GPU-<asic serial> when the card has one;
-                     // Ascend: NPU-<PCI address>.
+                     // Ascend: NPU-<PCI address>; Neuron: NEURON-<PCI address>.
   std::optional<int64_t> memory_total_mib;
   std::optional<int64_t> memory_used_mib;
   std::optional<int64_t> utilization_pct;
@@ -41,6 +41,7 @@ struct Device {
   std::optional<int64_t> power_w;
   bool healthy = true;
   std::string health_reason;  // Set when !healthy.
+  int cores = 0;              // Neuron: the device's NeuronCores (d*cores .. d*cores+cores-1); else 0.
 
   bool operator==(const Device&) const = default;
 };

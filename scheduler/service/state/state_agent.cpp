@@ -20,7 +20,7 @@ bool same_shape(const api::NodeInventory& a, const api::NodeInventory& b) {
   for (size_t i = 0; i < a.devices.size(); ++i) {
     const auto &x = a.devices[i], &y = b.devices[i];
     if (x.index != y.index || x.module_id != y.module_id || x.model != y.model || x.healthy != y.healthy ||
-        x.uuid != y.uuid)
+        x.uuid != y.uuid || x.cores != y.cores)
       return false;
   }
   return true;
