@@ -77,7 +77,7 @@ Result<api::Device> read_device(const json& dev, const std::string& where) {
   auto mem = dev.find("memory_size");
   if (mem != dev.end() && !mem->is_null()) {
     if (!small_int(*mem, 0, int64_t{1} << 50)) return Error{where + ".memory_size: must be a number of bytes"};
-    d.memory_total_mib = mem->get<int64_t>() / (1024 * 1024);
+    d.memory_total_mib = mem->get<int64_t>() / (int64_t{1024} * 1024);
   }
   return d;
 }

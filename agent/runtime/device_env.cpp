@@ -92,6 +92,7 @@ Status set_neuron(Env& env, const api::Assignment& a, const api::NodeInventory& 
     }
   }
   std::vector<std::string> parts;
+  parts.reserve(ranges.size());
   for (const auto& [lo, hi] : ranges)
     parts.push_back(lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi));
   env["NEURON_RT_VISIBLE_CORES"] = join(parts);
