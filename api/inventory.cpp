@@ -27,7 +27,8 @@ std::string to_string(Vendor v) {
 }
 
 const std::vector<Vendor>& supported_vendors() {
-  static const std::vector<Vendor> vendors = {Vendor::habana, Vendor::nvidia, Vendor::amd, Vendor::ascend};
+  static const std::vector<Vendor> vendors = {Vendor::habana, Vendor::nvidia, Vendor::amd,
+                                              Vendor::intel,  Vendor::ascend, Vendor::neuron};
   return vendors;
 }
 
@@ -65,6 +66,7 @@ json to_json(const Device& d) {
     j["ports_up"] = d.ports_up.value_or(0);
     j["ports_down"] = d.ports_down;
   }
+  if (d.cores > 0) j["cores"] = d.cores;
   return j;
 }
 
@@ -75,7 +77,8 @@ json to_json(const NodeInventory& inv) {
   if (any_subset_is_valid(inv.vendor)) {
     groups["all"] = true;
   } else {
-    for (const auto& [size, list] : gaudi_groups_within(healthy_module_ids(inv))) groups[std::to_string(size)] = list;
+    for (const auto& [size, list] : groups_within(inv.vendor, healthy_module_ids(inv)))
+      groups[std::to_string(size)] = list;
   }
   json out = {{"vendor", to_string(inv.vendor)},
               {"driver_version", inv.driver_version},
@@ -151,6 +154,7 @@ static Result<Device> device_from_json(const json& j, const std::string& where) 
   r.optional_bool("healthy", d.healthy);
   r.optional_string("health_reason", d.health_reason, 512);
   r.optional_string("firmware_version", d.firmware_version, 128);
+  r.optional_int("cores", d.cores, 0, 64);
   r.allow("groups");
   r.allow("ports_total");
   r.allow("ports_up");

@@ -88,12 +88,15 @@ bool is_project_name(std::string_view s) {
 }
 
 bool is_reserved_env(const std::string& name) {
-  static const std::array<const char*, 15> reserved = {"HABANA_VISIBLE_MODULES",
+  static const std::array<const char*, 18> reserved = {"HABANA_VISIBLE_MODULES",
                                                        "HABANA_VISIBLE_DEVICES",
                                                        "CUDA_VISIBLE_DEVICES",
                                                        "ROCR_VISIBLE_DEVICES",
                                                        "HIP_VISIBLE_DEVICES",
                                                        "ASCEND_RT_VISIBLE_DEVICES",
+                                                       "ZE_AFFINITY_MASK",
+                                                       "ZE_FLAT_DEVICE_HIERARCHY",
+                                                       "NEURON_RT_VISIBLE_CORES",
                                                        "HLS_MODULE_ID",
                                                        "RANK",
                                                        "WORLD_SIZE",
@@ -183,10 +186,7 @@ SpecParse parse_job_spec(const json& j) {
   }
   r.optional_string("workdir", s.workdir, 4096);
   if (!s.workdir.empty() && s.workdir[0] != '/') r.fail("workdir", "must be an absolute path");
-  if (r.has("devices")) {
-    r.optional_int("devices", s.devices, 0, 8);
-    if (!is_valid_group_size(s.devices)) r.fail("devices", "must be one of 0, 1, 2, 4, 8");
-  }
+  if (r.has("devices")) r.optional_int("devices", s.devices, 0, 16);
   r.optional_int("nodes", s.nodes, 1, 4096);
   if (r.has("tasks_per_node")) {
     const auto& t = j["tasks_per_node"];
@@ -209,6 +209,9 @@ SpecParse parse_job_spec(const json& j) {
     else
       r.fail("vendor", "must be one of " + supported_vendor_names());
   }
+  // 16 devices: a whole Trn1/Trn2 node, the one vendor whose nodes hold 16-card groups.
+  if (r.has("devices") && !is_valid_group_size(s.devices) && !(s.devices == 16 && s.vendor == Vendor::neuron))
+    r.fail("devices", "must be one of 0, 1, 2, 4, 8 (16 with vendor neuron)");
   r.optional_string("model", s.model, 64);
   r.optional_string("driver_version", s.driver_version, 128);
   if (s.driver_version.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-_+") !=

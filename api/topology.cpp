@@ -4,7 +4,33 @@
 
 namespace tessel::api {
 
-bool any_subset_is_valid(Vendor v) { return v != Vendor::habana && v != Vendor::ascend; }
+GroupRule group_rule(Vendor v) {
+  switch (v) {
+    case Vendor::habana:
+    case Vendor::ascend: return GroupRule::buddy8;
+    case Vendor::neuron: return GroupRule::neuron16;
+    default: return GroupRule::any_subset;
+  }
+}
+
+bool any_subset_is_valid(Vendor v) { return group_rule(v) == GroupRule::any_subset; }
+
+const std::vector<Group>& neuron_groups_of_size(int size) {
+  static const std::map<int, std::vector<Group>> table = [] {
+    std::map<int, std::vector<Group>> out;
+    for (int n : {1, 4, 8, 16}) {
+      for (int start = 0; start + n <= 16; start += n) {
+        Group g;
+        for (int i = start; i < start + n; ++i) g.push_back(i);
+        out[n].push_back(std::move(g));
+      }
+    }
+    return out;
+  }();
+  static const std::vector<Group> none;
+  auto it = table.find(size);
+  return it == table.end() ? none : it->second;
+}
 
 const std::vector<Group>& gaudi_groups_of_size(int size) {
   static const std::vector<Group> ones = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
@@ -27,6 +53,18 @@ std::map<int, std::vector<Group>> gaudi_groups_within(const std::set<int>& usabl
   std::map<int, std::vector<Group>> out;
   for (int size : {2, 4, 8}) {
     for (const Group& g : gaudi_groups_of_size(size)) {
+      if (std::all_of(g.begin(), g.end(), [&](int m) { return usable.count(m) > 0; })) out[size].push_back(g);
+    }
+  }
+  return out;
+}
+
+std::map<int, std::vector<Group>> groups_within(Vendor v, const std::set<int>& usable) {
+  if (group_rule(v) == GroupRule::buddy8) return gaudi_groups_within(usable);
+  std::map<int, std::vector<Group>> out;
+  if (group_rule(v) != GroupRule::neuron16) return out;
+  for (int size : {4, 8, 16}) {
+    for (const Group& g : neuron_groups_of_size(size)) {
       if (std::all_of(g.begin(), g.end(), [&](int m) { return usable.count(m) > 0; })) out[size].push_back(g);
     }
   }

@@ -49,7 +49,7 @@ int run(const std::vector<std::string>& args, Environment& env) {
   SubmitOptions so;
   auto* submit = app.add_subcommand("submit", "Submit a job: tessel submit [flags] -- CMD ARGS...");
   submit->positionals_at_end();
-  add_opt(submit, "--devices", so.devices, "Cards per node: 0, 1, 2, 4 or 8");
+  add_opt(submit, "--devices", so.devices, "Cards per node: 0, 1, 2, 4 or 8 (16: vendor neuron)");
   add_opt(submit, "--nodes", so.nodes, "Number of nodes");
   submit->add_flag("--per-device", so.per_device, "One task per card (tasks_per_node=device)");
   add_opt(submit, "--priority", so.priority, "Priority, -1000..1000 (higher first)");
@@ -60,7 +60,7 @@ int run(const std::vector<std::string>& args, Environment& env) {
   add_opt(submit, "--model", so.model, "Card model, e.g. HL-225");
   add_opt(submit, "--driver-version", so.driver_version,
           "Only nodes with this driver version, or one it is a prefix of (\"1.17\" matches 1.17.0-e4d8f8b)");
-  add_opt(submit, "--vendor", so.vendor, "habana, nvidia, amd or ascend");
+  add_opt(submit, "--vendor", so.vendor, "habana, nvidia, amd, intel, ascend or neuron");
   add_opt(submit, "--project", so.project, "Project the job's cards count against (default: your first project)");
   submit->add_flag("--preemptible", so.preemptible, "May borrow cards past the project's guarantee");
   add_opt(submit, "--retries", so.retries, "Retries after a node failure (0..10)");

@@ -2,7 +2,9 @@
 
 #include "tessel/agent/amd_smi_inventory.hpp"
 #include "tessel/agent/executable.hpp"
+#include "tessel/agent/neuron_ls_inventory.hpp"
 #include "tessel/agent/npu_smi_inventory.hpp"
+#include "tessel/agent/xpu_smi_inventory.hpp"
 
 namespace tessel::agent {
 
@@ -20,6 +22,8 @@ const Tool kTools[] = {
     {api::Vendor::nvidia, "nvidia-smi", &InventoryConfig::nvidia_smi},
     {api::Vendor::amd, "amd-smi", &InventoryConfig::amd_smi},
     {api::Vendor::ascend, "npu-smi", &InventoryConfig::npu_smi},
+    {api::Vendor::intel, "xpu-smi", &InventoryConfig::xpu_smi},
+    {api::Vendor::neuron, "neuron-ls", &InventoryConfig::neuron_ls},
 };
 
 }  // namespace
@@ -27,7 +31,7 @@ const Tool kTools[] = {
 Result<api::Vendor> detect_vendor(const InventoryConfig& config) {
   for (const Tool& t : kTools)
     if (resolve_executable(t.name, config.*t.path, config.path_env)) return t.vendor;
-  return Error{"no hl-smi, nvidia-smi, amd-smi or npu-smi found"};
+  return Error{"no hl-smi, nvidia-smi, amd-smi, npu-smi, xpu-smi or neuron-ls found"};
 }
 
 Result<std::unique_ptr<InventorySource>> make_inventory_source(const std::string& vendor, CommandRunner& runner,
@@ -47,6 +51,8 @@ Result<std::unique_ptr<InventorySource>> make_inventory_source(const std::string
     case api::Vendor::nvidia: return make_nvidia_smi_inventory(runner, config);
     case api::Vendor::amd: return make_amd_smi_inventory(runner, config);
     case api::Vendor::ascend: return make_npu_smi_inventory(runner, config);
+    case api::Vendor::intel: return make_xpu_smi_inventory(runner, config);
+    case api::Vendor::neuron: return make_neuron_ls_inventory(runner, config);
     default: return Error{"no inventory backend for vendor " + api::to_string(v)};
   }
 }

@@ -65,6 +65,40 @@ std::string ascend_ids(const api::Assignment& a) {
   return join_ints(ids);
 }
 
+// Level Zero in COMPOSITE mode: one root device per card, so ZE_AFFINITY_MASK names cards
+// by xpu-smi's device id (its Level Zero enumeration order), tiles stay inside their card.
+void set_level_zero(Env& env, const api::Assignment& a) {
+  env["ZE_FLAT_DEVICE_HIERARCHY"] = "COMPOSITE";
+  env["ZE_AFFINITY_MASK"] = join_ints(a.indices);
+}
+
+// NEURON_RT_VISIBLE_CORES takes global NeuronCore ids: device d of c cores holds
+// d*c .. d*c+c-1. Adjacent devices merge into one range ("0-7"), as the runtime wants
+// one contiguous range per process.
+Status set_neuron(Env& env, const api::Assignment& a, const api::NodeInventory& inv) {
+  std::vector<std::pair<int, int>> ranges;  // Inclusive.
+  std::vector<int> ids = a.indices;
+  std::sort(ids.begin(), ids.end());
+  for (int idx : ids) {
+    auto d = find_device(inv, idx);
+    if (!d) return d.error();
+    const int c = (*d)->cores;
+    if (c <= 0) return Error{"Neuron device " + std::to_string(idx) + " has no NeuronCore count"};
+    const int first = idx * c;
+    if (!ranges.empty() && ranges.back().second + 1 == first) {
+      ranges.back().second = first + c - 1;
+    } else {
+      ranges.emplace_back(first, first + c - 1);
+    }
+  }
+  std::vector<std::string> parts;
+  parts.reserve(ranges.size());
+  for (const auto& [lo, hi] : ranges)
+    parts.push_back(lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi));
+  env["NEURON_RT_VISIBLE_CORES"] = join(parts);
+  return ok_status();
+}
+
 }  // namespace
 
 DeviceRuntime device_runtime(api::Vendor v) {
@@ -94,6 +128,8 @@ Status add_device_env(Env& env, api::Vendor vendor, const api::Assignment& a, co
     case api::Vendor::nvidia: return set_cuda(env, a, inventory);
     case api::Vendor::amd: return set_rocr(env, a, inventory);
     case api::Vendor::ascend: env["ASCEND_RT_VISIBLE_DEVICES"] = ascend_ids(a); return ok_status();
+    case api::Vendor::intel: set_level_zero(env, a); return ok_status();
+    case api::Vendor::neuron: return set_neuron(env, a, inventory);
     default: return Error{"no device variables for vendor " + api::to_string(vendor)};
   }
 }

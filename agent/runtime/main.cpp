@@ -31,7 +31,7 @@ namespace {
 struct Options {
   std::string scheduler, node, address, listen = "0.0.0.0:7451", token_file;
   std::string state_dir = "/var/lib/tessel-agent", vendor = "auto", hl_smi = "hl-smi", nvidia_smi = "nvidia-smi";
-  std::string amd_smi = "amd-smi", npu_smi = "npu-smi";
+  std::string amd_smi = "amd-smi", npu_smi = "npu-smi", xpu_smi = "xpu-smi", neuron_ls = "neuron-ls";
   std::string sysfs_root = "/sys", run_as, log_level = "info";
   double heartbeat_interval = 0;
 };
@@ -99,6 +99,8 @@ int agent_main(const Options& o) {
   icfg.nvidia_smi = o.nvidia_smi;
   icfg.amd_smi = o.amd_smi;
   icfg.npu_smi = o.npu_smi;
+  icfg.xpu_smi = o.xpu_smi;
+  icfg.neuron_ls = o.neuron_ls;
   icfg.sysfs_root = o.sysfs_root;
   icfg.path_env = process_path_env();
   auto source = make_inventory_source(o.vendor, runner, icfg);
@@ -173,13 +175,15 @@ int main(int argc, char** argv) {
   app.add_option("--listen", o.listen, "HOST:PORT of the agent's HTTP server (logs)")->capture_default_str();
   app.add_option("--token-file", o.token_file, "File whose first non-empty line is the bearer token");
   app.add_option("--state-dir", o.state_dir, "Durable task state")->capture_default_str();
-  app.add_option("--vendor", o.vendor, "habana|nvidia|amd|ascend|auto")
+  app.add_option("--vendor", o.vendor, "habana|nvidia|amd|intel|ascend|neuron|auto")
       ->capture_default_str()
       ->check(CLI::IsMember(vendor_choices()));
   app.add_option("--hl-smi", o.hl_smi, "hl-smi path or name")->capture_default_str();
   app.add_option("--nvidia-smi", o.nvidia_smi, "nvidia-smi path or name")->capture_default_str();
   app.add_option("--amd-smi", o.amd_smi, "amd-smi path or name")->capture_default_str();
   app.add_option("--npu-smi", o.npu_smi, "npu-smi path or name")->capture_default_str();
+  app.add_option("--xpu-smi", o.xpu_smi, "xpu-smi path or name")->capture_default_str();
+  app.add_option("--neuron-ls", o.neuron_ls, "neuron-ls path or name")->capture_default_str();
   app.add_option("--sysfs-root", o.sysfs_root, "Root of sysfs (device health)")->capture_default_str();
   app.add_option("--run-as", o.run_as,
                  "Run tasks as this user; required when the agent runs as root (--run-as root: on purpose)");

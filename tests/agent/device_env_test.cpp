@@ -102,11 +102,63 @@ TEST(DeviceEnv, AscendLogicalIdsAscendingNpuHccl) {
   EXPECT_EQ(device_env(api::Vendor::ascend, gaudi_assignment({}, {}), inv).at("ASCEND_RT_VISIBLE_DEVICES"), "");
 }
 
+TEST(DeviceEnv, IntelCardsByLevelZeroIndexCompositeXpuXccl) {
+  auto inv = inventory(api::Vendor::intel, {"u0", "u1", "u2", "u3"});
+  Env env = device_env(api::Vendor::intel, gaudi_assignment({1, 3}, {1, 3}), inv);
+  EXPECT_EQ(env, (Env{{"ZE_FLAT_DEVICE_HIERARCHY", "COMPOSITE"},
+                      {"ZE_AFFINITY_MASK", "1,3"},
+                      {"TESSEL_DEVICE_TYPE", "xpu"},
+                      {"TESSEL_DIST_BACKEND", "xccl"}}));
+  // No cards: an empty mask, every card hidden.
+  EXPECT_EQ(device_env(api::Vendor::intel, gaudi_assignment({}, {}), inv).at("ZE_AFFINITY_MASK"), "");
+}
+
+api::NodeInventory neuron_inventory(int devices, int cores) {
+  api::NodeInventory inv = inventory(api::Vendor::neuron, std::vector<std::string>(devices, ""));
+  for (auto& d : inv.devices) d.cores = cores;
+  return inv;
+}
+
+TEST(DeviceEnv, NeuronCoresAsContiguousRangesNeuronXla) {
+  // Trn2 (4 logical cores per device): device d holds cores 4d .. 4d+3.
+  auto inv = neuron_inventory(16, 4);
+  EXPECT_EQ(
+      device_env(api::Vendor::neuron, gaudi_assignment({4, 5, 6, 7}, {4, 5, 6, 7}), inv),
+      (Env{{"NEURON_RT_VISIBLE_CORES", "16-31"}, {"TESSEL_DEVICE_TYPE", "neuron"}, {"TESSEL_DIST_BACKEND", "xla"}}));
+  EXPECT_EQ(device_env(api::Vendor::neuron, gaudi_assignment({15}, {15}), inv).at("NEURON_RT_VISIBLE_CORES"), "60-63");
+  std::vector<int> all(16);
+  for (int i = 0; i < 16; ++i) all[i] = i;
+  EXPECT_EQ(device_env(api::Vendor::neuron, gaudi_assignment(all, all), inv).at("NEURON_RT_VISIBLE_CORES"), "0-63");
+  // Trn1 (2 cores per device), and a device of one core.
+  EXPECT_EQ(
+      device_env(api::Vendor::neuron, gaudi_assignment({8, 9, 10, 11, 12, 13, 14, 15}, {8, 9, 10, 11, 12, 13, 14, 15}),
+                 neuron_inventory(16, 2))
+          .at("NEURON_RT_VISIBLE_CORES"),
+      "16-31");
+  EXPECT_EQ(
+      device_env(api::Vendor::neuron, gaudi_assignment({3}, {3}), neuron_inventory(4, 1)).at("NEURON_RT_VISIBLE_CORES"),
+      "3");
+  // Never a non-contiguous list the runtime refuses silently: separate ranges stay separate.
+  EXPECT_EQ(device_env(api::Vendor::neuron, gaudi_assignment({0, 2}, {2, 0}), inv).at("NEURON_RT_VISIBLE_CORES"),
+            "0-3,8-11");
+  EXPECT_EQ(device_env(api::Vendor::neuron, gaudi_assignment({}, {}), inv).at("NEURON_RT_VISIBLE_CORES"), "");
+}
+
+TEST(DeviceEnv, NeuronDeviceWithoutCoresFails) {
+  Env env;
+  auto st = add_device_env(env, api::Vendor::neuron, gaudi_assignment({0}, {0}), neuron_inventory(1, 0));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "Neuron device 0 has no NeuronCore count");
+  st = add_device_env(env, api::Vendor::neuron, gaudi_assignment({4}, {4}), neuron_inventory(4, 2));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "GPU index 4 is not in the node inventory");
+}
+
 TEST(DeviceEnv, VendorWithoutBackendFails) {
   Env env;
-  auto st = add_device_env(env, api::Vendor::intel, gaudi_assignment({0}, {0}), inventory(api::Vendor::intel, {}));
+  auto st = add_device_env(env, api::Vendor::tpu, gaudi_assignment({0}, {0}), inventory(api::Vendor::tpu, {}));
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.error().message, "no device variables for vendor intel");
+  EXPECT_EQ(st.error().message, "no device variables for vendor tpu");
 }
 
 TEST(DeviceEnv, TaskEnvironmentCarriesThemAndTheJobCannotOverride) {

@@ -49,6 +49,31 @@ TEST(InventoryJson, NvidiaGroupsAreAll) {
   EXPECT_EQ(to_json(inv)["groups"], json::parse(R"({"all":true})"));
 }
 
+TEST(InventoryJson, NeuronCoresAndBlockGroups) {
+  NodeInventory inv;
+  inv.vendor = Vendor::neuron;
+  for (int i = 0; i < 8; ++i) {
+    Device d;
+    d.index = d.module_id = i;
+    d.model = "trn2";
+    d.cores = 4;
+    inv.devices.push_back(d);
+  }
+  json j = to_json(inv);
+  EXPECT_EQ(j["devices"][2]["cores"], 4);
+  EXPECT_EQ(j["groups"]["4"], json::parse("[[0,1,2,3],[4,5,6,7]]"));
+  EXPECT_EQ(j["groups"]["8"], json::parse("[[0,1,2,3,4,5,6,7]]"));
+  EXPECT_FALSE(j["groups"].contains("16"));  // Only 8 devices.
+  auto back = inventory_from_json(j);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, inv);
+  EXPECT_FALSE(to_json(sample())["devices"][0].contains("cores"));  // Other vendors: no cores.
+  j["devices"][0]["cores"] = 65;
+  auto bad = inventory_from_json(j);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("devices[0].cores"), std::string::npos) << bad.error().message;
+}
+
 TEST(InventoryJson, RejectsBadInput) {
   auto j = to_json(sample());
   auto bad = j;
@@ -62,8 +87,14 @@ TEST(InventoryJson, RejectsBadInput) {
   bad = j;
   bad["vendor"] = "rocm";
   EXPECT_FALSE(inventory_from_json(bad));
-  bad["vendor"] = "intel";  // Planned (issue 13), no backend yet.
+  bad["vendor"] = "tpu";  // Planned (issue 13), no backend yet.
   EXPECT_FALSE(inventory_from_json(bad));
+  bad = j;
+  bad["vendor"] = "intel";
+  EXPECT_TRUE(inventory_from_json(bad));
+  bad = j;
+  bad["vendor"] = "neuron";
+  EXPECT_TRUE(inventory_from_json(bad));
   bad = j;
   bad["vendor"] = "ascend";
   EXPECT_TRUE(inventory_from_json(bad));

@@ -90,7 +90,8 @@ TEST(JobSpec, ErrorsNameTheField) {
 
 TEST(JobSpec, ReservedEnvironmentIsRefused) {
   for (const char* name : {"HABANA_VISIBLE_MODULES", "HABANA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "RANK",
-                           "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "TESSEL_PORT", "HLS_MODULE_ID"}) {
+                           "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "TESSEL_PORT", "HLS_MODULE_ID",
+                           "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "NEURON_RT_VISIBLE_CORES"}) {
     auto r = parse_job_spec(json{{"command", {"x"}}, {"env", {{name, "1"}}}});
     ASSERT_TRUE(r.error) << name;
     EXPECT_EQ(r.error->field, std::string("env.") + name);
@@ -98,6 +99,16 @@ TEST(JobSpec, ReservedEnvironmentIsRefused) {
   EXPECT_TRUE(parse_job_spec(json{{"command", {"x"}}, {"env", {{"PT_ENABLE_INT64_SUPPORT", "0"}}}}).spec);
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"A=B", "1"}}}}), "env");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"A", 1}}}}), "env.A");
+}
+
+TEST(JobSpec, SixteenDevicesOnlyWithVendorNeuron) {
+  auto r = parse_job_spec(json{{"command", {"x"}}, {"devices", 16}, {"vendor", "neuron"}});
+  ASSERT_TRUE(r.spec) << r.error->message;
+  EXPECT_EQ(r.spec->devices, 16);
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 16}, {"vendor", "intel"}}), "devices");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 32}, {"vendor", "neuron"}}), "devices");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 12}, {"vendor", "neuron"}}), "devices");
+  EXPECT_TRUE(parse_job_spec(json{{"command", {"x"}}, {"devices", 4}, {"vendor", "intel"}}).spec);
 }
 
 TEST(JobSpec, DependenciesRoundTripAndAreLeftOutWhenEmpty) {

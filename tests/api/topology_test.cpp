@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "tessel/api/topology.hpp"
 
 using namespace tessel::api;
@@ -36,4 +38,48 @@ TEST(Topology, AscendGroupsStayInsideOneHccsRing) {
   EXPECT_EQ(gaudi_groups_of_size(8), (std::vector<Group>{{0, 1, 2, 3, 4, 5, 6, 7}}));
   for (Vendor v : {Vendor::nvidia, Vendor::amd}) EXPECT_TRUE(any_subset_is_valid(v));
   EXPECT_FALSE(any_subset_is_valid(Vendor::habana));
+}
+
+// The Neuron table as a property: every group of every valid size is an aligned,
+// contiguous block inside 0..15, the blocks of one size tile the 16 devices, and no
+// other size has a group (Trn1/Trn2 run 1, 4, 8 or 16 devices).
+TEST(Topology, NeuronGroupsAreAlignedBlocksOf1_4_8_16) {
+  EXPECT_EQ(group_rule(Vendor::neuron), GroupRule::neuron16);
+  EXPECT_FALSE(any_subset_is_valid(Vendor::neuron));
+  for (int size = 0; size <= 32; ++size) {
+    const auto& groups = neuron_groups_of_size(size);
+    const bool valid = size == 1 || size == 4 || size == 8 || size == 16;
+    if (!valid) {
+      EXPECT_TRUE(groups.empty()) << size;
+      continue;
+    }
+    ASSERT_EQ(static_cast<int>(groups.size()), 16 / size);
+    std::set<int> covered;
+    for (const Group& g : groups) {
+      ASSERT_EQ(static_cast<int>(g.size()), size);
+      EXPECT_EQ(g.front() % size, 0) << "group of " << size << " not aligned";
+      for (size_t i = 1; i < g.size(); ++i) EXPECT_EQ(g[i], g[i - 1] + 1) << "group of " << size << " has a gap";
+      covered.insert(g.begin(), g.end());
+    }
+    EXPECT_EQ(covered.size(), 16u);
+    EXPECT_EQ(*covered.rbegin(), 15);
+  }
+}
+
+TEST(Topology, NeuronGroupsWithinHealthyDevices) {
+  std::set<int> usable;
+  for (int i = 0; i < 16; ++i)
+    if (i != 5) usable.insert(i);  // Device 5 unhealthy: its quad, octet and the 16 are gone.
+  auto g = groups_within(Vendor::neuron, usable);
+  EXPECT_EQ(g[4], (std::vector<Group>{{0, 1, 2, 3}, {8, 9, 10, 11}, {12, 13, 14, 15}}));
+  EXPECT_EQ(g[8], (std::vector<Group>{{8, 9, 10, 11, 12, 13, 14, 15}}));
+  EXPECT_EQ(g.count(16), 0u);
+  EXPECT_EQ(g.count(2), 0u);
+  EXPECT_EQ(groups_within(Vendor::habana, {0, 1}), gaudi_groups_within({0, 1}));
+  EXPECT_TRUE(groups_within(Vendor::intel, {0, 1, 2, 3}).empty());
+}
+
+TEST(Topology, IntelAnySubset) {
+  EXPECT_TRUE(any_subset_is_valid(Vendor::intel));
+  EXPECT_EQ(group_rule(Vendor::intel), GroupRule::any_subset);
 }

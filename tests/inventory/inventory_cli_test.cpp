@@ -88,6 +88,34 @@ TEST_F(InventoryCliTest, AscendVendorAndToolFlag) {
   EXPECT_EQ(j["groups"]["8"], json::parse("[[0,1,2,3,4,5,6,7]]"));
 }
 
+TEST_F(InventoryCliTest, IntelVendorAndToolFlag) {
+  ScopedEnv fixture("FAKE_XPU_SMI_FIXTURE", testing::fixture_path("xpu-smi/max1100-2-discovery.json"));
+  ScopedEnv mode("FAKE_XPU_SMI_MODE", "normal");
+  auto o = run({"--vendor", "intel", "--xpu-smi", FAKE_XPU_SMI_PATH});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  json j = json::parse(o.out);
+  EXPECT_EQ(j["vendor"], "intel");
+  ASSERT_EQ(j["devices"].size(), 2u);
+  EXPECT_EQ(j["devices"][0]["uuid"], "00000000-0000-0029-0000-002f0bda8086");
+  EXPECT_EQ(j["groups"], json::parse(R"({"all": true})"));
+}
+
+TEST_F(InventoryCliTest, NeuronVendorAndToolFlag) {
+  ScopedEnv fixture("FAKE_NEURON_LS_FIXTURE", testing::fixture_path("neuron-ls/trn2-48xlarge-16.json"));
+  ScopedEnv mode("FAKE_NEURON_LS_MODE", "normal");
+  auto o = run({"--vendor", "neuron", "--neuron-ls", FAKE_NEURON_LS_PATH});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  json j = json::parse(o.out);
+  EXPECT_EQ(j["vendor"], "neuron");
+  ASSERT_EQ(j["devices"].size(), 16u);
+  EXPECT_EQ(j["devices"][3]["cores"], 4);
+  // Trn2: aligned blocks of 4, 8 and 16 devices.
+  EXPECT_EQ(j["groups"]["4"], json::parse("[[0,1,2,3],[4,5,6,7],[8,9,10,11],[12,13,14,15]]"));
+  EXPECT_EQ(j["groups"]["8"], json::parse("[[0,1,2,3,4,5,6,7],[8,9,10,11,12,13,14,15]]"));
+  EXPECT_EQ(j["groups"]["16"].size(), 1u);
+  EXPECT_FALSE(j["groups"].contains("2"));
+}
+
 TEST_F(InventoryCliTest, ToolFailureIsOneLineAndExitOne) {
   ScopedEnv mode("FAKE_HL_SMI_MODE", "fail");
   auto o = run({"--vendor", "habana", "--hl-smi", FAKE_HL_SMI_PATH});
@@ -107,9 +135,11 @@ TEST_F(InventoryCliTest, TimeoutFlag) {
 
 TEST_F(InventoryCliTest, NothingFound) {
   auto o = run({"--hl-smi", "/nonexistent/a", "--nvidia-smi", "/nonexistent/b", "--amd-smi", "/nonexistent/c",
-                "--npu-smi", "/nonexistent/d"});
+                "--npu-smi", "/nonexistent/d", "--xpu-smi", "/nonexistent/e", "--neuron-ls", "/nonexistent/f"});
   EXPECT_EQ(o.rc, 1);
-  EXPECT_EQ(o.err, "tessel-agent inventory: reading inventory: no hl-smi, nvidia-smi, amd-smi or npu-smi found\n");
+  EXPECT_EQ(o.err,
+            "tessel-agent inventory: reading inventory: no hl-smi, nvidia-smi, amd-smi, npu-smi, xpu-smi or neuron-ls "
+            "found\n");
 }
 
 TEST_F(InventoryCliTest, UsageErrorsExitTwo) {

@@ -291,3 +291,61 @@ TEST(Allocator, ManyBlockedJobsGetReasons) {
 
 }  // namespace
 }  // namespace tessel::scheduler
+
+namespace tessel::scheduler {
+namespace {
+
+NodeSpec neuron_node(const std::string& name, int devices, std::set<int> unhealthy = {}) {
+  NodeSpec n;
+  n.name = name;
+  n.vendor = api::Vendor::neuron;
+  for (int i = 0; i < devices; ++i) n.cards.push_back({i, i, "trn2", unhealthy.count(i) == 0});
+  return n;
+}
+
+TEST(Allocator, NeuronTakesAlignedBlocksBestFit) {
+  ModuleGroupAllocator a;
+  a.upsert_node(neuron_node("t", 16));
+  auto r = a.schedule({testing::job("one", 1, 1, 0, 1), testing::job("four", 4, 1, 0, 2),
+                       testing::job("eight", 8, 1, 0, 3), testing::job("two", 2, 1, 0, 4)},
+                      0);
+  // The single device and the quad share the first octet; the octet takes the second.
+  EXPECT_EQ(testing::find_placement(r, "one")->allocations[0].module_ids, (std::vector<int>{0}));
+  EXPECT_EQ(testing::find_placement(r, "four")->allocations[0].module_ids, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(testing::find_placement(r, "eight")->allocations[0].module_ids,
+            (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(testing::find_placement(r, "two"), nullptr);  // Not a Trainium group size.
+  EXPECT_NE(testing::reason(r, "two").find("no node has 2 healthy"), std::string::npos) << testing::reason(r, "two");
+  auto free = a.free_groups("t");
+  EXPECT_EQ(free[1], (std::vector<api::Group>{{1}, {2}, {3}}));
+  EXPECT_EQ(free.count(4), 0u);
+}
+
+TEST(Allocator, NeuronSixteenNeedsTheWholeHealthyNode) {
+  ModuleGroupAllocator a;
+  a.upsert_node(neuron_node("sick", 16, {9}));
+  a.upsert_node(neuron_node("small", 4));
+  a.upsert_node(neuron_node("whole", 16));
+  auto r = a.schedule({testing::job("all", 16)}, 0);
+  ASSERT_NE(testing::find_placement(r, "all"), nullptr) << testing::reason(r, "all");
+  EXPECT_EQ(testing::find_placement(r, "all")->allocations[0].node, "whole");
+  EXPECT_EQ(testing::find_placement(r, "all")->allocations[0].module_ids.size(), 16u);
+  // Devices 16 and up are never placed: Neuron groups live in 0..15.
+  ModuleGroupAllocator b;
+  b.upsert_node(neuron_node("big", 32));
+  auto r2 = b.schedule({testing::job("x", 16, 1, 0, 1), testing::job("y", 16, 1, 0, 2)}, 0);
+  ASSERT_NE(testing::find_placement(r2, "x"), nullptr);
+  EXPECT_EQ(testing::find_placement(r2, "x")->allocations[0].module_ids.back(), 15);
+  EXPECT_EQ(testing::find_placement(r2, "y"), nullptr);
+}
+
+TEST(Allocator, SixteenNeverFitsAGaudiNode) {
+  ModuleGroupAllocator a;
+  a.upsert_node(testing::gaudi_node("g"));
+  auto r = a.schedule({testing::job("x", 16)}, 0);
+  EXPECT_EQ(testing::find_placement(r, "x"), nullptr);
+  EXPECT_NE(testing::reason(r, "x").find("no node has 16"), std::string::npos) << testing::reason(r, "x");
+}
+
+}  // namespace
+}  // namespace tessel::scheduler

@@ -67,17 +67,20 @@ class World {
 
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
-  // Gaudi (fixed groups) most often; NVIDIA and AMD (any subset) and Ascend (HCCS
-  // rings) too.
+  // Gaudi (fixed groups) most often; NVIDIA, AMD and Intel (any subset), Ascend (HCCS
+  // rings) and Neuron (aligned blocks of 1, 4, 8, 16) too.
   api::Vendor random_vendor() {
     static const api::Vendor kVendors[] = {api::Vendor::nvidia, api::Vendor::amd,    api::Vendor::ascend,
-                                           api::Vendor::habana, api::Vendor::habana, api::Vendor::habana};
-    return kVendors[pick(0, 5)];
+                                           api::Vendor::intel,  api::Vendor::neuron, api::Vendor::habana,
+                                           api::Vendor::habana, api::Vendor::habana};
+    return kVendors[pick(0, 7)];
   }
   std::string model_of(api::Vendor v) {
     if (v == api::Vendor::nvidia) return "A100";
     if (v == api::Vendor::amd) return "AMD Instinct MI300X";
     if (v == api::Vendor::ascend) return "910A";
+    if (v == api::Vendor::intel) return "Intel(R) Data Center GPU Max 1550";
+    if (v == api::Vendor::neuron) return "trn2";
     return kGaudiModels[pick(0, 1)];
   }
 
@@ -88,6 +91,7 @@ class World {
     const bool any_subset = api::any_subset_is_valid(n.vendor);
     std::string model = model_of(n.vendor);
     int cards = any_subset ? pick(2, 8) : (pick(0, 3) == 0 ? 4 : 8);
+    if (n.vendor == api::Vendor::neuron) cards = std::vector<int>{1, 4, 16, 16}[pick(0, 3)];
     std::vector<int> index(cards);
     for (int i = 0; i < cards; ++i) index[i] = i;
     std::shuffle(index.begin(), index.end(), rng_);
@@ -103,12 +107,12 @@ class World {
 
   void submit_random_jobs() {
     int count = pick(1, 6);
-    static const int kSizes[] = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8};
+    static const int kSizes[] = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8, 16};
     for (int i = 0; i < count; ++i) {
       PendingJob j;
       j.id = "job" + std::to_string(next_id_++);
       j.seq = next_id_;
-      j.devices = kSizes[pick(0, 9)];
+      j.devices = kSizes[pick(0, 10)];
       j.nodes = pick(0, 9) == 0 ? pick(2, 4) : 1;
       j.priority = std::vector<int>{0, 0, 0, 1, 5}[pick(0, 4)];
       if (pick(0, 2) != 0) j.time_limit_s = pick(10, 600);
@@ -197,7 +201,8 @@ class World {
       ASSERT_EQ(al.indices.size(), al.module_ids.size());
       ASSERT_TRUE(std::is_sorted(al.module_ids.begin(), al.module_ids.end()));
       if (j.devices > 0 && !api::any_subset_is_valid(node.vendor)) {
-        const auto& valid = api::gaudi_groups_of_size(j.devices);
+        const auto& valid = node.vendor == api::Vendor::neuron ? api::neuron_groups_of_size(j.devices)
+                                                               : api::gaudi_groups_of_size(j.devices);
         ASSERT_NE(std::find(valid.begin(), valid.end(), al.module_ids), valid.end())
             << j.id << " got an invalid group on " << al.node;
       }

@@ -3,6 +3,8 @@
 // $<PREFIX>FIXTURE, byte for byte.
 //   amd-smi static [--asic --bus --vram --driver ...] --json    (PREFIX FAKE_AMD_SMI_)
 //   npu-smi info                                                (PREFIX FAKE_NPU_SMI_)
+//   xpu-smi discovery -j                                        (PREFIX FAKE_XPU_SMI_)
+//   neuron-ls -j                                                (PREFIX FAKE_NEURON_LS_)
 // The mode comes from the file named by $<PREFIX>MODE_FILE when it exists (so a test
 // can change the behaviour of a tool a running agent calls), else from $<PREFIX>MODE,
 // else "normal":

@@ -33,7 +33,7 @@ struct Device {
   std::string model;
   std::string serial;
   std::string uuid;  // Stable; AMD: the ROCr id GPU-<asic serial> when the card has one;
-                     // Ascend: NPU-<PCI address>.
+                     // Ascend: NPU-<PCI address>; Neuron: NEURON-<PCI address>.
   std::optional<int64_t> memory_total_mib;
   std::optional<int64_t> memory_used_mib;
   std::optional<int64_t> utilization_pct;
@@ -49,6 +49,7 @@ struct Device {
   std::optional<int> ports_total;
   std::optional<int> ports_up;
   std::vector<int> ports_down;
+  int cores = 0;  // Neuron: the device's NeuronCores (d*cores .. d*cores+cores-1); else 0.
 
   bool operator==(const Device&) const = default;
 };

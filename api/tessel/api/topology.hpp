@@ -8,8 +8,13 @@
 // (or take all 8); the Gaudi blocks are such groups. Other Ascend boards (910B x8, a
 // full HCCS mesh; 310 inference cards, no HCCS) would allow more, but one rule for the
 // vendor never places a group a 910A board cannot run: Tessel uses the blocks for all.
-// NVIDIA, AMD Instinct (MI300-class: 8 GPUs in one XGMI hive, every pair one hop):
-// any subset is valid.
+// AWS Neuron (Trn1: a 2D torus of 16 devices; Trn2: connected groups of 1, 4, 8, 16), by
+// device index: aligned blocks of 1, 4, 8 or all 16 devices ({0-3} {4-7} ..., {0-7}
+// {8-15}, {0-15}), as AWS's scheduler extension and DRA driver hand them out. Nodes with
+// fewer devices (trn2.3xlarge: 1) offer the blocks they hold whole.
+// NVIDIA, AMD Instinct (MI300-class: 8 GPUs in one XGMI hive, every pair one hop), Intel
+// Data Center GPU (cards joined by Xe Link or PCIe; no size is forbidden): any subset is
+// valid.
 
 #include <map>
 #include <set>
@@ -19,8 +24,13 @@
 
 namespace tessel::api {
 
-// True when any subset of a node's cards is a valid group for `v` (every vendor but
-// habana and ascend, whose groups are the fixed buddy blocks below).
+// How a vendor's groups are formed: any subset; the Gaudi buddy blocks of 1, 2, 4, 8
+// within slots 0..7 (habana, ascend); aligned blocks of 1, 4, 8, 16 within 0..15 (neuron).
+enum class GroupRule { any_subset, buddy8, neuron16 };
+GroupRule group_rule(Vendor v);
+
+// True when any subset of a node's cards is a valid group for `v` (group_rule() is
+// any_subset: every vendor but habana, ascend and neuron).
 bool any_subset_is_valid(Vendor v);
 
 // The fixed list of valid Gaudi groups of `size` cards (1, 2, 4 or 8), each ascending.
@@ -32,6 +42,14 @@ bool is_valid_group_size(int size);
 // Valid Gaudi groups of size 2, 4 and 8 whose members are all in `usable` (module ids).
 // Keys are sizes; sizes with no group are omitted.
 std::map<int, std::vector<Group>> gaudi_groups_within(const std::set<int>& usable);
+
+// The fixed list of valid Neuron groups of `size` devices (1, 4, 8 or 16), each ascending.
+const std::vector<Group>& neuron_groups_of_size(int size);
+
+// The groups larger than one card of a fixed-group vendor (GroupRule buddy8 or
+// neuron16) whose members are all in `usable`, by size; sizes with no group are
+// omitted. Empty for any_subset vendors.
+std::map<int, std::vector<Group>> groups_within(Vendor v, const std::set<int>& usable);
 
 // The module ids of the healthy devices of an inventory.
 std::set<int> healthy_module_ids(const NodeInventory& inv);

@@ -34,8 +34,11 @@ void ModuleGroupAllocator::upsert_node(const NodeSpec& spec) {
   node.present = 0;
   node.healthy = 0;
   for (int i = 0; i < masks::kMaxSlots; ++i) node.index[i] = i;
-  // Gaudi groups live within module ids 0..7; other slots are kept but never placed.
-  const Mask placeable = spec.vendor == api::Vendor::habana ? masks::kGaudiAll : ~Mask{0};
+  // Gaudi groups live within module ids 0..7, Neuron groups within 0..15; other slots
+  // are kept but never placed.
+  Mask placeable = ~Mask{0};
+  if (spec.vendor == api::Vendor::habana) placeable = masks::kGaudiAll;
+  if (spec.vendor == api::Vendor::neuron) placeable = masks::kNeuronAll;
   std::vector<std::pair<std::string, Mask>> models;
   for (const NodeSpec::Card& card : spec.cards) {
     if (card.module_id < 0 || card.module_id >= masks::kMaxSlots) continue;
@@ -160,6 +163,11 @@ std::map<int, std::vector<api::Group>> ModuleGroupAllocator::free_groups(const s
   Mask free = node.present & node.healthy & ~node.held;
   if (api::any_subset_is_valid(node.vendor)) {
     for (int s : masks::slots(free)) out[1].push_back({s});
+    return out;
+  }
+  if (api::group_rule(node.vendor) == api::GroupRule::neuron16) {
+    for (int size : {1, 4, 8, 16})
+      masks::for_each_neuron_group(free, size, [&](Mask g) { out[size].push_back(masks::slots(g)); });
     return out;
   }
   for (int size : {1, 2, 4, 8})

@@ -12,14 +12,21 @@ uint32_t ClusterState::fit_class(api::Vendor vendor, Mask free, int size) {
     int count = masks::popcount(free);
     return count >= size ? static_cast<uint32_t>(count) : kNoFit;
   }
-  int block = masks::gaudi_fit_block(free, size);
+  const bool neuron = api::group_rule(vendor) == api::GroupRule::neuron16;
+  int block = neuron ? masks::neuron_fit_block(free, size) : masks::gaudi_fit_block(free, size);
   if (block == 0) return kNoFit;
   // Smallest enclosing free block first, then the fewest free cards.
-  return static_cast<uint32_t>(masks::size_log(block) * 64 + masks::popcount(free & masks::kGaudiAll));
+  const Mask all = neuron ? masks::kNeuronAll : masks::kGaudiAll;
+  return static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(block)) * 64 + masks::popcount(free & all));
 }
 
 Mask ClusterState::pick_group(api::Vendor vendor, Mask free, int size) {
-  return api::any_subset_is_valid(vendor) ? masks::lowest_bits(free, size) : masks::gaudi_best_group(free, size);
+  switch (api::group_rule(vendor)) {
+    case api::GroupRule::any_subset: return masks::lowest_bits(free, size);
+    case api::GroupRule::neuron16: return masks::neuron_best_group(free, size);
+    case api::GroupRule::buddy8: break;
+  }
+  return masks::gaudi_best_group(free, size);
 }
 
 uint32_t ClusterState::node_for(const std::string& name) {

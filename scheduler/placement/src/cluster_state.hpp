@@ -26,7 +26,7 @@
 namespace tessel::scheduler::detail {
 
 using masks::Mask;
-inline constexpr int kSizes = 4;  // 1, 2, 4, 8 cards (size_log 0..3).
+inline constexpr int kSizes = 5;  // 1, 2, 4, 8, 16 (Neuron) cards (size_log 0..4).
 inline constexpr uint32_t kNoFit = UINT32_MAX;
 inline constexpr int32_t kNoJob = -1;
 

@@ -12,13 +12,13 @@ struct Fit {
 
 Mask block_mask(int start, int size) { return ((Mask{1} << size) - 1) << start; }
 
-Fit compute_fit(Mask free, int size) {
+Fit compute_fit(Mask free, int size, int slots = kGaudiSlots) {
   Fit best;
-  for (int start = 0; start + size <= kGaudiSlots; start += size) {
+  for (int start = 0; start + size <= slots; start += size) {
     Mask blk = block_mask(start, size);
     if ((free & blk) != blk) continue;
     int k = size;
-    while (k < kGaudiSlots) {
+    while (k < slots) {
       int parent_start = start & ~(2 * k - 1);
       Mask parent = block_mask(parent_start, 2 * k);
       if ((free & parent) != parent) break;
@@ -50,24 +50,33 @@ int size_log(int size) {
     case 2: return 1;
     case 4: return 2;
     case 8: return 3;
+    case 16: return 4;  // Neuron only.
     default: return -1;
   }
 }
 
 Mask gaudi_best_group(Mask free, int size) {
   int lg = size_log(size);
-  return lg < 0 ? 0 : table()[lg][free & kGaudiAll].group;
+  return lg < 0 || lg > 3 ? 0 : table()[lg][free & kGaudiAll].group;
 }
 
 int gaudi_fit_block(Mask free, int size) {
   int lg = size_log(size);
-  return lg < 0 ? 0 : table()[lg][free & kGaudiAll].block;
+  return lg < 0 || lg > 3 ? 0 : table()[lg][free & kGaudiAll].block;
 }
 
 std::vector<Mask> gaudi_groups(Mask free, int size) {
   std::vector<Mask> out;
   for_each_gaudi_group(free, size, [&](Mask g) { out.push_back(g); });
   return out;
+}
+
+Mask neuron_best_group(Mask free, int size) {
+  return neuron_size(size) ? compute_fit(free & kNeuronAll, size, kNeuronSlots).group : 0;
+}
+
+int neuron_fit_block(Mask free, int size) {
+  return neuron_size(size) ? compute_fit(free & kNeuronAll, size, kNeuronSlots).block : 0;
 }
 
 Mask lowest_bits(Mask free, int size) {

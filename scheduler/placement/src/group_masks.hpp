@@ -17,7 +17,7 @@ inline constexpr int kMaxSlots = 32;
 inline constexpr int kGaudiSlots = 8;
 inline constexpr Mask kGaudiAll = 0xFF;
 
-// 1 -> 0, 2 -> 1, 4 -> 2, 8 -> 3; -1 for any other size.
+// 1 -> 0, 2 -> 1, 4 -> 2, 8 -> 3, 16 -> 4 (Neuron); -1 for any other size.
 int size_log(int size);
 
 inline int popcount(Mask m) { return __builtin_popcount(m); }
@@ -45,6 +45,27 @@ void for_each_slot(Mask m, Fn&& fn) {
   while (m != 0) {
     fn(__builtin_ctz(m));
     m &= m - 1;
+  }
+}
+
+inline constexpr int kNeuronSlots = 16;
+inline constexpr Mask kNeuronAll = 0xFFFF;
+
+// Neuron: true for 1, 4, 8, 16.
+inline bool neuron_size(int size) { return size == 1 || size == 4 || size == 8 || size == 16; }
+// Neuron: the best-fit group of `size` devices within `free`, or 0 when none.
+Mask neuron_best_group(Mask free, int size);
+// Neuron: size of the smallest fully free aligned block (size..16) holding the group
+// neuron_best_group() returns, or 0 when no group fits.
+int neuron_fit_block(Mask free, int size);
+// Neuron: calls fn(group) for each valid group of `size` within `free`, lowest first.
+template <class Fn>
+void for_each_neuron_group(Mask free, int size, Fn&& fn) {
+  if (!neuron_size(size)) return;
+  const Mask unit = (Mask{1} << size) - 1;
+  for (int start = 0; start + size <= kNeuronSlots; start += size) {
+    Mask blk = unit << start;
+    if ((free & blk) == blk) fn(blk);
   }
 }
 

@@ -10,7 +10,7 @@ std::string cards_phrase(const std::optional<api::Vendor>& vendor, const std::st
 }
 
 std::string invalid_devices(int devices) {
-  return "invalid request: devices is " + std::to_string(devices) + ", must be 0, 1, 2, 4 or 8";
+  return "invalid request: devices is " + std::to_string(devices) + ", must be 0, 1, 2, 4 or 8 (16 on Neuron)";
 }
 
 std::string invalid_nodes(int nodes) {

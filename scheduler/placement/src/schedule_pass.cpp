@@ -371,6 +371,8 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
         Mask group = 0;
         for (int i = 0; i < size; ++i) group |= Mask{1} << by_time[i].second;
         consider(group);
+      } else if (api::group_rule(node.vendor) == api::GroupRule::neuron16) {
+        masks::for_each_neuron_group(usable, size, consider);
       } else {
         masks::for_each_gaudi_group(usable, size, consider);
       }

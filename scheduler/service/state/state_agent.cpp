@@ -22,7 +22,7 @@ bool same_shape(const api::NodeInventory& a, const api::NodeInventory& b) {
     const auto &x = a.devices[i], &y = b.devices[i];
     if (x.index != y.index || x.module_id != y.module_id || x.model != y.model || x.healthy != y.healthy ||
         x.uuid != y.uuid || x.firmware_version != y.firmware_version || x.ports_total != y.ports_total ||
-        x.ports_up != y.ports_up || x.ports_down != y.ports_down)
+        x.ports_up != y.ports_up || x.ports_down != y.ports_down || x.cores != y.cores)
       return false;
   }
   return true;

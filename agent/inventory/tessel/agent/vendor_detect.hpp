@@ -15,8 +15,9 @@ namespace tessel::agent {
 
 // The vendor of the first tool that resolves to an executable (path, or name in
 // config.path_env), in this order: hl-smi (habana), nvidia-smi (nvidia), amd-smi
-// (amd), npu-smi (ascend); else the error "no hl-smi, nvidia-smi, amd-smi or npu-smi
-// found". Looks at files only; runs nothing.
+// (amd), npu-smi (ascend), xpu-smi (intel), neuron-ls (neuron); else the error "no hl-smi,
+// nvidia-smi, amd-smi, npu-smi, xpu-smi or neuron-ls found". Looks at files only; runs
+// nothing.
 Result<api::Vendor> detect_vendor(const InventoryConfig& config);
 
 // `vendor` is one of vendor_choices(). The source reads through `runner`, which must

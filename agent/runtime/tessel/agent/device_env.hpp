@@ -10,6 +10,13 @@
 //           visible); cuda, nccl (PyTorch's ROCm build names the device cuda and RCCL nccl).
 //   ascend: ASCEND_RT_VISIBLE_DEVICES (logical device ids = inventory indices, ascending,
 //           as CANN requires); npu, hccl.
+//   intel:  ZE_FLAT_DEVICE_HIERARCHY=COMPOSITE and ZE_AFFINITY_MASK (xpu-smi device ids, in
+//           the assignment's order): one device per card, a two-tile Max 1550 is one torch
+//           xpu device (tiles are Level Zero sub-devices, used by implicit scaling);
+//           xpu, xccl.
+//   neuron: NEURON_RT_VISIBLE_CORES, the global NeuronCore ids of the devices as ranges
+//           ("4-7"; device d of c cores holds d*c .. d*c+c-1, c = Device::cores); neuron,
+//           xla (torch-neuronx runs torch.distributed on the "xla" backend).
 // Always: TESSEL_DEVICE_TYPE (the torch device string) and TESSEL_DIST_BACKEND (the
 // torch.distributed backend).
 
@@ -31,7 +38,8 @@ DeviceRuntime device_runtime(api::Vendor v);
 
 // Sets the visibility variables of `vendor` for the cards of `a` (a job with no cards
 // gets them empty) plus TESSEL_DEVICE_TYPE and TESSEL_DIST_BACKEND. Fails when a card
-// the vendor names by UUID is missing from `inventory` or has no UUID.
+// the vendor names by UUID is missing from `inventory` or has no UUID, or when a Neuron
+// device is missing or has no core count.
 Status add_device_env(std::map<std::string, std::string>& env, api::Vendor vendor, const api::Assignment& a,
                       const api::NodeInventory& inventory);
 
