@@ -53,13 +53,13 @@ class Planner {
     std::sort(best->victims.begin(), best->victims.end());  // Candidates are newest first.
     for (size_t v : best->victims) plan.victims.push_back(cands_[v].job->job_id);
     for (size_t i = 0; i < best->groups.size(); ++i) {
-      const auto& [n, group] = best->groups[i];
+      const Node& node = st_.nodes[best->groups[i].first];
       api::Allocation a;
-      a.node = st_.nodes[n].name;
+      a.node = node.name;
       a.rank = static_cast<int>(i);
-      masks::for_each_slot(group, [&](int s) {
+      masks::for_each_slot(best->groups[i].second, [&](int s) {
         a.module_ids.push_back(s);
-        a.indices.push_back(st_.nodes[n].index[s]);
+        a.indices.push_back(node.index[s]);
       });
       plan.allocations.push_back(std::move(a));
     }
