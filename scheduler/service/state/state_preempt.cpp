@@ -6,6 +6,7 @@
 // gone), requeues them without using a retry, and holds their cards for the job
 // as they free up; once every card is free the job is placed on them.
 #include <algorithm>
+#include <tuple>
 
 #include <spdlog/spdlog.h>
 
@@ -99,10 +100,15 @@ void ClusterState::plan_preemption_locked(Txn& txn, const std::vector<PendingJob
   std::set<std::string> placed;
   for (const auto& p : res.placed) placed.insert(p.job_id);
   std::vector<RunningJob> running;
+  // Shapes (project, vendor, model, devices, nodes) that found no plan: the same again finds none.
+  std::set<std::tuple<int32_t, int, std::string, int, int>> failed;
   int plans = 0;
   for (uint32_t i : res.order) {
     const PendingJob& job = queue[i];
     if (!job.within_guarantee || placed.count(job.id)) continue;
+    auto shape = std::make_tuple(job.project, job.vendor ? static_cast<int>(*job.vendor) : -1, job.model, job.devices,
+                                 job.nodes);
+    if (failed.count(shape)) continue;
     if (++plans > kPlansPerPass) break;
     if (running.empty()) {
       running.reserve(active_.size());
@@ -116,6 +122,7 @@ void ClusterState::plan_preemption_locked(Txn& txn, const std::vector<PendingJob
     PreemptionOutcome out =
         alloc_.plan_preemption(PreemptionRequest{&job, running, &policy.limits, now, opts_.preempt_min_runtime_ms});
     if (!out.plan) {
+      failed.insert(shape);
       if (out.retry_at_ms && (!preempt_retry_at_ms_ || *out.retry_at_ms < *preempt_retry_at_ms_))
         preempt_retry_at_ms_ = out.retry_at_ms;
       continue;
