@@ -124,6 +124,30 @@ TEST(Preemption, AGangIsOneVictimAndGivesUpAllItsNodes) {
   EXPECT_EQ(out.plan->allocations[1].rank, 1);
 }
 
+TEST(Preemption, AGangWithManyCandidatesGetsAMinimalSetOfTheNewest) {
+  Fixture f;
+  for (const char* n : {"n1", "n2", "n3"}) f.node(n);
+  f.limits[0].guaranteed["HL-225"] = 16;
+  // 24 single-card jobs (past the exact search's 12): n3's are the newest, then n2's.
+  for (int i = 0; i < 24; ++i) {
+    const std::string node = "n" + std::to_string(1 + i / 8);
+    f.run("j-" + std::to_string(i), {cards_on(node, {i % 8})}, 1000 + i);
+  }
+  auto out = f.plan(wants(8, 2));
+  ASSERT_TRUE(out.plan);
+  EXPECT_EQ(out.plan->victims.size(), 16u);
+  std::set<std::string> victims(out.plan->victims.begin(), out.plan->victims.end());
+  for (int i = 8; i < 24; ++i) EXPECT_TRUE(victims.count("j-" + std::to_string(i))) << i;
+  ASSERT_EQ(out.plan->allocations.size(), 2u);
+  EXPECT_NE(out.plan->allocations[0].node, out.plan->allocations[1].node);
+  for (const auto& a : out.plan->allocations) EXPECT_NE(a.node, "n1");
+  // 4 cards on two nodes: after pruning, 8 victims (a quad on each of two nodes), valid quads.
+  auto quads = f.plan(wants(4, 2));
+  ASSERT_TRUE(quads.plan);
+  EXPECT_EQ(quads.plan->victims.size(), 8u);
+  for (const auto& a : quads.plan->allocations) EXPECT_TRUE(valid_gaudi_group(a.module_ids));
+}
+
 TEST(Preemption, NewestStartedFirstAmongEquals) {
   Fixture f;
   f.node("n1");

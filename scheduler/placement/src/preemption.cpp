@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tessel/api/topology.hpp"
 #include "tessel/scheduler/allocator.hpp"
@@ -108,6 +109,10 @@ class Planner {
       Candidate c;
       c.job = &r;
       c.cards = st_.jobs[*h].cards;
+      if (r.project < 0) {  // No guarantee to keep: its cards by model are never asked for.
+        cands_.push_back(std::move(c));
+        continue;
+      }
       for (const auto& [n, m] : c.cards) {
         c.by_model[kAnyModel] += masks::popcount(m);
         for (const NodeKey& k : st_.nodes[n].keys) {
@@ -128,6 +133,7 @@ class Planner {
 
   // Whether every victim's project keeps at least its guarantee once they are gone.
   bool keeps_guarantees(const std::vector<size_t>& victims) const {
+    if (std::all_of(victims.begin(), victims.end(), [&](size_t v) { return cands_[v].job->project < 0; })) return true;
     std::map<int32_t, std::map<std::string, int64_t>> removed;
     for (size_t v : victims) {
       const int32_t p = cands_[v].job->project;
@@ -175,7 +181,8 @@ class Planner {
         return std::nullopt;
       }
       auto consider = [&](Choice c) {
-        if (c.victims.empty() || !keeps_guarantees(c.victims)) return;
+        if (c.victims.empty() || (best && c.victims.size() > best->victims.size())) return;
+        if (!keeps_guarantees(c.victims)) return;
         if (!best || better(c, *best)) best = std::move(c);
       };
       if (api::any_subset_is_valid(node.vendor)) {
@@ -236,6 +243,7 @@ class Planner {
   // Gangs: distinct nodes of one key, each with a free group once the victims are gone.
   std::optional<Choice> plan_gang(int k) {
     std::vector<uint32_t> base, touched;
+    std::unordered_set<uint32_t> touched_set;
     for (uint32_t n : st_.keys[k].nodes) {
       const Node& node = st_.nodes[n];
       const NodeKey* nk = node.find_key(k);
@@ -245,6 +253,7 @@ class Planner {
         continue;
       }
       touched.push_back(n);
+      touched_set.insert(n);
     }
     if (static_cast<int>(base.size()) >= job_.nodes) {
       fits_now_ = true;
@@ -254,7 +263,7 @@ class Planner {
     std::vector<size_t> relevant;
     for (size_t i = 0; i < cands_.size(); ++i) {
       for (const auto& [n, m] : cands_[i].cards) {
-        if (std::find(touched.begin(), touched.end(), n) == touched.end()) continue;
+        if (!touched_set.count(n)) continue;
         relevant.push_back(i);
         break;
       }
@@ -286,7 +295,27 @@ class Planner {
         }
       }
     } else {
-      // Newest first until the job fits, then drop (oldest first) each victim not needed.
+      // Newest first until the job fits, then drop (oldest first) each victim not
+      // needed. The victims' cards by node and the count of nodes that fit with them
+      // are kept up to date, so each step costs the victim's own nodes.
+      std::unordered_map<uint32_t, Mask> extra;
+      int fit = 0;
+      auto node_fits = [&](uint32_t n) {
+        const Node& node = st_.nodes[n];
+        const Mask usable = node.usable(*node.find_key(k));
+        auto e = extra.find(n);
+        const Mask freed = e == extra.end() ? 0 : e->second;
+        return ClusterState::fit_class(node.vendor, (usable & ~node.held) | (usable & freed), job_.devices) != kNoFit;
+      };
+      auto release = [&](size_t v, bool gone) {
+        for (const auto& [n, m] : cands_[v].cards) {
+          if (!touched_set.count(n)) continue;
+          const bool before = node_fits(n);
+          extra[n] = gone ? (extra[n] | m) : (extra[n] & ~m);
+          fit += static_cast<int>(node_fits(n)) - static_cast<int>(before);
+        }
+      };
+      auto enough = [&] { return static_cast<int>(base.size()) + fit >= job_.nodes; };
       Choice c;
       for (size_t v : relevant) {
         c.victims.push_back(v);
@@ -294,13 +323,18 @@ class Planner {
           c.victims.pop_back();
           continue;
         }
-        if (feasible(c.victims)) break;
+        release(v, true);
+        if (enough()) break;
       }
-      if (!feasible(c.victims)) return std::nullopt;
+      if (!enough()) return std::nullopt;
       for (size_t i = c.victims.size(); i-- > 0;) {
-        std::vector<size_t> fewer = c.victims;
-        fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
-        if (feasible(fewer)) c.victims = std::move(fewer);
+        const size_t v = c.victims[i];
+        release(v, false);
+        if (enough()) {
+          c.victims.erase(c.victims.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+          release(v, true);
+        }
       }
       best = std::move(c);
     }
