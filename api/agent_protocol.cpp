@@ -35,16 +35,18 @@ std::string assignment_id(const std::string& job_id, int attempt, int rank) {
 }
 
 json to_json(const Assignment& a) {
-  return {{"id", a.id},
-          {"job_id", a.job_id},
-          {"attempt", a.attempt},
-          {"node_rank", a.node_rank},
-          {"nnodes", a.nnodes},
-          {"module_ids", a.module_ids},
-          {"indices", a.indices},
-          {"master_addr", a.master_addr},
-          {"master_port", a.master_port},
-          {"spec", to_json(a.spec)}};
+  json j = {{"id", a.id},
+            {"job_id", a.job_id},
+            {"attempt", a.attempt},
+            {"node_rank", a.node_rank},
+            {"nnodes", a.nnodes},
+            {"module_ids", a.module_ids},
+            {"indices", a.indices},
+            {"master_addr", a.master_addr},
+            {"master_port", a.master_port},
+            {"spec", to_json(a.spec)}};
+  if (a.preemptions > 0) j["preemptions"] = a.preemptions;
+  return j;
 }
 
 Result<Assignment> assignment_from_json(const json& j) {
@@ -59,6 +61,7 @@ Result<Assignment> assignment_from_json(const json& j) {
     a.indices = json_ints_at<int>(j, "indices");
     a.master_addr = j.at("master_addr").get<std::string>();
     a.master_port = json_int_at<int>(j, "master_port");
+    a.preemptions = json_int_or<int>(j, "preemptions", 0);
     auto sp = parse_job_spec(j.at("spec"));
     if (!sp.spec) return Error::invalid("assignment.spec: " + sp.error->message, "spec." + sp.error->field);
     a.spec = *sp.spec;

@@ -429,6 +429,7 @@ json to_json(const Job& job) {
             {"state", to_string(job.state)},
             {"spec", to_json(job.spec)},
             {"attempt", job.attempt},
+            {"preemptions", job.preemptions},
             {"submitted_at", format_rfc3339(job.submitted_at_ms)},
             {"allocations", allocs}};
   if (!job.reason.empty()) j["reason"] = job.reason;
@@ -471,6 +472,7 @@ Result<Job> job_from_json(const json& j) {
     if (!sp.spec) return Error{"job.spec: " + sp.error->message};
     job.spec = *sp.spec;
     job.attempt = json_int_or<int>(j, "attempt", 0);
+    job.preemptions = json_int_or<int>(j, "preemptions", 0);
     for (auto [key, out] :
          {std::pair{"submitted_at", &job.submitted_at_ms}, std::pair{"started_at", &job.started_at_ms},
           std::pair{"finished_at", &job.finished_at_ms}}) {

@@ -28,6 +28,7 @@ Result<Env> task_environment(const TaskEnvInput& in) {
   env["TESSEL_NODE"] = in.node;
   env["TESSEL_ASSIGNMENT_ID"] = a.id;
   env["TESSEL_PORT"] = std::to_string(in.port);
+  if (a.preemptions > 0) env["TESSEL_PREEMPTED"] = "1";  // It may resume from its checkpoint.
   env["RANK"] = std::to_string(a.node_rank * lws + in.local_rank);
   env["WORLD_SIZE"] = std::to_string(a.nnodes * lws);
   env["LOCAL_RANK"] = std::to_string(in.local_rank);

@@ -193,6 +193,7 @@ int main(int argc, char** argv) {
               log_level = "info";
   double heartbeat_timeout_s = 15;
   std::string fairshare_half_life = "7d";
+  double preempt_min_runtime_s = 60;
   bool insecure = false;
   app.add_option("--listen", listen, "HOST:PORT to serve on (port 0: any; prints the bound address)");
   app.add_option("--db", db_path,
@@ -202,6 +203,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 3600.0));
   app.add_option("--fairshare-half-life", fairshare_half_life,
                  "fair share: a card-second used this long ago counts half (e.g. 7d, 12h, 3600s; default 7d)");
+  app.add_option("--preempt-min-runtime", preempt_min_runtime_s,
+                 "preemption: seconds a job runs before it may be preempted (default 60)")
+      ->check(CLI::Range(0.0, 366.0 * 24 * 3600));
   app.add_flag("--insecure", insecure, "allow a non-loopback address without tokens");
   app.add_option("--master-port-range", port_range, "LO-HI ports for MASTER_PORT");
   // The HTTP server: a few I/O threads serve every connection (a parked long poll
@@ -300,6 +304,7 @@ int main(int argc, char** argv) {
   lim.body_timeout = std::chrono::milliseconds(static_cast<int64_t>(body_timeout_s * 1000));
   lim.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(idle_timeout_s * 1000));
   opts.state.heartbeat_timeout_ms = static_cast<int64_t>(heartbeat_timeout_s * 1000);
+  opts.state.preempt_min_runtime_ms = static_cast<int64_t>(preempt_min_runtime_s * 1000);
   if (auto hl = parse_half_life(fairshare_half_life))
     opts.state.fairshare_half_life_ms = *hl;
   else

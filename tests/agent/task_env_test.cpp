@@ -41,6 +41,19 @@ TEST(TaskEnv, GaudiPairUsesModulesAndMatchingIndices) {
   EXPECT_EQ(env->count("HLS_MODULE_ID"), 0u);
 }
 
+TEST(TaskEnv, APreemptedJobSeesTesselPreempted) {
+  auto a = gaudi_assignment({0}, {4});
+  auto inv = gaudi_inv();
+  Env b = base();
+  auto first = task_environment({a, inv, b, "n1", 0, 1});
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->count("TESSEL_PREEMPTED"), 0u);
+  a.preemptions = 1;
+  auto again = task_environment({a, inv, b, "n1", 0, 1});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->at("TESSEL_PREEMPTED"), "1");
+}
+
 TEST(TaskEnv, JobEnvCannotOverrideOwnedVariablesButKeepsInt64Choice) {
   auto a = gaudi_assignment({0}, {4});
   a.spec.env = {{"HABANA_VISIBLE_MODULES", "7"},

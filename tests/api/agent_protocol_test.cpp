@@ -28,6 +28,20 @@ TEST(AgentProtocol, DesiredStateRoundTrip) {
   EXPECT_EQ(a.id, "j-1.2.1");
 }
 
+TEST(AgentProtocol, AssignmentPreemptionsAreOptionalAndRoundTrip) {
+  Assignment a;
+  a.id = "j-1.1.0";
+  a.job_id = "j-1";
+  a.attempt = 1;
+  a.spec.command = {"true"};
+  EXPECT_FALSE(to_json(a).contains("preemptions"));  // Absent when 0: agents before it ignore it anyway.
+  a.preemptions = 2;
+  EXPECT_EQ(to_json(a)["preemptions"], 2);
+  auto back = assignment_from_json(to_json(a));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->preemptions, 2);
+}
+
 TEST(AgentProtocol, PollAfterIsOptionalAndBounded) {
   EXPECT_FALSE(to_json(DesiredState{3, {}}).contains("poll_after_ms"));
   auto back = desired_state_from_json(to_json(DesiredState{3, {}, 2000}));

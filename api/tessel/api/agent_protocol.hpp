@@ -54,6 +54,9 @@ struct Assignment {
   std::string master_addr;
   int master_port = 0;
   JobSpec spec;
+  // Times the job was preempted before this attempt; the agent sets
+  // TESSEL_PREEMPTED=1 when > 0. Absent on the wire when 0.
+  int preemptions = 0;
 
   bool operator==(const Assignment&) const = default;
 };

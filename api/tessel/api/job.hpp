@@ -135,6 +135,9 @@ struct Job {
   std::string reason;  // Why pending, or why it failed; empty when none.
   JobSpec spec;
   int attempt = 0;
+  // Times the job was preempted. Each requeued it as a new attempt that uses no
+  // retry: retries used = attempt - preemptions.
+  int preemptions = 0;
   int64_t submitted_at_ms = 0;  // Unix epoch milliseconds; 0 = unset.
   int64_t started_at_ms = 0;
   int64_t finished_at_ms = 0;

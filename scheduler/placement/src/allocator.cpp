@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cluster_state.hpp"
+#include "preemption.hpp"
 #include "schedule_pass.hpp"
 #include "tessel/api/topology.hpp"
 
@@ -143,6 +144,10 @@ ScheduleResult ModuleGroupAllocator::schedule(const std::vector<PendingJob>& que
                                               std::vector<ProjectLimits>* limits) {
   detail::SchedulePass pass(impl_->state, now_ms, limits);
   return pass.run(queue);
+}
+
+PreemptionOutcome ModuleGroupAllocator::plan_preemption(const PreemptionRequest& req) const {
+  return detail::plan_preemption(impl_->state, req);
 }
 
 std::optional<std::string> ModuleGroupAllocator::holder(const std::string& node, int module_id) const {

@@ -110,6 +110,9 @@ std::string render_metrics(const StatsSnapshot& s) {
   o << "tessel_job_submissions_total " << s.submissions_total << '\n';
   header(o, "tessel_job_placements_total", "counter", "Job attempts placed on cards.");
   o << "tessel_job_placements_total " << s.placements_total << '\n';
+  header(o, "tessel_preemptions_total", "counter",
+         "Running jobs preempted (stopped and requeued) for a project's guarantee.");
+  o << "tessel_preemptions_total " << s.preemptions_total << '\n';
   header(o, "tessel_store_write_failures_total", "counter",
          "Writes to the scheduler's database that failed (disk full, read-only, I/O error).");
   o << "tessel_store_write_failures_total " << s.store_write_failures_total << '\n';

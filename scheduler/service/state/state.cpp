@@ -110,7 +110,8 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
   ++submissions_total_;
   ++jobs_changes_;
   log_change(job, "submitted");
-  mark_dirty_locked(/*capacity=*/false);
+  // A job that may preempt may start though no card is free.
+  mark_dirty_locked(/*capacity=*/may_preempt_locked(job.spec.project));
   return job;
 }
 
@@ -237,7 +238,7 @@ void ClusterState::cancel_pending_locked(Txn& txn, const JobEntry& e, const std:
 }
 
 void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState final_state, const std::string& reason,
-                                   std::optional<int> exit_code, bool retry) {
+                                   std::optional<int> exit_code, bool retry, const std::string& preempted_by) {
   const api::Job& j = e.job;
   std::vector<Fence> fences;
   std::set<std::string> nodes;
@@ -249,7 +250,9 @@ void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState fi
     if (!gone) fences.push_back(Fence{aid, j.id, a});
   }
   txn.batch.put_fences.insert(txn.batch.put_fences.end(), fences.begin(), fences.end());
-  const bool requeue = retry && j.attempt < j.spec.max_retries;
+  const bool preempted = !preempted_by.empty();
+  // Attempts that ended by preemption used no retry.
+  const bool requeue = preempted || (retry && j.attempt - j.preemptions < j.spec.max_retries);
   const int64_t now = clock_.now_ms();
   api::Job nj = j;
   if (requeue) {
@@ -262,6 +265,10 @@ void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState fi
     nj.started_at_ms = 0;
     nj.exit_code.reset();
     nj.reason = "requeued after attempt " + std::to_string(j.attempt) + ": " + reason;
+    if (preempted) {
+      nj.preemptions = j.preemptions + 1;
+      nj.reason = "preempted by " + preempted_by;
+    }
   } else {
     nj.state = final_state;
     nj.finished_at_ms = now;

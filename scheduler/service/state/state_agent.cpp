@@ -325,6 +325,7 @@ std::vector<api::Assignment> ClusterState::assignments_locked(const std::string&
       x.master_addr = j.master_addr;
       x.master_port = j.master_port;
       x.spec = j.spec;
+      x.preemptions = j.preemptions;  // The agent sets TESSEL_PREEMPTED=1.
       // Dependencies were met before it was placed; project and preemptible are the
       // scheduler's. None is of use to the agent, whose parser may predate them.
       x.spec.after_ok.clear();

@@ -12,6 +12,13 @@ namespace {
 // Even when nothing can fit, a full pass this often gives new jobs their reasons
 // (real time: this only paces CPU use).
 constexpr auto kFullPassEvery = std::chrono::seconds(1);
+
+// A preempted job keeps "preempted by j-..." in front of why it still waits.
+std::string pending_reason(const std::string& was, const std::string& now) {
+  static const std::string kPreempted = "preempted by ";
+  if (was.rfind(kPreempted, 0) != 0) return now;
+  return was.substr(0, was.find(';')) + "; " + now;
+}
 }  // namespace
 
 void ClusterState::schedule_pass() {
@@ -26,12 +33,15 @@ void ClusterState::schedule_pass() {
   const int64_t t0 = clock_.steady_ns();
   const int64_t now = clock_.now_ms();
   PassPolicy policy = pass_policy_locked(now);
+  // Jobs whose victims' cards are all free take them first; the others wait for theirs.
+  const std::vector<Placement> preempted_for = advance_preemptions_locked(policy, now);
   std::vector<PendingJob> queue;
   std::vector<JobEntry*> entries;  // Parallel to queue.
   queue.reserve(pending_.size());
   entries.reserve(pending_.size());
   ArrayGate gate;
   for (const auto& [seq, entry] : pending_) {
+    if (preempting_.count(seq)) continue;
     if (is_element_key(seq) && !array_gate_locked(seq, *entry, gate)) continue;
     const api::Job& j = entry->job;
     queue.push_back(PendingJob{j.id, j.spec.devices, j.spec.nodes, j.spec.priority, seq, j.spec.time_limit_s,
@@ -40,6 +50,7 @@ void ClusterState::schedule_pass() {
     entries.push_back(entry);
   }
   ScheduleResult res = alloc_.schedule(queue, now, policy.limits.empty() ? nullptr : &policy.limits);
+  res.placed.insert(res.placed.end(), preempted_for.begin(), preempted_for.end());
   // Queue positions among the jobs this pass left pending, in scheduling order.
   std::set<std::string> placed_ids;
   for (const auto& p : res.placed) placed_ids.insert(p.job_id);
@@ -94,6 +105,7 @@ void ClusterState::schedule_pass() {
       entry.job = nj;
       entry.reports.clear();
       pending_.erase(seq);
+      preempting_.erase(seq);
       active_.insert(seq);
       ++placements_total_;
       queue_wait_.observe(waited < 0 ? 0 : waited);
@@ -101,14 +113,17 @@ void ClusterState::schedule_pass() {
       log_change(nj, "placed");
     });
   }
+  plan_preemption_locked(txn, queue, entries, res, policy, now);
   if (!commit_locked(txn, "scheduling pass")) {
     for (const auto& p : res.placed) alloc_.release(p.job_id);
   }
   bool reasons_changed = false;
   for (const auto& [id, reason] : res.pending_reasons) {
     auto it = pending_.find(job_key(id));
-    if (it != pending_.end() && it->second->job.reason != reason) {
-      it->second->job.reason = reason;
+    if (it == pending_.end() || preempting_.count(it->first)) continue;  // Those keep "preempting ...".
+    const std::string shown = pending_reason(it->second->job.reason, reason);
+    if (it->second->job.reason != shown) {
+      it->second->job.reason = shown;
       reasons_changed = true;
     }
   }
@@ -148,6 +163,10 @@ void ClusterState::run_scheduler() {
 void ClusterState::check_liveness() {
   MutexLock lk(mu_);
   const int64_t now = clock_.now_ms();
+  if (preempt_retry_at_ms_ && now >= *preempt_retry_at_ms_) {  // A job passed the minimum runtime.
+    preempt_retry_at_ms_.reset();
+    mark_dirty_locked();
+  }
   std::vector<std::string> gone;
   for (const auto& [name, n] : nodes_)
     if (!n.down && now - n.rec.last_heartbeat_ms >= opts_.heartbeat_timeout_ms) gone.push_back(name);

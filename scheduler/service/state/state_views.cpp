@@ -175,6 +175,7 @@ StatsSnapshot ClusterState::stats() const {
   s.version_skew_by_model = versions.skew();
   s.submissions_total = submissions_total_;
   s.placements_total = placements_total_;
+  s.preemptions_total = preemptions_total_;
   s.long_polls_waiting = long_polls_waiting_;
   s.long_polls_max = opts_.max_long_polls;
   s.long_polls_shed_total = long_polls_shed_total_;

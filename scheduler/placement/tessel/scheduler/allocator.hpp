@@ -22,6 +22,7 @@
 #include "tessel/api/inventory.hpp"
 #include "tessel/api/job.hpp"
 #include "tessel/base/result.hpp"
+#include "tessel/scheduler/preemption.hpp"
 
 namespace tessel::scheduler {
 
@@ -142,6 +143,11 @@ class ModuleGroupAllocator {
   // the reserved cards. Placed jobs' cards are held on return.
   ScheduleResult schedule(const std::vector<PendingJob>& queue, int64_t now_ms,
                           std::vector<ProjectLimits>* limits = nullptr);
+
+  // Which running jobs to preempt so that `req.job` (within its project's
+  // guarantee, left pending by schedule()) can start; the rules are in
+  // tessel/scheduler/preemption.hpp. Changes nothing: the caller stops the victims.
+  PreemptionOutcome plan_preemption(const PreemptionRequest& req) const;
 
   // Whether any schedulable node has a healthy card no job holds. When none has,
   // no pass can place anything until a card is freed or a node changes.

@@ -60,6 +60,7 @@ struct StatsSnapshot {
   std::vector<CardTelemetry> cards;
   uint64_t submissions_total = 0;
   uint64_t placements_total = 0;
+  uint64_t preemptions_total = 0;
   uint64_t store_write_failures_total = 0;
   bool storage_ok = true;
   int64_t long_polls_waiting = 0;

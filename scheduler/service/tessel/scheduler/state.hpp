@@ -57,6 +57,8 @@ struct StateOptions {
   int64_t fairshare_half_life_ms = int64_t{7} * 24 * 3600 * 1000;
   // Ended jobs are pruned this many days after they finished (--history-days); 0: kept forever.
   int64_t history_days = 90;
+  // Preemption: a running job is never preempted before it ran this long (--preempt-min-runtime).
+  int64_t preempt_min_runtime_ms = 60'000;
 };
 
 struct JobFilter {
@@ -251,9 +253,10 @@ class ClusterState {
   void cancel_pending_locked(Txn& txn, const JobEntry& e, const std::string& reason) REQUIRES(mu_);
   // Stops job `e`'s current attempt early: fences the ranks not known gone,
   // then requeues (attempt+1) when `retry` and retries remain, else ends it in
-  // `final_state` with `reason`/`exit_code`.
+  // `final_state` with `reason`/`exit_code`. With `preempted_by` (a job id) it
+  // always requeues, uses no retry, counts a preemption and gives that reason.
   void stop_job_locked(Txn& txn, const JobEntry& e, api::JobState final_state, const std::string& reason,
-                       std::optional<int> exit_code, bool retry) REQUIRES(mu_);
+                       std::optional<int> exit_code, bool retry, const std::string& preempted_by = "") REQUIRES(mu_);
   void process_reports_locked(Txn& txn, const std::string& node, const std::vector<api::TaskReport>& tasks,
                               std::vector<std::string>& acknowledged) REQUIRES(mu_);
   // Applies the reports' verdict to the job; true when this ends the attempt.
@@ -352,6 +355,28 @@ class ClusterState {
   };
   bool array_gate_locked(int64_t key, JobEntry& e, ArrayGate& gate) REQUIRES(mu_);
 
+  // Preemption (state_preempt.cpp). A pending job within its project's guarantee
+  // that the pass could not place stops the victims the pure policy picks
+  // (ModuleGroupAllocator::plan_preemption) and waits for their cards, which are
+  // held for it (under "preempt:<job>") as their tasks end; once all are, it is
+  // placed on them before anything else. In memory only: after a restart the job
+  // competes for the freed cards like any other (ahead, being within its guarantee).
+  struct Preemption {
+    std::vector<api::Allocation> allocations;  // The cards it will take.
+    std::vector<std::string> victims;
+  };
+  // Drops preemptions whose job is no longer pending or whose nodes cannot take it,
+  // holds their cards as they free up, and returns (holding the cards for the job)
+  // those whose cards are all free. Adds their cards to the projects' held counts.
+  std::vector<Placement> advance_preemptions_locked(PassPolicy& policy, int64_t now) REQUIRES(mu_);
+  // After schedule(): the first job within its guarantee left pending that a plan
+  // exists for stops its victims in `txn` (one preemption per pass; stopping them
+  // wakes the next pass).
+  void plan_preemption_locked(Txn& txn, const std::vector<PendingJob>& queue, const std::vector<JobEntry*>& entries,
+                              const ScheduleResult& res, const PassPolicy& policy, int64_t now) REQUIRES(mu_);
+  // Whether a job of `project` may preempt (the project guarantees cards).
+  bool may_preempt_locked(const std::string& project) const REQUIRES(mu_);
+
   Store& store_;
   const Clock& clock_;
   const StateOptions opts_;
@@ -395,6 +420,9 @@ class ClusterState {
   ModuleGroupAllocator alloc_ GUARDED_BY(mu_);
   uint64_t submissions_total_ GUARDED_BY(mu_) = 0;
   uint64_t placements_total_ GUARDED_BY(mu_) = 0;
+  std::map<int64_t, Preemption> preempting_ GUARDED_BY(mu_);    // By the preempting job's sequence.
+  std::optional<int64_t> preempt_retry_at_ms_ GUARDED_BY(mu_);  // A job passes the minimum runtime: look again.
+  uint64_t preemptions_total_ GUARDED_BY(mu_) = 0;
   int64_t long_polls_waiting_ GUARDED_BY(mu_) = 0;
   uint64_t long_polls_shed_total_ GUARDED_BY(mu_) = 0;
   std::chrono::steady_clock::time_point shed_warned_at_ GUARDED_BY(mu_){};

@@ -1,0 +1,368 @@
+// The preemption policy (tessel/scheduler/preemption.hpp) over the allocator's
+// ClusterState: reads holds and indexes, changes nothing.
+#include "preemption.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tessel/api/topology.hpp"
+#include "tessel/scheduler/allocator.hpp"
+
+namespace tessel::scheduler::detail {
+namespace {
+
+const std::string kAnyModel = "*";
+// Gangs with at most this many candidate victims on the job's nodes are planned by
+// trying every set of victims, smallest first (2^12 sets); past it, greedily.
+constexpr size_t kExactCandidates = 12;
+
+int64_t value_or_zero(const std::map<std::string, int64_t>& m, const std::string& k) {
+  auto it = m.find(k);
+  return it == m.end() ? 0 : it->second;
+}
+
+struct Candidate {
+  const RunningJob* job = nullptr;
+  std::vector<std::pair<uint32_t, Mask>> cards;  // By node.
+  std::map<std::string, int64_t> by_model;       // And "*".
+};
+
+// A set of victims (indices into the candidates) and where the job would go.
+struct Choice {
+  std::vector<size_t> victims;
+  std::vector<std::pair<uint32_t, Mask>> groups;  // Node and group, rank order.
+};
+
+class Planner {
+ public:
+  Planner(const ClusterState& st, const PreemptionRequest& req) : st_(st), req_(req), job_(*req.job) {}
+
+  PreemptionOutcome run() {
+    PreemptionOutcome out;
+    if (!within_guarantee()) return out;
+    collect_candidates(out);
+    std::optional<Choice> best;
+    for (int k : keys()) {
+      std::optional<Choice> c = job_.nodes == 1 ? plan_single(k) : plan_gang(k);
+      if (fits_now_) return PreemptionOutcome{};  // Waiting for nothing: the pass places it.
+      if (c && (!best || better(*c, *best))) best = std::move(c);
+    }
+    if (!best) return out;
+    PreemptionPlan plan;
+    std::sort(best->victims.begin(), best->victims.end());  // Candidates are newest first.
+    for (size_t v : best->victims) plan.victims.push_back(cands_[v].job->job_id);
+    for (size_t i = 0; i < best->groups.size(); ++i) {
+      const Node& node = st_.nodes[best->groups[i].first];
+      api::Allocation a;
+      a.node = node.name;
+      a.rank = static_cast<int>(i);
+      masks::for_each_slot(best->groups[i].second, [&](int s) {
+        a.module_ids.push_back(s);
+        a.indices.push_back(node.index[s]);
+      });
+      plan.allocations.push_back(std::move(a));
+    }
+    return PreemptionOutcome{std::move(plan), std::nullopt};
+  }
+
+ private:
+  const std::vector<ProjectLimits>& limits() const { return *req_.limits; }
+
+  bool within_guarantee() const {
+    if (!req_.limits || job_.devices <= 0 || job_.nodes < 1 || masks::size_log(job_.devices) < 0) return false;
+    if (job_.project < 0 || job_.project >= static_cast<int32_t>(limits().size())) return false;
+    const ProjectLimits& own = limits()[static_cast<size_t>(job_.project)];
+    const std::string& model = job_.model.empty() ? kAnyModel : job_.model;
+    const int64_t cards = int64_t{job_.devices} * job_.nodes;
+    auto g = own.guaranteed.find(model);
+    if (g == own.guaranteed.end() || value_or_zero(own.held, model) + cards > g->second) return false;
+    for (const std::string& m : {model, kAnyModel}) {
+      auto max = own.max.find(m);
+      if (max != own.max.end() && value_or_zero(own.held, m) + cards > max->second) return false;
+    }
+    return true;
+  }
+
+  std::vector<int> keys() const {
+    std::vector<int> out;
+    for (api::Vendor v : api::supported_vendors()) {
+      if (job_.vendor && *job_.vendor != v) continue;
+      if (auto k = st_.find_key(v, job_.model)) out.push_back(*k);
+    }
+    return out;
+  }
+
+  void collect_candidates(PreemptionOutcome& out) {
+    for (const RunningJob& r : req_.running) {
+      if (!r.preemptible || r.started_at_ms <= 0) continue;
+      if (r.project >= 0 && r.project == job_.project) continue;
+      if (r.project >= static_cast<int32_t>(limits().size())) continue;
+      auto h = st_.find_job(r.job_id);
+      if (!h) continue;
+      if (req_.now_ms - r.started_at_ms < req_.min_runtime_ms) {
+        const int64_t at = r.started_at_ms + req_.min_runtime_ms;
+        if (!out.retry_at_ms || at < *out.retry_at_ms) out.retry_at_ms = at;
+        continue;
+      }
+      Candidate c;
+      c.job = &r;
+      c.cards = st_.jobs[*h].cards;
+      if (r.project < 0) {  // No guarantee to keep: its cards by model are never asked for.
+        cands_.push_back(std::move(c));
+        continue;
+      }
+      for (const auto& [n, m] : c.cards) {
+        c.by_model[kAnyModel] += masks::popcount(m);
+        for (const NodeKey& k : st_.nodes[n].keys) {
+          const std::string& model = st_.keys[k.key].model;
+          if (model.empty()) continue;  // The vendor-wide key.
+          if (int cnt = masks::popcount(m & k.model_mask)) c.by_model[model] += cnt;
+        }
+      }
+      cands_.push_back(std::move(c));
+    }
+    // Newest first; the id breaks ties so plans do not depend on the input's order.
+    std::sort(cands_.begin(), cands_.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.job->started_at_ms != b.job->started_at_ms) return a.job->started_at_ms > b.job->started_at_ms;
+      return a.job->job_id < b.job->job_id;
+    });
+    for (size_t i = 0; i < cands_.size(); ++i) index_[st_.find_job(cands_[i].job->job_id).value()] = i;
+  }
+
+  // Whether every victim's project keeps at least its guarantee once they are gone.
+  bool keeps_guarantees(const std::vector<size_t>& victims) const {
+    if (std::all_of(victims.begin(), victims.end(), [&](size_t v) { return cands_[v].job->project < 0; })) return true;
+    std::map<int32_t, std::map<std::string, int64_t>> removed;
+    for (size_t v : victims) {
+      const int32_t p = cands_[v].job->project;
+      if (p < 0) continue;
+      for (const auto& [model, n] : cands_[v].by_model) removed[p][model] += n;
+    }
+    for (const auto& [p, by_model] : removed) {
+      const ProjectLimits& lim = limits()[static_cast<size_t>(p)];
+      for (const auto& [model, g] : lim.guaranteed)
+        if (value_or_zero(lim.held, model) - value_or_zero(by_model, model) < g) return false;
+    }
+    return true;
+  }
+
+  // Fewer victims first; then the set whose oldest victim started latest, and so on.
+  bool better(const Choice& a, const Choice& b) const {
+    if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+    auto starts = [&](const Choice& c) {
+      std::vector<int64_t> s;
+      for (size_t v : c.victims) s.push_back(cands_[v].job->started_at_ms);
+      std::sort(s.begin(), s.end());
+      return s;
+    };
+    return starts(a) > starts(b);
+  }
+
+  Mask victim_cards_on(const std::vector<size_t>& victims, uint32_t n) const {
+    Mask m = 0;
+    for (size_t v : victims)
+      for (const auto& [node, cards] : cands_[v].cards)
+        if (node == n) m |= cards;
+    return m;
+  }
+
+  // Single-node jobs: every node and valid group, each with the victims holding it.
+  std::optional<Choice> plan_single(int k) {
+    std::optional<Choice> best;
+    for (uint32_t n : st_.keys[k].nodes) {
+      const Node& node = st_.nodes[n];
+      const NodeKey* nk = node.find_key(k);
+      if (nk == nullptr) continue;
+      const Mask usable = node.usable(*nk), free = usable & ~node.held;
+      if (ClusterState::fit_class(node.vendor, free, job_.devices) != kNoFit) {
+        fits_now_ = true;
+        return std::nullopt;
+      }
+      auto consider = [&](Choice c) {
+        if (c.victims.empty() || (best && c.victims.size() > best->victims.size())) return;
+        if (!keeps_guarantees(c.victims)) return;
+        if (!best || better(c, *best)) best = std::move(c);
+      };
+      if (api::any_subset_is_valid(node.vendor)) {
+        consider(any_subset_choice(n, usable, free));
+        continue;
+      }
+      masks::for_each_gaudi_group(usable, job_.devices, [&](Mask group) {
+        Choice c;
+        bool blocked = false;
+        masks::for_each_slot(group & node.held, [&](int s) {
+          auto it = index_.find(node.owner[s]);
+          if (it == index_.end()) {
+            blocked = true;  // Held by a job (or fence) that may not be preempted.
+          } else if (std::find(c.victims.begin(), c.victims.end(), it->second) == c.victims.end()) {
+            c.victims.push_back(it->second);
+          }
+        });
+        if (blocked) return;
+        c.groups.emplace_back(n, group);
+        consider(std::move(c));
+      });
+    }
+    return best;
+  }
+
+  // Any subset is a valid group: the victims holding the most cards here first.
+  Choice any_subset_choice(uint32_t n, Mask usable, Mask free) const {
+    const Node& node = st_.nodes[n];
+    std::map<size_t, Mask> held_here;
+    masks::for_each_slot(usable & node.held, [&](int s) {
+      auto it = index_.find(node.owner[s]);
+      if (it != index_.end()) held_here[it->second] |= Mask{1} << s;
+    });
+    std::vector<std::pair<size_t, Mask>> order(held_here.begin(), held_here.end());
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return masks::popcount(a.second) > masks::popcount(b.second);  // Ties: newest first (index order).
+    });
+    Choice c;
+    Mask group = free;
+    for (const auto& [v, m] : order) {
+      if (masks::popcount(group) >= job_.devices) break;
+      c.victims.push_back(v);
+      group |= m;
+    }
+    if (masks::popcount(group) < job_.devices) return Choice{};
+    // The free cards, then the victims' (in the order they were taken).
+    Mask pick = masks::lowest_bits(free, std::min(masks::popcount(free), job_.devices));
+    for (size_t v : c.victims) {
+      const Mask more = held_here[v];
+      const int need = job_.devices - masks::popcount(pick);
+      if (need <= 0) break;
+      pick |= masks::lowest_bits(more, std::min(masks::popcount(more), need));
+    }
+    c.groups.emplace_back(n, pick);
+    return c;
+  }
+
+  // Gangs: distinct nodes of one key, each with a free group once the victims are gone.
+  std::optional<Choice> plan_gang(int k) {
+    std::vector<uint32_t> base, touched;
+    std::unordered_set<uint32_t> touched_set;
+    for (uint32_t n : st_.keys[k].nodes) {
+      const Node& node = st_.nodes[n];
+      const NodeKey* nk = node.find_key(k);
+      if (nk == nullptr) continue;
+      if (ClusterState::fit_class(node.vendor, node.usable(*nk) & ~node.held, job_.devices) != kNoFit) {
+        base.push_back(n);
+        continue;
+      }
+      touched.push_back(n);
+      touched_set.insert(n);
+    }
+    if (static_cast<int>(base.size()) >= job_.nodes) {
+      fits_now_ = true;
+      return std::nullopt;
+    }
+    // Candidates holding cards on a node that might then fit.
+    std::vector<size_t> relevant;
+    for (size_t i = 0; i < cands_.size(); ++i) {
+      for (const auto& [n, m] : cands_[i].cards) {
+        if (!touched_set.count(n)) continue;
+        relevant.push_back(i);
+        break;
+      }
+    }
+    auto fitting = [&](const std::vector<size_t>& victims) {
+      std::vector<std::pair<uint32_t, Mask>> out;
+      for (uint32_t n : touched) {
+        const Node& node = st_.nodes[n];
+        const Mask usable = node.usable(*node.find_key(k));
+        const Mask free = (usable & ~node.held) | (usable & victim_cards_on(victims, n));
+        if (ClusterState::fit_class(node.vendor, free, job_.devices) != kNoFit)
+          out.emplace_back(n, ClusterState::pick_group(node.vendor, free, job_.devices));
+      }
+      return out;
+    };
+    auto feasible = [&](const std::vector<size_t>& victims) {
+      return static_cast<int>(base.size() + fitting(victims).size()) >= job_.nodes;
+    };
+    std::optional<Choice> best;
+    if (relevant.size() <= kExactCandidates) {
+      const uint32_t sets = uint32_t{1} << relevant.size();
+      for (int size = 1; size <= static_cast<int>(relevant.size()) && !best; ++size) {
+        for (uint32_t bits = 1; bits < sets; ++bits) {
+          if (masks::popcount(bits) != size) continue;
+          Choice c;
+          masks::for_each_slot(bits, [&](int i) { c.victims.push_back(relevant[static_cast<size_t>(i)]); });
+          if (!feasible(c.victims) || !keeps_guarantees(c.victims)) continue;
+          if (!best || better(c, *best)) best = std::move(c);
+        }
+      }
+    } else {
+      // Newest first until the job fits, then drop (oldest first) each victim not
+      // needed. The victims' cards by node and the count of nodes that fit with them
+      // are kept up to date, so each step costs the victim's own nodes.
+      std::unordered_map<uint32_t, Mask> extra;
+      int fit = 0;
+      auto node_fits = [&](uint32_t n) {
+        const Node& node = st_.nodes[n];
+        const Mask usable = node.usable(*node.find_key(k));
+        auto e = extra.find(n);
+        const Mask freed = e == extra.end() ? 0 : e->second;
+        return ClusterState::fit_class(node.vendor, (usable & ~node.held) | (usable & freed), job_.devices) != kNoFit;
+      };
+      auto release = [&](size_t v, bool gone) {
+        for (const auto& [n, m] : cands_[v].cards) {
+          if (!touched_set.count(n)) continue;
+          const bool before = node_fits(n);
+          extra[n] = gone ? (extra[n] | m) : (extra[n] & ~m);
+          fit += static_cast<int>(node_fits(n)) - static_cast<int>(before);
+        }
+      };
+      auto enough = [&] { return static_cast<int>(base.size()) + fit >= job_.nodes; };
+      Choice c;
+      for (size_t v : relevant) {
+        c.victims.push_back(v);
+        if (!keeps_guarantees(c.victims)) {
+          c.victims.pop_back();
+          continue;
+        }
+        release(v, true);
+        if (enough()) break;
+      }
+      if (!enough()) return std::nullopt;
+      for (size_t i = c.victims.size(); i-- > 0;) {
+        const size_t v = c.victims[i];
+        release(v, false);
+        if (enough()) {
+          c.victims.erase(c.victims.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+          release(v, true);
+        }
+      }
+      best = std::move(c);
+    }
+    if (!best) return std::nullopt;
+    // The nodes the victims free first, then nodes free already.
+    best->groups = fitting(best->victims);
+    for (uint32_t n : base) {
+      const Node& node = st_.nodes[n];
+      const Mask free = node.usable(*node.find_key(k)) & ~node.held;
+      best->groups.emplace_back(n, ClusterState::pick_group(node.vendor, free, job_.devices));
+    }
+    best->groups.resize(static_cast<size_t>(job_.nodes));
+    return best;
+  }
+
+  const ClusterState& st_;
+  const PreemptionRequest& req_;
+  const PendingJob& job_;
+  std::vector<Candidate> cands_;               // Eligible victims, newest first.
+  std::unordered_map<int32_t, size_t> index_;  // Allocator job handle -> candidate.
+  bool fits_now_ = false;
+};
+
+}  // namespace
+
+PreemptionOutcome plan_preemption(const ClusterState& state, const PreemptionRequest& req) {
+  if (req.job == nullptr) return {};
+  return Planner(state, req).run();
+}
+
+}  // namespace tessel::scheduler::detail

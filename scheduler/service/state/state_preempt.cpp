@@ -1,0 +1,150 @@
+// ClusterState: preemption. The pass asks the pure policy
+// (ModuleGroupAllocator::plan_preemption) for victims when a job within its
+// project's guarantee is left pending, stops them the way cancel does (their
+// assignments leave the desired state, so the agent sends SIGTERM, then SIGKILL
+// after their kill_grace_s; their cards stay fenced until it reports the tasks
+// gone), requeues them without using a retry, and holds their cards for the job
+// as they free up; once every card is free the job is placed on them.
+#include <algorithm>
+#include <tuple>
+
+#include <spdlog/spdlog.h>
+
+#include "tessel/scheduler/state.hpp"
+
+namespace tessel::scheduler {
+
+namespace {
+
+// Jobs within their guarantee asked for a plan per pass, at most: a plan costs a
+// walk over the nodes of the job's model, and the next pass comes soon.
+constexpr int kPlansPerPass = 8;
+
+std::string hold_id(const std::string& job_id) { return "preempt:" + job_id; }
+
+std::string join(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
+  return out;
+}
+
+}  // namespace
+
+bool ClusterState::may_preempt_locked(const std::string& project) const {
+  auto p = projects_.find(project);
+  if (p == projects_.end()) return false;
+  return std::any_of(p->second.quotas.begin(), p->second.quotas.end(),
+                     [](const auto& q) { return q.second.guaranteed > 0; });
+}
+
+std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& policy, int64_t now) {
+  std::vector<Placement> ready;
+  for (auto it = preempting_.begin(); it != preempting_.end();) {
+    const Preemption& p = it->second;
+    auto pending = pending_.find(it->first);
+    const std::string job_id = make_job_id(it->first);
+    bool keep = pending != pending_.end();
+    for (const auto& a : p.allocations) {
+      auto n = nodes_.find(a.node);
+      keep = keep && n != nodes_.end() && schedulable(n->second);
+    }
+    if (!keep) {
+      alloc_.release(hold_id(job_id));
+      spdlog::info("job {}: preemption of {} dropped (job no longer pending or a node unavailable)", job_id,
+                   join(p.victims));
+      it = preempting_.erase(it);
+      continue;
+    }
+    // Hold each of its cards as it frees up, so no other job takes it.
+    bool all_free = true;
+    for (const auto& a : p.allocations) {
+      api::Allocation free_now = a;
+      free_now.module_ids.clear();
+      free_now.indices.clear();
+      for (size_t i = 0; i < a.module_ids.size(); ++i) {
+        auto holder = alloc_.holder(a.node, a.module_ids[i]);
+        if (!holder) {
+          free_now.module_ids.push_back(a.module_ids[i]);
+          if (i < a.indices.size()) free_now.indices.push_back(a.indices[i]);
+        } else if (*holder != hold_id(job_id)) {
+          all_free = false;
+        }
+      }
+      if (!free_now.module_ids.empty()) alloc_.hold(hold_id(job_id), {free_now}, std::nullopt);
+    }
+    const api::Job& job = pending->second->job;
+    if (auto idx = policy.index.find(job.spec.project); idx != policy.index.end()) {
+      for (const auto& [model, n] : cards_by_model_locked(p.allocations))
+        policy.limits[static_cast<size_t>(idx->second)].held[model] += n;
+    }
+    if (all_free) {
+      alloc_.release(hold_id(job_id));
+      std::optional<int64_t> end;
+      if (job.spec.time_limit_s) end = now + *job.spec.time_limit_s * 1000;
+      if (auto s = alloc_.try_hold(job.id, p.allocations, end); s) {
+        ready.push_back(Placement{job.id, p.allocations});
+      } else {
+        spdlog::error("job {}: its preempted cards cannot be held: {}", job.id, s.error().message);
+      }
+    }
+    ++it;
+  }
+  return ready;
+}
+
+void ClusterState::plan_preemption_locked(Txn& txn, const std::vector<PendingJob>& queue,
+                                          const std::vector<JobEntry*>& entries, const ScheduleResult& res,
+                                          const PassPolicy& policy, int64_t now) {
+  preempt_retry_at_ms_.reset();
+  if (policy.limits.empty()) return;  // No project has a quota: nobody has a guarantee.
+  std::set<std::string> placed;
+  for (const auto& p : res.placed) placed.insert(p.job_id);
+  std::vector<RunningJob> running;
+  // Shapes (project, vendor, model, devices, nodes) that found no plan: the same again finds none.
+  std::set<std::tuple<int32_t, int, std::string, int, int>> failed;
+  int plans = 0;
+  for (uint32_t i : res.order) {
+    const PendingJob& job = queue[i];
+    if (!job.within_guarantee || placed.count(job.id)) continue;
+    auto shape = std::make_tuple(job.project, job.vendor ? static_cast<int>(*job.vendor) : -1, job.model, job.devices,
+                                 job.nodes);
+    if (failed.count(shape)) continue;
+    if (++plans > kPlansPerPass) break;
+    if (running.empty()) {
+      running.reserve(active_.size());
+      for (int64_t seq : active_) {
+        const api::Job& j = jobs_.at(seq).job;
+        auto idx = policy.index.find(j.spec.project);
+        running.push_back(RunningJob{j.id, idx == policy.index.end() ? -1 : idx->second, j.spec.preemptible,
+                                     j.state == api::JobState::running ? j.started_at_ms : 0});
+      }
+    }
+    PreemptionOutcome out =
+        alloc_.plan_preemption(PreemptionRequest{&job, running, &policy.limits, now, opts_.preempt_min_runtime_ms});
+    if (!out.plan) {
+      failed.insert(shape);
+      if (out.retry_at_ms && (!preempt_retry_at_ms_ || *out.retry_at_ms < *preempt_retry_at_ms_))
+        preempt_retry_at_ms_ = out.retry_at_ms;
+      continue;
+    }
+    const JobEntry& e = *entries[i];
+    for (const auto& victim : out.plan->victims) {
+      auto v = jobs_.find(job_key(victim));
+      if (v == jobs_.end()) continue;
+      stop_job_locked(txn, v->second, api::JobState::pending, "", std::nullopt, true, e.job.id);
+    }
+    const int64_t seq = job_key(e.job.id);
+    const std::string reason = "preempting " + join(out.plan->victims) + ": waiting for their tasks to end";
+    txn.apply.push_back([this, seq, plan = *out.plan, reason]() REQUIRES(mu_) {
+      preempting_[seq] = Preemption{plan.allocations, plan.victims};
+      preemptions_total_ += plan.victims.size();
+      JobEntry& entry = jobs_[seq];
+      entry.job.reason = reason;  // Shown, not stored: after a restart the pass gives it a reason again.
+      spdlog::info("job {} preempts {} (project {} within its guarantee)", entry.job.id, join(plan.victims),
+                   entry.job.spec.project);
+    });
+    return;  // One per pass: stopping the victims wakes the next.
+  }
+}
+
+}  // namespace tessel::scheduler

@@ -1,0 +1,399 @@
+// Preemption through ClusterState on a FakeClock: a job within its project's
+// guarantee stops a borrowing preemptible job, waits for its tasks to end (their
+// cards fenced, then held for it) and takes its cards; the victim is requeued
+// with "preempted by", a preemptions count and no retry used, sees
+// TESSEL_PREEMPTED through its next assignment, and all of it survives a restart.
+// Then a simulation: simulated agents that obey the kill grace, a borrowing
+// project filling the cluster, and a project with a guarantee of 8 cards that
+// gets them within kill_grace + 1 s every time, with no card ever in two live tasks.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "harness.hpp"
+#include "temp_dir.hpp"
+#include "tessel/scheduler/state.hpp"
+
+namespace tessel::scheduler::testing {
+namespace {
+
+using api::JobState;
+
+constexpr int64_t kMinRuntimeMs = 60'000;
+
+api::NodeInventory gaudi_cards() {
+  api::NodeInventory inv;
+  inv.driver_version = "1.18.0";
+  for (int i = 0; i < 8; ++i) {
+    api::Device d;
+    d.index = d.module_id = i;
+    d.model = "HL-225";
+    inv.devices.push_back(d);
+  }
+  return inv;
+}
+
+struct Cluster {
+  explicit Cluster(const std::string& db = ":memory:", int64_t min_runtime_ms = kMinRuntimeMs) {
+    auto s = open_sqlite_store(db);
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    store = std::make_unique<FaultyStore>(std::move(*s));
+    StateOptions so;
+    so.preempt_min_runtime_ms = min_runtime_ms;
+    so.heartbeat_timeout_ms = int64_t{1} << 50;  // Nodes never time out here.
+    state = std::make_unique<ClusterState>(*store, clock, so);
+    auto r = state->restore();
+    EXPECT_TRUE(r.ok()) << r.error().message;
+  }
+  void add_node(const std::string& name) {
+    api::RegisterRequest r;
+    r.node = name;
+    r.address = "10.0.0.1";
+    r.inventory = gaudi_cards();
+    ASSERT_TRUE(state->register_node(r, "").ok());
+  }
+  void add_projects() {
+    api::Project vision{"vision", 1, {{"HL-225", api::Quota{8, std::nullopt}}}};
+    ASSERT_TRUE(state->put_project(vision).ok());
+    ASSERT_TRUE(state->put_project(api::Project{"batch", 1, {}}).ok());
+  }
+  std::string submit(json spec) {
+    auto parsed = api::parse_job_spec(spec);
+    EXPECT_TRUE(parsed.spec) << spec.dump();
+    auto j = state->submit(*parsed.spec, "alice");
+    EXPECT_TRUE(j.ok()) << j.error().message;
+    return j.ok() ? j->id : "";
+  }
+  api::Job job(const std::string& id) const { return state->job(id).value(); }
+  // Reports every rank of `id`'s current attempt running, or ended (exit code or signal).
+  void report(const std::string& id, const std::string& how) {
+    const api::Job j = job(id);
+    for (const auto& a : j.allocations) {
+      api::TaskReport t;
+      t.assignment_id = api::assignment_id(j.id, j.attempt, a.rank);
+      if (how == "running") {
+        t.state = api::TaskState::running;
+      } else {
+        t.state = api::TaskState::exited;
+        if (how == "SIGTERM")
+          t.signal = 15;
+        else
+          t.exit_code = std::stoi(how);
+      }
+      ASSERT_TRUE(state->report(api::ReportRequest{a.node, {t}}, "").ok());
+    }
+  }
+  // Reports an assignment id's task ended by SIGTERM (the job has moved on to a new attempt).
+  void report_killed(const std::string& node, const std::string& assignment_id) {
+    api::TaskReport t;
+    t.assignment_id = assignment_id;
+    t.state = api::TaskState::exited;
+    t.signal = 15;
+    ASSERT_TRUE(state->report(api::ReportRequest{node, {t}}, "").ok());
+  }
+  std::vector<api::Assignment> desired(const std::string& node) {
+    std::vector<api::Assignment> out;
+    auto r = state->watch_desired(node, -1, [&](const api::DesiredState& d) { out = d.assignments; });
+    EXPECT_TRUE(r.ok());
+    return out;
+  }
+
+  FakeClock clock;
+  std::unique_ptr<FaultyStore> store;
+  std::unique_ptr<ClusterState> state;
+};
+
+json spec(int devices, const std::string& project, bool preemptible = false, int max_retries = 0) {
+  json j = {{"command", {"x"}},   {"devices", devices},         {"model", "HL-225"},
+            {"project", project}, {"max_retries", max_retries}, {"kill_grace_s", 5}};
+  if (preemptible) j["preemptible"] = true;
+  return j;
+}
+
+TEST(Preemption, AJobWithinItsGuaranteeTakesABorrowersCardsOnceItsTaskEnds) {
+  Cluster c;
+  c.add_node("n1");
+  c.add_projects();
+  const std::string b = c.submit(spec(8, "batch", /*preemptible=*/true));
+  c.state->schedule_pass();
+  c.report(b, "running");
+  ASSERT_EQ(c.job(b).state, JobState::running);
+  c.clock.advance_ms(kMinRuntimeMs);
+
+  const std::string a = c.submit(spec(8, "vision"));
+  c.state->schedule_pass();
+  // b is stopped (its assignment leaves n1's desired state: the agent kills it) and requeued.
+  api::Job victim = c.job(b);
+  EXPECT_EQ(victim.state, JobState::pending);
+  EXPECT_EQ(victim.reason, "preempted by " + a);
+  EXPECT_EQ(victim.preemptions, 1);
+  EXPECT_EQ(victim.attempt, 1);
+  EXPECT_TRUE(c.desired("n1").empty());
+  EXPECT_EQ(c.job(a).state, JobState::pending);
+  EXPECT_EQ(c.job(a).reason, "preempting " + b + ": waiting for their tasks to end");
+  EXPECT_EQ(c.state->stats().preemptions_total, 1u);
+
+  // Its cards stay fenced while its task may still run: nothing starts on them.
+  const std::string small = c.submit(spec(1, "batch"));
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(a).state, JobState::pending);
+  EXPECT_EQ(c.job(small).state, JobState::pending);
+  EXPECT_EQ(c.job(b).reason.rfind("preempted by " + a + "; ", 0), 0u) << c.job(b).reason;
+
+  // The task ends (SIGTERM): the cards go to a, not to the smaller job nor to b.
+  c.report_killed("n1", b + ".0.0");
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(a).state, JobState::assigned);
+  EXPECT_EQ(c.job(small).state, JobState::pending);
+  EXPECT_EQ(c.job(b).state, JobState::pending);
+
+  // Once a ends, b runs again and its assignment says it was preempted.
+  c.report(a, "running");
+  c.report(a, "0");
+  c.state->schedule_pass();
+  ASSERT_EQ(c.job(b).state, JobState::assigned);
+  auto d = c.desired("n1");
+  auto it = std::find_if(d.begin(), d.end(), [&](const api::Assignment& x) { return x.job_id == b; });
+  ASSERT_NE(it, d.end());
+  EXPECT_EQ(it->id, b + ".1.0");
+  EXPECT_EQ(it->preemptions, 1);
+  EXPECT_EQ(api::to_json(*it)["preemptions"], 1);
+  EXPECT_EQ(api::to_json(c.job(b))["preemptions"], 1);
+}
+
+TEST(Preemption, APreemptionUsesNoRetry) {
+  Cluster c;
+  c.add_node("n1");
+  c.add_projects();
+  const std::string b = c.submit(spec(8, "batch", true, /*max_retries=*/1));
+  c.state->schedule_pass();
+  c.report(b, "running");
+  c.clock.advance_ms(kMinRuntimeMs);
+  const std::string a = c.submit(spec(8, "vision"));
+  c.state->schedule_pass();
+  c.report_killed("n1", b + ".0.0");
+  c.state->schedule_pass();
+  c.report(a, "running");
+  c.report(a, "0");
+  c.state->schedule_pass();
+  // Attempt 1 fails: its one retry is still there.
+  ASSERT_EQ(c.job(b).attempt, 1);
+  c.report(b, "running");
+  c.report(b, "3");
+  EXPECT_EQ(c.job(b).state, JobState::pending);
+  EXPECT_EQ(c.job(b).attempt, 2);
+  c.state->schedule_pass();
+  c.report(b, "running");
+  c.report(b, "3");
+  EXPECT_EQ(c.job(b).state, JobState::failed);
+  EXPECT_EQ(c.job(b).preemptions, 1);
+}
+
+TEST(Preemption, NotBeforeTheMinimumRuntimeThenWithoutAnyOtherChange) {
+  Cluster c;
+  c.add_node("n1");
+  c.add_projects();
+  const std::string b = c.submit(spec(8, "batch", true));
+  c.state->schedule_pass();
+  c.report(b, "running");
+  c.clock.advance_ms(kMinRuntimeMs / 2);
+  const std::string a = c.submit(spec(8, "vision"));
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(b).state, JobState::running);
+  EXPECT_EQ(c.job(a).state, JobState::pending);
+  // The liveness tick asks for a pass once b passes the minimum runtime.
+  c.clock.advance_ms(kMinRuntimeMs / 2);
+  c.state->check_liveness();
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(b).state, JobState::pending);
+  EXPECT_EQ(c.job(b).reason, "preempted by " + a);
+}
+
+TEST(Preemption, NeverForAJobOutsideItsGuaranteeNorOfANonPreemptibleJob) {
+  Cluster c;
+  c.add_node("n1");
+  c.add_node("n2");
+  c.add_projects();
+  const std::string b1 = c.submit(spec(8, "batch", true)), b2 = c.submit(spec(8, "batch", false));
+  c.state->schedule_pass();
+  c.report(b1, "running");
+  c.report(b2, "running");
+  c.clock.advance_ms(kMinRuntimeMs);
+  // 16 cards: past vision's guarantee of 8.
+  json big = spec(8, "vision");
+  big["nodes"] = 2;
+  const std::string a = c.submit(big);
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(b1).state, JobState::running);
+  EXPECT_EQ(c.job(b2).state, JobState::running);
+  EXPECT_EQ(c.state->stats().preemptions_total, 0u);
+  // Within it: only the preemptible one goes.
+  ASSERT_TRUE(c.state->cancel(a, Principal{"alice", Role::admin, "", {}}).ok());
+  const std::string a2 = c.submit(spec(8, "vision"));
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(b1).state, JobState::pending);
+  EXPECT_EQ(c.job(b2).state, JobState::running);
+  EXPECT_EQ(c.job(a2).reason, "preempting " + b1 + ": waiting for their tasks to end");
+}
+
+TEST(Preemption, TheVictimsStateSurvivesARestart) {
+  testkit::TempDir dir("tessel-preempt");
+  const std::string db = dir.str("s.db");
+  std::string a, b;
+  {
+    Cluster c(db);
+    c.add_node("n1");
+    c.add_projects();
+    b = c.submit(spec(8, "batch", true));
+    c.state->schedule_pass();
+    c.report(b, "running");
+    c.clock.advance_ms(kMinRuntimeMs);
+    a = c.submit(spec(8, "vision"));
+    c.state->schedule_pass();
+    ASSERT_EQ(c.job(b).state, JobState::pending);
+  }
+  Cluster c(db);
+  const api::Job victim = c.job(b);
+  EXPECT_EQ(victim.state, JobState::pending);
+  EXPECT_EQ(victim.preemptions, 1);
+  EXPECT_EQ(victim.attempt, 1);
+  EXPECT_EQ(victim.reason, "preempted by " + a);
+  // Its cards are still fenced until the agent reports the task gone; then a starts.
+  // (The node is restored as alive; a registration listing no tasks would end the fence.)
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(a).state, JobState::pending);
+  EXPECT_EQ(c.job(b).reason.rfind("preempted by " + a + "; ", 0), 0u) << c.job(b).reason;
+  c.report_killed("n1", b + ".0.0");
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(a).state, JobState::assigned);
+}
+
+// --- Simulation ---
+
+// One node's agent: starts what its desired state lists, kills (SIGTERM, then
+// SIGKILL after the job's kill_grace_s) what it no longer lists, reports changes.
+struct SimAgent {
+  struct Task {
+    std::string job_id;
+    std::vector<int> cards;
+    int64_t end_at = 0;    // When it exits by itself.
+    int64_t term_at = -1;  // When it got SIGTERM; -1: not yet.
+    int64_t die_at = 0;    // After SIGTERM: when it ends (at most the grace later).
+  };
+  std::string node;
+  std::map<std::string, Task> live;
+  std::set<std::string> started;
+};
+
+TEST(PreemptionSimulation, AGuaranteeOf8CardsIsMetWithinKillGracePlusOneSecond) {
+  constexpr int64_t kTickMs = 200, kGraceS = 5, kHours = 1;
+  Cluster c(":memory:", /*min_runtime_ms=*/0);
+  std::vector<SimAgent> agents(4);
+  for (size_t i = 0; i < agents.size(); ++i) {
+    agents[i].node = "n" + std::to_string(i);
+    c.add_node(agents[i].node);
+  }
+  c.add_projects();
+  std::mt19937 rng(1201);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::map<std::string, int64_t> runtime_ms;  // By job id.
+  int batch_pending = 0;
+  std::set<std::string> batch;  // batch's jobs not yet ended.
+  std::string asking;           // vision's job waiting for its cards.
+  int64_t asked_at = 0, next_ask = 10 * 60'000 + c.clock.now_ms();
+  std::vector<int64_t> waits;
+  int double_booked = 0, ignored_term = 0;
+  const int64_t end = c.clock.now_ms() + kHours * 3600'000;
+  while (c.clock.now_ms() < end) {
+    c.clock.advance_ms(kTickMs);
+    const int64_t now = c.clock.now_ms();
+    // batch keeps 20 preemptible jobs queued: singles to whole nodes, and gangs.
+    if (now % 2000 == 0) {  // Topped up every 2 s.
+      batch_pending = 0;
+      for (auto it = batch.begin(); it != batch.end();) {
+        const JobState st = c.job(*it).state;
+        batch_pending += st == JobState::pending;
+        it = api::is_terminal(st) ? batch.erase(it) : std::next(it);
+      }
+      for (; batch_pending < 20; ++batch_pending) {
+        json s = spec(1 << pick(0, 3), "batch", true);
+        s["kill_grace_s"] = kGraceS;
+        if (pick(0, 4) == 0) s["nodes"] = 2;
+        const std::string id = c.submit(s);
+        batch.insert(id);
+        runtime_ms[id] = pick(5, 40) * 60'000;
+      }
+    }
+    if (asking.empty() && now >= next_ask) {
+      json s = spec(8, "vision");
+      if (pick(0, 1) == 0) {  // Also as a gang of 2 x 4.
+        s["devices"] = 4;
+        s["nodes"] = 2;
+      }
+      asking = c.submit(s);
+      runtime_ms[asking] = 2 * 60'000;
+      asked_at = now;
+    }
+    c.state->schedule_pass();
+    for (auto& ag : agents) {
+      std::vector<api::TaskReport> reports;
+      std::set<std::string> listed;
+      for (const auto& a : c.desired(ag.node)) {
+        listed.insert(a.id);
+        if (!ag.started.insert(a.id).second) continue;
+        for (const auto& [id, t] : ag.live)
+          for (int m : a.module_ids)
+            if (std::find(t.cards.begin(), t.cards.end(), m) != t.cards.end()) ++double_booked;
+        ag.live[a.id] = SimAgent::Task{a.job_id, a.module_ids, now + runtime_ms[a.job_id]};
+        api::TaskReport r;
+        r.assignment_id = a.id;
+        reports.push_back(r);
+        if (a.job_id == asking && a.node_rank == 0) {
+          waits.push_back(now - asked_at);
+          asking.clear();
+          next_ask = now + runtime_ms[a.job_id] + pick(1, 4) * 60'000;
+        }
+      }
+      for (auto it = ag.live.begin(); it != ag.live.end();) {
+        SimAgent::Task& t = it->second;
+        if (!listed.count(it->first) && t.term_at < 0) {
+          t.term_at = now;
+          const bool ignores = pick(0, 2) == 0;  // Ignores SIGTERM: killed at the grace.
+          ignored_term += ignores;
+          t.die_at = now + (ignores ? kGraceS * 1000 : pick(0, 20) * kTickMs);
+        }
+        const bool killed = t.term_at >= 0 && now >= t.die_at;
+        if (killed || now >= t.end_at) {
+          api::TaskReport r;
+          r.assignment_id = it->first;
+          r.state = api::TaskState::exited;
+          if (killed)
+            r.signal = now - t.term_at >= kGraceS * 1000 ? 9 : 15;
+          else
+            r.exit_code = 0;
+          reports.push_back(r);
+          it = ag.live.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      if (!reports.empty()) {
+        ASSERT_TRUE(c.state->report(api::ReportRequest{ag.node, reports}, "").ok());
+      }
+    }
+    c.state->check_liveness();
+  }
+  EXPECT_EQ(double_booked, 0);
+  ASSERT_GE(waits.size(), 10u);
+  EXPECT_GE(c.state->stats().preemptions_total, 5u);
+  EXPECT_GT(ignored_term, 0);
+  for (int64_t w : waits) EXPECT_LE(w, (kGraceS + 1) * 1000);
+  std::sort(waits.begin(), waits.end());
+  std::printf("vision asked %zu times; waits: median %lld ms, max %lld ms; %llu preemptions\n", waits.size(),
+              static_cast<long long>(waits[waits.size() / 2]), static_cast<long long>(waits.back()),
+              static_cast<unsigned long long>(c.state->stats().preemptions_total));
+}
+
+}  // namespace
+}  // namespace tessel::scheduler::testing
