@@ -42,7 +42,8 @@ std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& poli
   for (auto it = preempting_.begin(); it != preempting_.end();) {
     const Preemption& p = it->second;
     auto pending = pending_.find(it->first);
-    const std::string job_id = make_job_id(it->first);
+    auto entry = jobs_.find(it->first);  // Keyed by job_key(): an array element's id is not make_job_id(key).
+    const std::string job_id = entry != jobs_.end() ? entry->second.job.id : make_job_id(it->first >> kArrayKeyBits);
     bool keep = pending != pending_.end();
     for (const auto& a : p.allocations) {
       auto n = nodes_.find(a.node);
