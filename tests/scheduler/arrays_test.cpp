@@ -178,7 +178,9 @@ TEST(Arrays, CancellingTheParentCancelsEveryElementNotYetEnded) {
   EXPECT_EQ(c.job(after_any).reason, "");
   // Idempotent; the stored parent agrees.
   EXPECT_TRUE(c.state->cancel(p, alice).ok());
-  for (const auto& j : c.store->load()->jobs)
+  auto stored = c.store->load();  // Named: a range-for over a temporary's member would outlive it.
+  ASSERT_TRUE(stored.ok());
+  for (const auto& j : stored->jobs)
     if (j.id == p) EXPECT_EQ(j.state, JobState::cancelled);
 }
 
