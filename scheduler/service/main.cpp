@@ -354,7 +354,8 @@ int main(int argc, char** argv) {
 
   // What a signal (or stepping down) stops: the follower's wait, then the service.
   StopHook stop_hook;
-  std::thread signals([&] {
+  // `sigs` by value: main may return (a refused start) while this detached thread waits.
+  std::thread signals([sigs, &stop_hook] {
     int sig = 0;
     sigwait(&sigs, &sig);
     spdlog::info("signal {}: shutting down", sig);
