@@ -117,6 +117,23 @@ static Result<std::string> degraded_from_json(const json& j) {
   return d;
 }
 
+static void put_refusals(json& j, const EpochRefusals& r) {
+  if (r.total == 0) return;
+  j["epoch_refusals"] = {{"total", r.total}, {"last_epoch", r.last_epoch}, {"highest", r.highest}};
+}
+
+static EpochRefusals refusals_from_json(const json& j) {
+  EpochRefusals r;
+  if (!j.contains("epoch_refusals")) return r;
+  const json& e = j.at("epoch_refusals");
+  if (!e.is_object()) throw JsonIntError("epoch_refusals: must be an object");
+  r.total = json_int_or<uint64_t>(e, "total", 0);
+  r.last_epoch = json_int_or<int64_t>(e, "last_epoch", 0);
+  r.highest = json_int_or<int64_t>(e, "highest", 0);
+  if (r.last_epoch < 0 || r.highest < 0) throw JsonIntError("epoch_refusals: epochs must not be negative");
+  return r;
+}
+
 static json reports_to_json(const std::vector<TaskReport>& tasks) {
   json a = json::array();
   for (const auto& t : tasks) a.push_back(to_json(t));
@@ -141,6 +158,7 @@ json to_json(const RegisterRequest& r) {
               {"inventory", to_json(r.inventory)},
               {"tasks", reports_to_json(r.tasks)}};
   if (!r.degraded.empty()) out["degraded"] = r.degraded;
+  put_refusals(out, r.epoch_refusals);
   return out;
 }
 
@@ -159,6 +177,7 @@ Result<RegisterRequest> register_request_from_json(const json& j) {
     auto degraded = degraded_from_json(j);
     if (!degraded) return degraded.error();
     r.degraded = std::move(*degraded);
+    r.epoch_refusals = refusals_from_json(j);
     return r;
   });
 }
@@ -185,6 +204,7 @@ json to_json(const HeartbeatRequest& r) {
   json out = {{"node", r.node}, {"inventory", to_json(r.inventory)}};
   if (r.tasks) out["tasks"] = reports_to_json(*r.tasks);
   if (!r.degraded.empty()) out["degraded"] = r.degraded;
+  put_refusals(out, r.epoch_refusals);
   return out;
 }
 
@@ -203,6 +223,7 @@ Result<HeartbeatRequest> heartbeat_request_from_json(const json& j) {
     auto degraded = degraded_from_json(j);
     if (!degraded) return degraded.error();
     r.degraded = std::move(*degraded);
+    r.epoch_refusals = refusals_from_json(j);
     return r;
   });
 }

@@ -27,8 +27,9 @@ std::string to_string(Vendor v) {
 }
 
 const std::vector<Vendor>& supported_vendors() {
-  static const std::vector<Vendor> vendors = {Vendor::habana, Vendor::nvidia, Vendor::amd,
-                                              Vendor::intel,  Vendor::ascend, Vendor::neuron};
+  static const std::vector<Vendor> vendors = {Vendor::habana, Vendor::nvidia,    Vendor::amd,
+                                              Vendor::intel,  Vendor::ascend,    Vendor::neuron,
+                                              Vendor::tpu,    Vendor::cambricon, Vendor::mthreads};
   return vendors;
 }
 

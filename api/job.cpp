@@ -27,7 +27,7 @@ bool valid_env_name(const std::string& k) {
   return true;
 }
 
-// A dependency list: an array of distinct job ids.
+// A dependency list: an array of distinct job ids, or ids of array elements.
 void read_job_ids(FieldReader& r, const json& j, const std::string& key, std::vector<std::string>& out) {
   if (!r.has(key)) return;
   const auto& ids = j[key];
@@ -36,22 +36,92 @@ void read_job_ids(FieldReader& r, const json& j, const std::string& key, std::ve
   for (const auto& v : ids) {
     if (!v.is_string()) return r.fail(key, "must be an array of job ids");
     const auto& id = v.get_ref<const std::string&>();
-    if (!is_job_id(id)) return r.fail(key, "'" + id.substr(0, 32) + "' is not a job id like j-00000042");
+    if (!is_job_id(id) && !split_element_id(id))
+      return r.fail(key, "'" + id.substr(0, 32) + "' is not a job id like j-00000042 or j-00000042_7");
     if (std::find(out.begin(), out.end(), id) != out.end()) return r.fail(key, "lists " + id + " twice");
     out.push_back(id);
   }
 }
-// `array`: {"count": N, "parallel": P}; the first problem, with its full field path.
+// `array`: {"count": N, "parallel": P} or {"indices": "1,3,7-9", "parallel": P} (a
+// count beside indices must be theirs); the first problem, with its full field path.
 std::optional<FieldError> read_array(const json& a, ArraySpec& out) {
-  if (!a.is_object()) return FieldError{"array", "array: must be an object {\"count\": N, \"parallel\": P}"};
+  if (!a.is_object())
+    return FieldError{"array", R"(array: must be an object {"count": N, "parallel": P} or {"indices": "1,3,7-9"})"};
   FieldReader r(a, "array");
-  r.required_int("count", out.count, 1, kMaxArrayCount);
-  std::optional<int64_t> parallel;
+  std::optional<int64_t> count, parallel;
+  r.optional_int("count", count, 1, kMaxArrayCount);
+  r.optional_string("indices", out.indices, kMaxArrayIndicesBytes);
+  if (r.has("indices")) {
+    auto indices = parse_array_indices(out.indices);
+    if (!indices) {
+      r.fail("indices", indices.error().message);
+    } else if (count && *count != static_cast<int64_t>(indices->size())) {
+      r.fail("count", "is " + std::to_string(*count) + " but indices lists " + std::to_string(indices->size()));
+    } else {
+      count = static_cast<int64_t>(indices->size());
+    }
+  } else if (!count) {
+    r.fail("count", "is required (or indices)");
+  }
+  if (count) out.count = static_cast<int>(*count);
   r.optional_int("parallel", parallel, 1, kMaxArrayCount);
   out.parallel = parallel ? static_cast<int>(*parallel) : out.count;
   return r.finish_field();
 }
+
+// A whole number of 1 to 5 digits, or nullopt.
+std::optional<int> array_index(std::string_view s) {
+  if (s.empty() || s.size() > 5) return std::nullopt;
+  int v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
 }  // namespace
+
+Result<std::vector<int>> parse_array_indices(std::string_view text) {
+  const std::string max = std::to_string(kMaxArrayCount - 1);
+  if (text.empty()) return Error{"must list indices like 5-20 or 1,3,7-9"};
+  if (text.size() > kMaxArrayIndicesBytes)
+    return Error{"longer than " + std::to_string(kMaxArrayIndicesBytes) + " characters"};
+  std::vector<bool> in(kMaxArrayCount, false);
+  size_t pos = 0;
+  for (;;) {
+    const size_t comma = text.find(',', pos);
+    const std::string_view item = text.substr(pos, comma == std::string_view::npos ? comma : comma - pos);
+    const size_t dash = item.find('-'), colon = item.find(':');
+    const auto first = array_index(item.substr(0, std::min(dash, colon)));
+    std::optional<int> last = first, step = 1;
+    if (dash != std::string_view::npos) {
+      last = array_index(item.substr(dash + 1, colon == std::string_view::npos ? colon : colon - dash - 1));
+      if (colon != std::string_view::npos) step = array_index(item.substr(colon + 1));
+    } else if (colon != std::string_view::npos) {
+      last.reset();  // A step needs a range.
+    }
+    if (!first || !last || !step || *step == 0)
+      return Error{"'" + std::string(item.substr(0, 32)) + "' is not an index N, a range A-B or A-B:STEP"};
+    if (*last >= kMaxArrayCount) return Error{"indices go up to " + max};
+    if (*first > *last) return Error{"'" + std::string(item) + "' ends before it starts"};
+    for (int i = *first; i <= *last; i += *step) in[static_cast<size_t>(i)] = true;
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  std::vector<int> out;
+  for (int i = 0; i < kMaxArrayCount; ++i)
+    if (in[static_cast<size_t>(i)]) out.push_back(i);
+  return out;
+}
+
+std::vector<int> array_indices(const ArraySpec& a) {
+  if (!a.indices.empty()) {
+    if (auto parsed = parse_array_indices(a.indices)) return std::move(*parsed);
+  }
+  std::vector<int> out(static_cast<size_t>(a.count));
+  for (int i = 0; i < a.count; ++i) out[static_cast<size_t>(i)] = i;
+  return out;
+}
 
 std::string array_element_id(const std::string& parent, int index) { return parent + "_" + std::to_string(index); }
 
@@ -88,7 +158,7 @@ bool is_project_name(std::string_view s) {
 }
 
 bool is_reserved_env(const std::string& name) {
-  static const std::array<const char*, 18> reserved = {"HABANA_VISIBLE_MODULES",
+  static const std::array<const char*, 23> reserved = {"HABANA_VISIBLE_MODULES",
                                                        "HABANA_VISIBLE_DEVICES",
                                                        "CUDA_VISIBLE_DEVICES",
                                                        "ROCR_VISIBLE_DEVICES",
@@ -97,6 +167,11 @@ bool is_reserved_env(const std::string& name) {
                                                        "ZE_AFFINITY_MASK",
                                                        "ZE_FLAT_DEVICE_HIERARCHY",
                                                        "NEURON_RT_VISIBLE_CORES",
+                                                       "MUSA_VISIBLE_DEVICES",
+                                                       "MLU_VISIBLE_DEVICES",
+                                                       "TPU_VISIBLE_CHIPS",
+                                                       "TPU_CHIPS_PER_PROCESS_BOUNDS",
+                                                       "TPU_PROCESS_BOUNDS",
                                                        "HLS_MODULE_ID",
                                                        "RANK",
                                                        "WORLD_SIZE",
@@ -266,7 +341,10 @@ json to_json(const JobSpec& s) {
   if (!s.after_not_ok.empty()) j["after_not_ok"] = s.after_not_ok;
   if (!s.project.empty()) j["project"] = s.project;
   if (s.preemptible) j["preemptible"] = true;
-  if (s.array) j["array"] = {{"count", s.array->count}, {"parallel", s.array->parallel}};
+  if (s.array) {
+    j["array"] = {{"count", s.array->count}, {"parallel", s.array->parallel}};
+    if (!s.array->indices.empty()) j["array"]["indices"] = s.array->indices;
+  }
   return j;
 }
 
@@ -308,117 +386,39 @@ Result<Allocation> allocation_from_json(const json& j) {
   }
 }
 
+json to_json(const JobEvent& e) {
+  json j = {{"at", format_rfc3339(e.at_ms)},
+            {"event", e.event},
+            {"state", to_string(e.state)},
+            {"attempt", e.attempt},
+            {"nodes", e.nodes}};
+  if (!e.reason.empty()) j["reason"] = e.reason;
+  if (e.exit_code) j["exit_code"] = *e.exit_code;
+  return j;
+}
+
+void add_job_event(std::vector<JobEvent>& events, JobEvent e) {
+  if (events.size() >= kMaxJobEvents) events.erase(events.begin() + (events.size() > 1 ? 1 : 0));
+  events.push_back(std::move(e));
+}
+
 namespace {
-// Years 0001..9999 are all RFC 3339 can write; the formatter clamps to them.
-constexpr int64_t kMinRfc3339Ms = -62135596800000;  // 0001-01-01T00:00:00.000Z
-constexpr int64_t kMaxRfc3339Ms = 253402300799999;  // 9999-12-31T23:59:59.999Z
-
-// Reads exactly `n` ASCII digits at `pos`; advances `pos`.
-std::optional<int> digits(std::string_view s, size_t& pos, size_t n) {
-  if (pos + n > s.size()) return std::nullopt;
-  int v = 0;
-  for (size_t i = 0; i < n; ++i) {
-    char c = s[pos + i];
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  pos += n;
-  return v;
+Result<JobEvent> event_from_json(const json& j) {
+  JobEvent e;
+  auto at = parse_rfc3339(j.at("at").get<std::string>());
+  if (!at) return Error{"job.events.at: not an RFC 3339 time"};
+  e.at_ms = *at;
+  e.event = j.at("event").get<std::string>();
+  auto st = parse_job_state(j.at("state").get<std::string>());
+  if (!st) return Error{"job.events.state: unknown state"};
+  e.state = *st;
+  e.attempt = json_int_or<int>(j, "attempt", 0);
+  e.nodes = j.value("nodes", std::vector<std::string>{});
+  e.reason = j.value("reason", "");
+  if (j.contains("exit_code") && !j["exit_code"].is_null()) e.exit_code = json_int_at<int>(j, "exit_code");
+  return e;
 }
-
-bool expect(std::string_view s, size_t& pos, char c) {
-  if (pos >= s.size() || (s[pos] != c && s[pos] != (c | 0x20))) return false;  // 'T'/'t', 'Z'/'z'
-  ++pos;
-  return true;
-}
-
-bool leap_year(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-int days_in_month(int y, int m) {
-  static constexpr std::array<int, 12> days = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && leap_year(y) ? 29 : days[static_cast<size_t>(m - 1)];
-}
-
-// Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant's algorithm).
-int64_t days_from_civil(int64_t y, int m, int d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 }  // namespace
-
-std::string format_rfc3339(int64_t unix_ms) {
-  unix_ms = std::clamp(unix_ms, kMinRfc3339Ms, kMaxRfc3339Ms);
-  const int64_t days = floor_div(unix_ms, 86400000);
-  const int64_t ms_of_day = unix_ms - days * 86400000;
-  // civil_from_days (H. Hinnant).
-  const int64_t z = days + 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
-  const int month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-  const int year = static_cast<int>(yoe + era * 400 + (month <= 2));
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day,
-                static_cast<int>(ms_of_day / 3600000), static_cast<int>(ms_of_day / 60000 % 60),
-                static_cast<int>(ms_of_day / 1000 % 60), static_cast<int>(ms_of_day % 1000));
-  return buf;
-}
-
-std::optional<int64_t> parse_rfc3339(std::string_view s) {
-  // date-time = full-date "T" partial-time time-offset (RFC 3339 section 5.6); leap seconds
-  // (":60") are refused: nothing here produces them and Unix time cannot hold them.
-  size_t pos = 0;
-  auto year = digits(s, pos, 4);
-  if (!year || !expect(s, pos, '-')) return std::nullopt;
-  auto month = digits(s, pos, 2);
-  if (!month || !expect(s, pos, '-')) return std::nullopt;
-  auto day = digits(s, pos, 2);
-  if (!day || !expect(s, pos, 'T')) return std::nullopt;
-  auto hour = digits(s, pos, 2);
-  if (!hour || !expect(s, pos, ':')) return std::nullopt;
-  auto minute = digits(s, pos, 2);
-  if (!minute || !expect(s, pos, ':')) return std::nullopt;
-  auto second = digits(s, pos, 2);
-  if (!second) return std::nullopt;
-  if (*year < 1 || *month < 1 || *month > 12 || *day < 1 || *day > days_in_month(*year, *month) || *hour > 23 ||
-      *minute > 59 || *second > 59)
-    return std::nullopt;
-  int ms = 0;
-  if (pos < s.size() && s[pos] == '.') {
-    ++pos;
-    size_t first = pos;
-    for (int scale = 100; pos < s.size() && s[pos] >= '0' && s[pos] <= '9'; ++pos, scale /= 10)
-      ms += (s[pos] - '0') * scale;  // digits past milliseconds add 0 (scale reaches 0)
-    if (pos == first) return std::nullopt;
-  }
-  int64_t offset_min = 0;
-  if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
-    const int sign = s[pos] == '-' ? -1 : 1;
-    ++pos;
-    auto oh = digits(s, pos, 2);
-    if (!oh || !expect(s, pos, ':')) return std::nullopt;
-    auto om = digits(s, pos, 2);
-    if (!om || *oh > 23 || *om > 59) return std::nullopt;
-    offset_min = int64_t{sign} * (*oh * 60 + *om);
-  } else if (!expect(s, pos, 'Z')) {
-    return std::nullopt;
-  }
-  if (pos != s.size()) return std::nullopt;
-  const int64_t local_s =
-      days_from_civil(*year, *month, *day) * int64_t{86400} + *hour * int64_t{3600} + *minute * int64_t{60} + *second;
-  const int64_t unix_ms = (local_s - offset_min * int64_t{60}) * 1000 + ms;
-  if (unix_ms < kMinRfc3339Ms || unix_ms > kMaxRfc3339Ms) return std::nullopt;
-  return unix_ms;
-}
 
 json to_json(const Job& job) {
   json allocs = json::array();
@@ -436,6 +436,15 @@ json to_json(const Job& job) {
   if (job.started_at_ms) j["started_at"] = format_rfc3339(job.started_at_ms);
   if (job.finished_at_ms) j["finished_at"] = format_rfc3339(job.finished_at_ms);
   if (job.exit_code) j["exit_code"] = *job.exit_code;
+  if (!job.preempt_claim.empty() && job.state == JobState::pending) {
+    json claim = json::array();
+    for (const auto& a : job.preempt_claim) claim.push_back(to_json(a));
+    j["preempting"] = {{"victims", job.preempt_victims}, {"allocations", claim}};
+  }
+  if (job.last_preempted_at_ms) {
+    j["last_preempted_at"] = format_rfc3339(job.last_preempted_at_ms);
+    j["last_preempted_by"] = job.last_preempted_by;
+  }
   if (!job.master_addr.empty()) {
     j["master_addr"] = job.master_addr;
     j["master_port"] = job.master_port;
@@ -446,14 +455,21 @@ json to_json(const Job& job) {
   if (job.array) {
     json states = json::object();
     for (const auto& [st, n] : job.array->states) states[to_string(st)] = n;
+    // The first and last elements by index (their spec has the indices).
+    const std::vector<int> indices = job.spec.array ? array_indices(*job.spec.array) : std::vector<int>{0};
     j["array"] = {{"count", job.array->count},
                   {"parallel", job.array->parallel},
-                  {"first", array_element_id(job.id, 0)},
-                  {"last", array_element_id(job.id, job.array->count - 1)},
+                  {"first", array_element_id(job.id, indices.empty() ? 0 : indices.front())},
+                  {"last", array_element_id(job.id, indices.empty() ? 0 : indices.back())},
                   {"states", states}};
   } else if (auto e = split_element_id(job.id)) {
     j["array_id"] = e->parent;
     j["array_index"] = e->index;
+  }
+  if (!job.events.empty()) {
+    json events = json::array();
+    for (const auto& e : job.events) events.push_back(to_json(e));
+    j["events"] = std::move(events);
   }
   return j;
 }
@@ -475,7 +491,7 @@ Result<Job> job_from_json(const json& j) {
     job.preemptions = json_int_or<int>(j, "preemptions", 0);
     for (auto [key, out] :
          {std::pair{"submitted_at", &job.submitted_at_ms}, std::pair{"started_at", &job.started_at_ms},
-          std::pair{"finished_at", &job.finished_at_ms}}) {
+          std::pair{"finished_at", &job.finished_at_ms}, std::pair{"last_preempted_at", &job.last_preempted_at_ms}}) {
       if (!j.contains(key) || j[key].is_null()) continue;
       auto t = parse_rfc3339(j[key].get<std::string>());
       if (!t) return Error{std::string("job.") + key + ": not an RFC 3339 time"};
@@ -486,6 +502,16 @@ Result<Job> job_from_json(const json& j) {
       auto al = allocation_from_json(a);
       if (!al) return al.error();
       job.allocations.push_back(*al);
+    }
+    job.last_preempted_by = j.value("last_preempted_by", "");
+    if (j.contains("preempting") && j["preempting"].is_object()) {
+      const json& p = j["preempting"];
+      for (const auto& a : p.value("allocations", json::array())) {
+        auto al = allocation_from_json(a);
+        if (!al) return al.error().wrap("job.preempting");
+        job.preempt_claim.push_back(*al);
+      }
+      for (const auto& v : p.value("victims", json::array())) job.preempt_victims.push_back(v.get<std::string>());
     }
     job.master_addr = j.value("master_addr", "");
     job.master_port = json_int_or<int>(j, "master_port", 0);
@@ -507,6 +533,11 @@ Result<Job> job_from_json(const json& j) {
         view.states[*st] = n.get<int>();
       }
       job.array = std::move(view);
+    }
+    for (const auto& e : j.value("events", json::array())) {
+      auto ev = event_from_json(e);
+      if (!ev) return ev.error();
+      job.events.push_back(std::move(*ev));
     }
     return job;
   } catch (const std::exception& e) {  // json::exception or JsonIntError

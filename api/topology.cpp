@@ -7,7 +7,9 @@ namespace tessel::api {
 GroupRule group_rule(Vendor v) {
   switch (v) {
     case Vendor::habana:
-    case Vendor::ascend: return GroupRule::buddy8;
+    case Vendor::ascend:
+    case Vendor::cambricon:
+    case Vendor::tpu: return GroupRule::buddy8;
     case Vendor::neuron: return GroupRule::neuron16;
     default: return GroupRule::any_subset;
   }

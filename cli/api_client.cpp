@@ -163,12 +163,19 @@ Result<std::unique_ptr<ApiClient>> ApiClient::create(const std::string& urls, st
   return std::unique_ptr<ApiClient>(new ApiClient(std::move(*list), std::move(token), timeout));
 }
 
-Result<json> ApiClient::exchange(const std::function<httplib::Result(httplib::Client&)>& send) {
+void ApiClient::set_retry(int retries, std::chrono::milliseconds backoff, Sleep sleep) {
+  retries_ = retries;
+  backoff_ = backoff;
+  sleep_ = std::move(sleep);
+}
+
+Result<json> ApiClient::exchange(const std::function<httplib::Result(httplib::Client&)>& send, bool idempotent) {
   size_t next = 0;  // The next replica to try when this one cannot be reached.
   for (size_t i = 0; i < urls_.size(); ++i)
     if (urls_[i].origin() == url_.origin()) next = i + 1;
   size_t tried = 1;
   int redirects = 0;
+  int retried = 0;
   for (;;) {
     auto res = send(*http_);
     if (!res) {
@@ -181,7 +188,18 @@ Result<json> ApiClient::exchange(const std::function<httplib::Result(httplib::Cl
         ++tried;
         continue;
       }
-      return transport_error(static_cast<int>(e));
+      // A GET may be sent again whatever became of it; a timeout is not waited out twice.
+      const bool lost = e == httplib::Error::Connection || e == httplib::Error::Read || e == httplib::Error::Write;
+      if (idempotent && lost && retried < retries_) {
+        ++retried;
+        if (sleep_) sleep_(backoff_ * retried);
+        if (urls_.size() > 1) use(urls_[next++ % urls_.size()]);
+        tried = 1;
+        continue;
+      }
+      Error err = transport_error(static_cast<int>(e));
+      if (retried > 0) err.message += "; tried " + std::to_string(retried + 1) + " times";
+      return err;
     }
     if ((res->status == 307 || res->status == 308) && res->has_header("Location")) {
       if (++redirects > kMaxRedirects)
@@ -222,21 +240,21 @@ Result<json> ApiClient::finish(int status, const std::string& body) {
 }
 
 Result<json> ApiClient::get(const std::string& path) {
-  return exchange([&](httplib::Client& c) { return c.Get(path); });
+  return exchange([&](httplib::Client& c) { return c.Get(path); }, /*idempotent=*/true);
 }
 
 Result<json> ApiClient::post(const std::string& path, const json& body) {
   const std::string text = body.dump();
-  return exchange([&](httplib::Client& c) { return c.Post(path, text, "application/json"); });
+  return exchange([&](httplib::Client& c) { return c.Post(path, text, "application/json"); }, false);
 }
 
 Result<json> ApiClient::put(const std::string& path, const json& body) {
   const std::string text = body.dump();
-  return exchange([&](httplib::Client& c) { return c.Put(path, text, "application/json"); });
+  return exchange([&](httplib::Client& c) { return c.Put(path, text, "application/json"); }, false);
 }
 
 Result<json> ApiClient::del(const std::string& path) {
-  return exchange([&](httplib::Client& c) { return c.Delete(path); });
+  return exchange([&](httplib::Client& c) { return c.Delete(path); }, false);
 }
 
 Status ApiClient::stream(const std::string& path, const std::function<bool(std::string_view)>& sink,

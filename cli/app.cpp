@@ -18,6 +18,8 @@ constexpr const char* kFooter =
     R"(Server: --server, else $TESSEL_SERVER, else http://127.0.0.1:7450; a comma-separated list
   of a scheduler's replicas is tried in order, and a follower's redirect to the leader followed.
 Token:  --token or --token-file, else $TESSEL_TOKEN, else $TESSEL_TOKEN_FILE.
+Retry:  a GET whose connection is refused, reset or lost is sent again (--retry N, default 2,
+  waiting 0.2 s, 0.4 s, ...); POST, PUT and DELETE never are.
 Durations: 90 (seconds), 90s, 15m, 2h, 1d, 1h30m, MM:SS, HH:MM:SS, D-HH:MM:SS.
 Exit codes: 0 ok; 1 the server said no or could not be reached; 2 usage error;
   wait: the job's exit code (failed without one or cancelled: 1), 124 on --timeout.)";
@@ -41,6 +43,8 @@ int run(const std::vector<std::string>& args, Environment& env) {
   app.add_option("--server", g.server, "Scheduler URL (http://HOST:PORT), or replicas' URLs separated by commas");
   auto* tok = app.add_option("--token", g.token, "API token");
   app.add_option("--token-file", g.token_file, "File holding the API token")->excludes(tok);
+  app.add_option("--retry", g.retry, "Send a GET again up to N times when the connection fails (default 2)")
+      ->check(CLI::Range(0, 10));
   app.add_option("-o,--output", g.output, "Output format: table or json (the API's JSON, pretty)")
       ->check(CLI::IsMember({"table", "json"}));
 
@@ -60,17 +64,19 @@ int run(const std::vector<std::string>& args, Environment& env) {
   add_opt(submit, "--model", so.model, "Card model, e.g. HL-225");
   add_opt(submit, "--driver-version", so.driver_version,
           "Only nodes with this driver version, or one it is a prefix of (\"1.17\" matches 1.17.0-e4d8f8b)");
-  add_opt(submit, "--vendor", so.vendor, "habana, nvidia, amd, intel, ascend or neuron");
+  add_opt(submit, "--vendor", so.vendor, "habana, nvidia, amd, intel, ascend, neuron, tpu, cambricon or mthreads");
   add_opt(submit, "--project", so.project, "Project the job's cards count against (default: your first project)");
   submit->add_flag("--preemptible", so.preemptible, "May borrow cards past the project's guarantee");
   add_opt(submit, "--retries", so.retries, "Retries after a node failure (0..10)");
   add_opt(submit, "--workdir", so.workdir, "Working directory on the node (relative: to the current one)");
-  submit->add_option("--after-ok", so.after_ok, "Start after these jobs (J1,J2,...) all succeeded")
+  submit
+      ->add_option("--after-ok", so.after_ok, "Start after these jobs (J1,J2,... or array elements J_7) all succeeded")
       ->allow_extra_args(false);
   submit->add_option("--after-any", so.after_any, "Start after these jobs all ended, however")->allow_extra_args(false);
   submit->add_option("--after-not-ok", so.after_not_ok, "Start after these jobs all ended without succeeding")
       ->allow_extra_args(false);
-  add_opt(submit, "--array", so.array, "Job array 0-B[%P]: elements 0..B, at most P running at once");
+  add_opt(submit, "--array", so.array,
+          "Job array INDICES[%P] as Slurm's: 0-99, 5-20, 1,3,7-9, 0-30:10; at most P running at once");
   submit->add_option("command", so.command, "The program and its arguments (after --)");
   submit->callback([&] { action = [&](Session& s) { return cmd_submit(s, so); }; });
 
@@ -107,7 +113,20 @@ int run(const std::vector<std::string>& args, Environment& env) {
   bool nodes_wide = false;
   auto* nodes = app.add_subcommand("nodes", "List nodes with a map of their cards");
   nodes->add_flag("--wide", nodes_wide, "Also show driver and firmware versions and NIC ports up");
-  nodes->callback([&] { action = [&](Session& s) { return cmd_nodes(s, nodes_wide); }; });
+  std::string token_node;
+  auto* node_token = nodes->add_subcommand("token", "Agent tokens issued per node (admin)");
+  node_token->require_subcommand(1);
+  auto* token_issue =
+      node_token->add_subcommand("issue", "Issue a node's agent token, or rotate it; prints it (shown once)");
+  token_issue->add_option("node", token_node, "Node name")->required();
+  token_issue->callback([&] { action = [&](Session& s) { return cmd_node_token_issue(s, token_node); }; });
+  auto* token_revoke = node_token->add_subcommand("revoke", "Revoke a node's issued agent token");
+  token_revoke->add_option("node", token_node, "Node name")->required();
+  token_revoke->callback([&] { action = [&](Session& s) { return cmd_node_token_revoke(s, token_node); }; });
+  // After its subcommands' callbacks: lists only when none was given.
+  nodes->callback([&] {
+    if (!node_token->parsed()) action = [&](Session& s) { return cmd_nodes(s, nodes_wide); };
+  });
 
   std::string node_name;
   auto* node = app.add_subcommand("node", "Show one node and its cards");
@@ -154,6 +173,8 @@ int run(const std::vector<std::string>& args, Environment& env) {
   usage->add_option("--by", uo.by, "project (default) or user")->check(CLI::IsMember({"project", "user"}));
   usage->add_option("--since", uo.since, "Window start: RFC 3339 or a duration ago (7d); default 30 days ago");
   usage->add_option("--until", uo.until, "Window end: RFC 3339 or a duration ago; default now");
+  usage->add_option("--project", uo.project, "Only this project's jobs");
+  usage->add_option("--user", uo.user, "Only this user's jobs");
   usage->add_flag("--json", uo.json, "The API's JSON (as -o json)");
   usage->callback([&] { action = [&](Session& s) { return cmd_usage(s, uo); }; });
 

@@ -76,6 +76,9 @@ int cmd_show(Session& s, const std::string& id) {
   if (!c) return kExitUsage;
   auto job = c->get(job_path(id));
   if (!job) return s.fail("show", job.error().wrap(id));
+  // The state history; a scheduler too old to keep one shows the job without it.
+  if (auto history = c->get(job_path(id) + "/events"); history && history->contains("events"))
+    (*job)["events"] = (*history)["events"];
   if (s.json_output())
     s.print_json(*job);
   else

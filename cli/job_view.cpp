@@ -160,6 +160,14 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   if (get_bool(spec, "preemptible", false)) line("Preemptible", "yes");
   line("Exit code", get_text(job, "exit_code"));
   line("Attempt", get_text(job, "attempt"));
+  if (auto n = get_int(job, "preemptions"); n && *n > 0) {
+    std::string text = std::to_string(*n);
+    if (auto at = when("last_preempted_at"); !at.empty()) {
+      text += ", last " + at;
+      if (auto by = get_string(job, "last_preempted_by"); !by.empty()) text += " by " + by;
+    }
+    line("Preemptions", text);
+  }
   line("Command", quote_command(get_field(spec, "command")));
   line("Workdir", get_string(spec, "workdir"));
   line("Devices per node", get_text(spec, "devices"));
@@ -195,6 +203,28 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
     for (const auto& a : allocs)
       t.add_row({"  " + get_text(a, "rank"), get_string(a, "node"), ids(get_field(a, "module_ids")),
                  ids(get_field(a, "indices"))});
+    o << t.render();
+  }
+  const auto& events = get_field(job, "events");
+  if (events.is_array() && !events.empty()) {
+    o << "History:\n";
+    Table t({"  TIME", "EVENT", "ATTEMPT", "NODES", "REASON"});
+    for (const auto& e : events) {
+      std::string reason = get_string(e, "reason");
+      if (auto code = get_int(e, "exit_code")) {
+        std::string exit = "exit ";
+        exit += std::to_string(*code);
+        if (reason.empty()) {
+          reason = exit;
+        } else {
+          reason += " (";
+          reason += exit;
+          reason += ')';
+        }
+      }
+      t.add_row({"  " + get_string(e, "at"), get_string(e, "event"), get_text(e, "attempt"), ids(get_field(e, "nodes")),
+                 printable(reason)});
+    }
     o << t.render();
   }
   return o.str();

@@ -79,4 +79,33 @@ int cmd_delete_node(Session& s, const std::string& name) {
   return kExitOk;
 }
 
+int cmd_node_token_issue(Session& s, const std::string& name) {
+  const std::string command = "nodes token issue";
+  auto* c = s.client(command);
+  if (!c) return kExitUsage;
+  auto r = c->post(node_path(name) + "/token", json::object());
+  if (!r) return s.fail(command, r.error().wrap(name));
+  if (s.json_output()) {
+    s.print_json(*r);
+    return kExitOk;
+  }
+  const std::string token = get_string(*r, "token");
+  if (token.empty()) return s.fail(command, Error{"server answer has no \"token\""});
+  s.env().out << token << '\n';
+  return kExitOk;
+}
+
+int cmd_node_token_revoke(Session& s, const std::string& name) {
+  const std::string command = "nodes token revoke";
+  auto* c = s.client(command);
+  if (!c) return kExitUsage;
+  auto r = c->del(node_path(name) + "/token");
+  if (!r) return s.fail(command, r.error().wrap(name));
+  if (s.json_output())
+    s.print_json(*r);
+  else
+    s.env().out << name << ": token revoked\n";
+  return kExitOk;
+}
+
 }  // namespace tessel::cli

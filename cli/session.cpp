@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,8 @@ namespace tessel::cli {
 
 namespace {
 constexpr std::chrono::seconds kHttpTimeout{30};
+// Before the first retry of a GET; the n-th waits n times this.
+constexpr std::chrono::milliseconds kRetryBackoff{200};
 
 Result<std::string> read_token_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -70,6 +73,7 @@ ApiClient* Session::client(const std::string& command) {
     return nullptr;
   }
   client_ = std::move(*c);
+  client_->set_retry(opts_.retry, kRetryBackoff, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); });
   return client_.get();
 }
 

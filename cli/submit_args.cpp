@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <tuple>
 
+#include "tessel/api/job.hpp"
 #include "tessel/cli/duration.hpp"
 
 namespace tessel::cli {
@@ -39,20 +40,23 @@ std::optional<int> small_number(const std::string& s) {
   return v;
 }
 
-// "0-B" or "0-B%P" -> {"count": B+1, "parallel": P}; the server checks the limits.
+// Slurm's --array: INDICES or INDICES%P. "0-B" -> {"count": B+1}; any other index list
+// ("5-20", "1,3,7-9", "0-30:10") -> {"indices": ...}; with "parallel": P after a '%'.
+// The index list is checked here; the server checks the limits again.
 Result<json> array_request(const std::string& v) {
   auto bad = [&](const std::string& why) {
     return Error::invalid("--array: " + why + ", got '" + v.substr(0, 64) + "'", "--array");
   };
-  const size_t dash = v.find('-');
   const size_t pct = v.find('%');
-  if (dash == std::string::npos || (pct != std::string::npos && pct < dash))
-    return bad("expected a range A-B with an optional %P, e.g. 0-99%8");
-  auto first = small_number(v.substr(0, dash));
-  auto last = small_number(v.substr(dash + 1, pct == std::string::npos ? std::string::npos : pct - dash - 1));
-  if (!first || !last) return bad("expected a range A-B with an optional %P, e.g. 0-99%8");
-  if (*first != 0) return bad("ranges must start at 0 for now");
-  json a = {{"count", *last + 1}};
+  const std::string list = v.substr(0, pct);
+  auto indices = api::parse_array_indices(list);
+  if (!indices) return bad(indices.error().message + " (e.g. 0-99%8, 5-20 or 1,3,7-9%2)");
+  const size_t dash = list.find('-');
+  json a;
+  if (dash != std::string::npos && small_number(list.substr(0, dash)) == 0 && small_number(list.substr(dash + 1)))
+    a = json{{"count", indices->size()}};
+  else
+    a = json{{"indices", list}};
   if (pct != std::string::npos) {
     auto parallel = small_number(v.substr(pct + 1));
     if (!parallel) return bad("expected a number of elements after %");

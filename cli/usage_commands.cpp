@@ -42,6 +42,8 @@ int cmd_usage(Session& s, const UsageOptions& o) {
     if (!t) return s.usage("usage", t.error());
     query += std::string("&") + name + "=" + url_encode(*t);
   }
+  if (!o.project.empty()) query += "&project=" + url_encode(o.project);
+  if (!o.user.empty()) query += "&user=" + url_encode(o.user);
   auto* c = s.client("usage");
   if (!c) return kExitUsage;
   auto r = c->get("/v1/usage" + query);

@@ -33,7 +33,7 @@ async function check(res) {
   try {
     const body = await res.json();
     if (body && body.error && body.error.message) message = body.error.message;
-  } catch (_) {
+  } catch {
     // Not JSON: keep the status line.
   }
   throw new ApiError(res.status, message);

@@ -1,16 +1,18 @@
-// The console: routes (#/fleet, #/node/NAME, #/queue, #/job/ID), the data they
+// The console: routes (#/fleet, #/node/NAME, #/queue, #/job/ID, #/usage), the data they
 // show, and live updates. Data comes from the REST API only; the event stream
 // says which kinds changed (jobs, nodes, card readings) and only those are fetched
 // again.
 import * as api from './api.js';
 import { clear } from './dom.js';
 import { fleetView, nodeView, queueView, jobView } from './views.js';
+import { usageView } from './usage.js';
 
-const VIEWS = { fleet: fleetView, node: nodeView, queue: queueView, job: jobView };
+const VIEWS = { fleet: fleetView, node: nodeView, queue: queueView, job: jobView, usage: usageView };
 
 // What the views read. `need` says which resources the current view shows.
 const data = {
-  whoami: null, inventory: null, nodes: null, jobs: null, node: null, job: null, error: null,
+  whoami: null, inventory: null, nodes: null, jobs: null, node: null, job: null, events: null, usage: null, error: null,
+  usageQuery: { by: 'project', days: 30 }, // What the usage view asks for; it sets this.
 };
 let current = null; // { name, param, view }
 let counters = null;
@@ -27,7 +29,8 @@ function resources(r) {
     case 'fleet': return { jobs: ['jobs'], nodes: ['inventory', 'nodes'] };
     case 'node': return { jobs: ['jobs'], nodes: ['node'], metrics: ['node'] };
     case 'queue': return { jobs: ['jobs'], nodes: [] };
-    case 'job': return { jobs: ['job'], nodes: [] };
+    case 'job': return { jobs: ['job', 'events'], nodes: [] };
+    case 'usage': return { jobs: ['usage'], nodes: [] };
     default: return {};
   }
 }
@@ -37,7 +40,31 @@ const FETCH = {
   nodes: async () => (await api.get('/v1/nodes')).nodes,
   jobs: async () => (await api.get('/v1/jobs?limit=1000')).jobs,
   node: () => api.get(`/v1/nodes/${encodeURIComponent(current.param)}`),
-  job: () => api.get(`/v1/jobs/${encodeURIComponent(current.param)}`),
+  // An array's parent comes with those of its elements a listing holds (at most
+  // 1000): the jobs listed before the next job id are its elements, highest index first.
+  job: async () => {
+    const j = await api.get(`/v1/jobs/${encodeURIComponent(current.param)}`);
+    if (j.array) {
+      const next = `j-${String(Number(j.id.slice(2)) + 1).padStart(8, '0')}`;
+      const page = await api.get(`/v1/jobs?after=${next}&limit=${Math.min(j.array.count, 1000)}`);
+      j.elements = page.jobs.filter((e) => e.array_id === j.id);
+    }
+    return j;
+  },
+  // The stored state history; null from a scheduler that has none (an older one).
+  events: async () => {
+    try {
+      return await api.get(`/v1/jobs/${encodeURIComponent(current.param)}/events`);
+    } catch (e) {
+      if (e instanceof api.ApiError && e.status === 404) return null;
+      throw e;
+    }
+  },
+  usage: () => {
+    const q = data.usageQuery;
+    const since = new Date(Date.now() - q.days * 86400e3).toISOString();
+    return api.get(`/v1/usage?by=${q.by}&since=${encodeURIComponent(since)}`);
+  },
 };
 
 let inFlight = null;

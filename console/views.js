@@ -4,7 +4,7 @@
 import { board, shortJob } from './board.js';
 import { h, s, append, clear, ago, when, stateBadge, jobColour, TERMINAL } from './dom.js';
 
-const JOB_STATES = ['pending', 'assigned', 'running', 'succeeded', 'failed', 'cancelled'];
+export const JOB_STATES = ['pending', 'assigned', 'running', 'succeeded', 'failed', 'cancelled'];
 const NODE_STATES = ['ready', 'degraded', 'draining', 'down'];
 
 function errorLine(data) {
@@ -224,15 +224,51 @@ export function nodeView(root, name, ctx) {
   };
 }
 
+// Array elements are shown as one row per array (in the place of its first element
+// here), linking to the array's own view; `extra` adds a column of its own.
+function groupArrays(jobs) {
+  const out = [];
+  const groups = new Map();
+  for (const j of jobs) {
+    if (!j.array_id) { out.push(j); continue; }
+    let g = groups.get(j.array_id);
+    if (!g) {
+      g = { group: j.array_id, jobs: [] };
+      groups.set(j.array_id, g);
+      out.push(g);
+    }
+    g.jobs.push(j);
+  }
+  return out;
+}
+
+function stateCounts(states) {
+  return JOB_STATES.filter((st) => states[st]).map((st) => h('span', { class: 'count', 'data-count-state': st },
+    stateBadge(st), ` ${states[st]}`));
+}
+
+function arrayRow(g, i, extra) {
+  const first = g.jobs[0];
+  const states = {};
+  for (const j of g.jobs) states[j.state] = (states[j.state] || 0) + 1;
+  return h('tr', { 'data-array': g.group },
+    h('td', {}, first.queue_position ?? i + 1),
+    h('td', {}, h('a', { href: `#/job/${encodeURIComponent(g.group)}`, class: `joblink jc${jobColour(g.group)}` }, g.group),
+      h('span', { class: 'hint' }, ` [${g.jobs.length} element${g.jobs.length === 1 ? '' : 's'}]`)),
+    h('td', {}, first.spec.name || '-'), h('td', {}, first.user),
+    h('td', { class: 'counts' }, stateCounts(states)), h('td', {}, `${cards(first)} each`), h('td', {}, ago(first.submitted_at)),
+    h('td', { class: 'reason' }, extra ? '' : first.reason || ''));
+}
+
 function jobTable(jobs, extra) {
   if (!jobs.length) return h('p', { class: 'empty' }, 'None.');
   return h('div', { class: 'scroll' }, h('table', { class: 'jobs' },
     h('thead', {}, h('tr', {}, ['#', 'job', 'name', 'user', 'state', 'cards', 'submitted', extra ? 'where / why' : 'reason'].map((c) => h('th', {}, c)))),
-    h('tbody', {}, jobs.map((j, i) => h('tr', { 'data-job': j.id },
+    h('tbody', {}, groupArrays(jobs).map((j, i) => (j.group ? arrayRow(j, i, extra) : h('tr', { 'data-job': j.id },
       h('td', {}, j.queue_position ?? i + 1), h('td', {}, jobLink(j)), h('td', {}, j.spec.name || '-'), h('td', {}, j.user),
       h('td', {}, stateBadge(j.state)), h('td', {}, cards(j)), h('td', {}, ago(j.submitted_at)),
       h('td', { class: 'reason' }, extra ? extra(j) : j.reason || '',
-        j.estimated_start ? h('span', { class: 'eta' }, ` · starts ~${when(j.estimated_start)}`) : null))))));
+        j.estimated_start ? h('span', { class: 'eta' }, ` · starts ~${when(j.estimated_start)}`) : null)))))));
 }
 
 // --- queue ---
@@ -259,10 +295,39 @@ export function queueView(root) {
 }
 
 // --- job ---
+// The job's stored state history (GET /v1/jobs/{id}/events), oldest first. A
+// scheduler without one (older, or a follower) leaves `events` null: then the
+// job's own times.
+function historyTable(j, events) {
+  if (!events) {
+    const hist = [['submitted', j.submitted_at], ['started', j.started_at], ['finished', j.finished_at]].filter((x) => x[1]);
+    return h('ul', { class: 'history' }, hist.map(([k, v]) => h('li', {}, `${k} ${when(v)}`)));
+  }
+  return h('div', { class: 'scroll' }, h('table', { class: 'history', id: 'history' },
+    h('thead', {}, h('tr', {}, ['when', 'event', 'attempt', 'nodes', 'reason'].map((c) => h('th', {}, c)))),
+    h('tbody', {}, events.map((e) => h('tr', { 'data-event': e.event, 'data-attempt': e.attempt },
+      h('td', { title: e.at }, when(e.at)),
+      h('td', {}, stateBadge(e.state), e.event !== e.state ? h('span', { class: 'event' }, ` ${e.event}`) : null),
+      h('td', {}, e.attempt),
+      h('td', {}, (e.nodes || []).flatMap((n, i) => [i ? ', ' : '', h('a', { href: `#/node/${encodeURIComponent(n)}` }, n)])),
+      h('td', { class: 'reason' }, e.reason || '', e.exit_code !== undefined ? ` (exit ${e.exit_code})` : ''))))));
+}
+
+// An array's parent: its elements by state (the scheduler's counts) and those of
+// its elements the listing holds.
+function arraySection(j, elements) {
+  const a = j.array;
+  return h('section', { id: 'array', 'data-count': a.count },
+    h('h2', {}, `Array of ${a.count}`, h('small', {}, ` · at most ${a.parallel} at once`)),
+    h('p', { class: 'counts' }, stateCounts(a.states || {})),
+    elements && elements.length ? jobTable(elements.slice().sort((x, y) => x.array_index - y.array_index).map((e) => ({ ...e, array_id: undefined })))
+      : h('p', { class: 'empty' }, 'No element listed.'),
+    elements && elements.length < a.count ? h('p', { class: 'hint' }, `${elements.length} of ${a.count} elements listed.`) : null);
+}
+
 export function jobView(root, id, ctx) {
   const head = h('div');
   const body = h('div');
-  const seen = [];
   const rank = h('input', { id: 'log-rank', type: 'number', min: 0, value: 0, 'aria-label': 'rank' });
   const follow = h('button', { id: 'log-follow', type: 'button' }, 'Follow');
   const pane = h('pre', { id: 'log', class: 'log', 'aria-live': 'off' });
@@ -306,7 +371,6 @@ export function jobView(root, id, ctx) {
         body.append(errorLine(data) || h('p', {}, 'Loading…'));
         return;
       }
-      if (!seen.length || seen[seen.length - 1].state !== j.state) seen.push({ state: j.state, at: new Date().toISOString() });
       const who = data.whoami || {};
       const mayCancel = !TERMINAL.has(j.state) && (who.role === 'admin' || who.name === j.user);
       head.append(h('h1', {}, j.spec.name || j.id, ' ', h('span', { id: 'job-state' }, stateBadge(j.state))),
@@ -314,11 +378,10 @@ export function jobView(root, id, ctx) {
           j.exit_code !== undefined && j.exit_code !== null ? ` · exit ${j.exit_code}` : ''),
         errorLine(data));
       cancel.hidden = !mayCancel;
-      const hist = [['submitted', j.submitted_at], ['started', j.started_at], ['finished', j.finished_at]].filter((x) => x[1]);
+      if (j.array) body.append(arraySection(j, j.elements));
+      const events = data.events && data.events.job_id === id ? data.events.events : null;
       body.append(h('div', { class: 'cols' },
-        h('section', {}, h('h2', {}, 'State history'),
-          h('ul', { class: 'history' }, hist.map(([k, v]) => h('li', {}, `${k} ${when(v)}`)),
-            seen.length > 1 ? seen.map((x) => h('li', { 'data-seen': x.state }, 'seen ', stateBadge(x.state), ` ${ago(x.at)}`)) : null),
+        h('section', {}, h('h2', {}, 'State history'), historyTable(j, events),
           h('h2', {}, 'Allocations'),
           (j.allocations || []).length ? h('table', { class: 'alloc' },
             h('thead', {}, h('tr', {}, h('th', {}, 'rank'), h('th', {}, 'node'), h('th', {}, 'modules'))),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Tessel needs to build, test and run its demo, and
-# the npm packages of the console's browser test (tests/browser: puppeteer-core,
-# which drives Debian's chromium and downloads no browser).
+# the npm packages of the console's browser test and linter (tests/browser:
+# puppeteer-core, which drives Debian's chromium and downloads no browser, and ESLint).
 # Idempotent: installs only what is missing. Needs root (or sudo), Debian's archive
 # and the npm registry.
 set -euo pipefail
@@ -39,7 +39,7 @@ if ((${#missing[@]})); then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The browser test's npm packages, exactly as locked; again only when the lock changed.
+# The browser test's and the linter's npm packages, exactly as locked; again only when the lock changed.
 browser=$(dirname "$0")/../tests/browser
 if ! cmp -s "$browser/package-lock.json" "$browser/node_modules/.tessel-lock" 2>/dev/null; then
   echo "setup: npm ci in tests/browser"

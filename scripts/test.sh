@@ -2,16 +2,16 @@
 # Set-up plus every test: installs missing Debian packages, checks the formatting of
 # every tracked C++ file (scripts/check-format.sh), builds everything, runs clang-tidy
 # on the non-test sources (scripts/check-tidy.sh) and ctest;
-# then an ASan+UBSan build (clang, with its lock checks: -Wthread-safety) of everything
-# that does not link LibTorch and its tests;
-# then each libFuzzer target for a bounded time.
-# Environment: JOBS (build parallelism, default nproc), FUZZ_SECONDS (per target, default 30),
+# then one ASan+UBSan build (clang, with its lock checks: -Wthread-safety, and libFuzzer's
+# coverage instrumentation) of everything that does not link LibTorch: its tests run
+# under the sanitizers, then each libFuzzer target of the same build for a bounded time.
+# Environment: JOBS (build parallelism, default nproc), FUZZ_SECONDS (per target, default 20),
 # SKIP_ASAN=1 / SKIP_FUZZ=1 to shorten local runs (CI runs everything).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-$(nproc)}
-fuzz_seconds=${FUZZ_SECONDS:-30}
+fuzz_seconds=${FUZZ_SECONDS:-20}
 
 step() { printf '\n==> %s (%s)\n' "$*" "$(date +%T)"; }
 
@@ -34,28 +34,34 @@ ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
 step "Debian packages (cpack, contents, apt-get install)"
 TESSEL_EXPECT_WORKERS=1 scripts/test-packages.sh build
 
+# The sanitizer build is also the fuzz build (one configuration, built once): the fuzz
+# targets link libFuzzer, everything else carries its coverage hooks, unused outside it.
+fuzz_build=build-asan
 if [[ ${SKIP_ASAN:-0} != 1 ]]; then
-  step "build with ASan+UBSan and clang's lock checks (clang, no LibTorch)"
+  step "build with ASan+UBSan, clang's lock checks and the fuzz targets (clang, no LibTorch)"
   # clang, so the build also runs -Wthread-safety (TESSEL_THREAD_SAFETY) as an error. A
   # cache left by a gcc build of build-asan keeps its compiler: drop it.
   if [[ -f build-asan/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' build-asan/CMakeCache.txt; then
     rm -rf build-asan
   fi
   CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSEL_WORKERS=OFF \
-    -DTESSEL_SANITIZE=ON >/dev/null
+    -DTESSEL_SANITIZE=ON -DTESSEL_FUZZ="$([[ ${SKIP_FUZZ:-0} != 1 ]] && echo ON || echo OFF)" >/dev/null
   cmake --build build-asan -j "$jobs"
   step "tests under ASan+UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900 -LE no_sanitizer
-fi
-
-if [[ ${SKIP_FUZZ:-0} != 1 ]]; then
-  step "fuzz targets (clang, libFuzzer), ${fuzz_seconds}s each"
+elif [[ ${SKIP_FUZZ:-0} != 1 ]]; then
+  step "build the fuzz targets (clang, libFuzzer, ASan+UBSan)"
+  fuzz_build=build-fuzz
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTESSEL_WORKERS=OFF -DTESSEL_FUZZ=ON >/dev/null
   cmake --build build-fuzz -j "$jobs" --target fuzz_all
+fi
+
+if [[ ${SKIP_FUZZ:-0} != 1 ]]; then
+  step "fuzz targets (libFuzzer), ${fuzz_seconds}s each"
   shopt -s nullglob
-  fuzzers=(build-fuzz/bin/fuzz_*)
+  fuzzers=("$fuzz_build"/bin/fuzz_*)
   ((${#fuzzers[@]})) || { echo "fuzz: no fuzz targets were built"; exit 1; }
   for fuzzer in "${fuzzers[@]}"; do
     [[ -x $fuzzer && -f $fuzzer ]] || continue

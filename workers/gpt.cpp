@@ -2,20 +2,33 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include <ATen/CPUGeneratorImpl.h>
 
 namespace tessel::workers {
 
-int64_t cached_length(const KvCache& cache) {
-  if (cache.empty() || !cache.front().k.defined()) return 0;
-  return cache.front().k.size(2);
-}
+int64_t cached_length(const KvCache& cache) { return cache.empty() ? 0 : cache.front().length; }
 
-CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& c) : heads_(c.heads), head_dim_(c.dim / c.heads) {
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& c)
+    : heads_(c.heads), head_dim_(c.dim / c.heads), context_(c.context) {
   qkv = register_module("qkv", torch::nn::Linear(c.dim, 3 * c.dim));
   proj = register_module("proj", torch::nn::Linear(c.dim, c.dim));
   future_mask_ = register_buffer("future_mask", torch::ones({c.context, c.context}, torch::kBool).triu(1));
+}
+
+std::pair<torch::Tensor, torch::Tensor> CausalSelfAttentionImpl::append(LayerCache& cache, const torch::Tensor& k,
+                                                                        const torch::Tensor& v) const {
+  const int64_t T = k.size(2);
+  TORCH_CHECK(cache.length + T <= context_, "sequence of ", cache.length + T, " tokens exceeds context ", context_);
+  if (!cache.k.defined()) {
+    cache.k = torch::empty({k.size(0), heads_, context_, head_dim_}, k.options());
+    cache.v = torch::empty({v.size(0), heads_, context_, head_dim_}, v.options());
+  }
+  cache.k.narrow(2, cache.length, T).copy_(k);
+  cache.v.narrow(2, cache.length, T).copy_(v);
+  cache.length += T;
+  return {cache.k.narrow(2, 0, cache.length), cache.v.narrow(2, 0, cache.length)};
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, LayerCache* cache) {
@@ -24,41 +37,31 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, LayerCach
   torch::Tensor q = parts[0], k = parts[1], v = parts[2];  // [B, H, T, hd]
   int64_t past = 0;
   if (cache != nullptr) {
-    if (cache->k.defined()) {
-      past = cache->k.size(2);
-      k = torch::cat({cache->k, k}, 2);
-      v = torch::cat({cache->v, v}, 2);
-    }
-    cache->k = k;
-    cache->v = v;
+    past = cache->length;
+    std::tie(k, v) = append(*cache, k, v);
   }
   const int64_t total = past + T;
-  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(head_dim_)));
-  if (T > 1) {
-    att =
-        att.masked_fill(future_mask_.slice(0, past, total).slice(1, 0, total), -std::numeric_limits<float>::infinity());
-  }
+  // Scale the queries ([.., T, hd]) rather than the scores ([.., T, total]): fewer
+  // elements; and mask the scores in place (matmul's backward does not need them).
+  auto att = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim_))), k.transpose(-2, -1));
+  if (T > 1)
+    att.masked_fill_(future_mask_.slice(0, past, total).slice(1, 0, total), -std::numeric_limits<float>::infinity());
   auto y = torch::matmul(torch::softmax(att, -1), v);  // [B, H, T, hd]
   return proj(y.transpose(1, 2).reshape({B, T, C}));
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward_step(const torch::Tensor& x, const std::vector<LayerCache*>& caches) {
   const int64_t B = x.size(0), C = x.size(2);
-  auto parts = qkv(x).view({B, 1, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});  // [3, B, H, 1, hd]
-  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim_));
+  auto parts = qkv(x).view({B, 1, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});    // [3, B, H, 1, hd]
+  const auto queries = parts[0] * (1.0 / std::sqrt(static_cast<double>(head_dim_)));  // [B, H, 1, hd], scaled
   std::vector<torch::Tensor> ys;
   ys.reserve(static_cast<size_t>(B));
   for (int64_t b = 0; b < B; ++b) {
     LayerCache& cache = *caches[static_cast<size_t>(b)];
-    torch::Tensor q = parts[0].narrow(0, b, 1), k = parts[1].narrow(0, b, 1), v = parts[2].narrow(0, b, 1);
-    if (cache.k.defined()) {
-      k = torch::cat({cache.k, k}, 2);
-      v = torch::cat({cache.v, v}, 2);
-    }
-    cache.k = k;
-    cache.v = v;
+    torch::Tensor q = queries.narrow(0, b, 1);
+    auto [k, v] = append(cache, parts[1].narrow(0, b, 1), parts[2].narrow(0, b, 1));
     // One query at the newest position: it may see every cached key, no mask.
-    ys.push_back(torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-2, -1)) * scale, -1), v));
+    ys.push_back(torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-2, -1)), -1), v));
   }
   auto y = torch::cat(ys, 0);  // [B, H, 1, hd]
   return proj(y.transpose(1, 2).reshape({B, 1, C}));

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <torch/nn.h>
@@ -21,10 +22,14 @@
 
 namespace tessel::workers {
 
-// Keys and values of one attention layer, [B, heads, T_cached, head_dim].
+// Keys and values of one attention layer. The buffers are allocated once, at the
+// first use, for the whole context ([B, heads, context, head_dim]); each step
+// copies its new positions in place, so decoding allocates no growing tensors.
+// Positions [0, length) hold data.
 struct LayerCache {
   torch::Tensor k;
   torch::Tensor v;
+  int64_t length = 0;
 };
 using KvCache = std::vector<LayerCache>;  // one entry per layer
 int64_t cached_length(const KvCache& cache);
@@ -41,8 +46,14 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   torch::nn::Linear proj{nullptr};
 
  private:
+  // Appends T new positions [B, H, T, hd] to the cache; returns the keys and
+  // values of every cached position (views of the cache's buffers).
+  std::pair<torch::Tensor, torch::Tensor> append(LayerCache& cache, const torch::Tensor& k,
+                                                 const torch::Tensor& v) const;
+
   int64_t heads_;
   int64_t head_dim_;
+  int64_t context_;
   torch::Tensor future_mask_;  // [context, context] bool, true above the diagonal
 };
 TORCH_MODULE(CausalSelfAttention);

@@ -30,6 +30,9 @@ int inventory_main(int argc, char** argv, std::ostream& out, std::ostream& err) 
   app.add_option("--npu-smi", config.npu_smi, "npu-smi path or name (looked up in PATH)")->capture_default_str();
   app.add_option("--xpu-smi", config.xpu_smi, "xpu-smi path or name (looked up in PATH)")->capture_default_str();
   app.add_option("--neuron-ls", config.neuron_ls, "neuron-ls path or name (looked up in PATH)")->capture_default_str();
+  app.add_option("--mthreads-gmi", config.mthreads_gmi, "mthreads-gmi path or name (looked up in PATH)")
+      ->capture_default_str();
+  app.add_option("--cnmon", config.cnmon, "cnmon path or name (looked up in PATH)")->capture_default_str();
   app.add_option("--sysfs-root", sysfs_root, "Root of sysfs, for card health")->capture_default_str();
   app.add_option("--timeout", timeout_s, "Seconds to wait for the vendor tool")
       ->check(CLI::Range(0.001, 3600.0))

@@ -80,7 +80,7 @@ void Agent::publish_status() {
 
 Result<bool> Agent::heartbeat_once(const api::NodeInventory& inv) {
   // No task reports: those go through the reporter, the moment they change.
-  api::HeartbeatRequest req{cfg_.node, inv, std::nullopt, degraded_};
+  api::HeartbeatRequest req{cfg_.node, inv, std::nullopt, degraded_, refusals()};
   auto r = hb_api_.heartbeat(req);
   if (!r.ok()) {
     if (r.error().code != ErrorCode::not_found) return r.error();
@@ -116,7 +116,8 @@ std::optional<api::NodeInventory> Agent::refresh_inventory() {
 }
 
 milliseconds Agent::register_once(const api::NodeInventory& inv, Backoff& backoff) {
-  auto r = hb_api_.register_node({cfg_.node, cfg_.address, cfg_.agent_port, inv, tasks_.reports(), degraded_});
+  auto r =
+      hb_api_.register_node({cfg_.node, cfg_.address, cfg_.agent_port, inv, tasks_.reports(), degraded_, refusals()});
   if (r.ok() && !admit(r->epoch, "a registration")) {
     const milliseconds wait = backoff.next();
     notifier_.status("refusing scheduler " + cfg_.scheduler_url + " at an old leader epoch, " +

@@ -99,6 +99,23 @@ Status set_neuron(Env& env, const api::Assignment& a, const api::NodeInventory& 
   return ok_status();
 }
 
+// libtpu: the chips (indices, ascending), the shape they form (x,y,z: 1 -> 1x1, 2 ->
+// 1x2, 4 -> 2x2, 8 -> 2x4) and one process for them all.
+Status set_tpu(Env& env, const api::Assignment& a) {
+  std::vector<int> ids = a.indices;
+  std::sort(ids.begin(), ids.end());
+  env["TPU_VISIBLE_CHIPS"] = join_ints(ids);
+  env["TPU_PROCESS_BOUNDS"] = "1,1,1";
+  switch (ids.size()) {
+    case 0: env["TPU_CHIPS_PER_PROCESS_BOUNDS"] = "0,0,0"; return ok_status();
+    case 1: env["TPU_CHIPS_PER_PROCESS_BOUNDS"] = "1,1,1"; return ok_status();
+    case 2: env["TPU_CHIPS_PER_PROCESS_BOUNDS"] = "1,2,1"; return ok_status();
+    case 4: env["TPU_CHIPS_PER_PROCESS_BOUNDS"] = "2,2,1"; return ok_status();
+    case 8: env["TPU_CHIPS_PER_PROCESS_BOUNDS"] = "2,4,1"; return ok_status();
+    default: return Error{"no TPU sub-slice of " + std::to_string(ids.size()) + " chips"};
+  }
+}
+
 }  // namespace
 
 DeviceRuntime device_runtime(api::Vendor v) {
@@ -130,6 +147,9 @@ Status add_device_env(Env& env, api::Vendor vendor, const api::Assignment& a, co
     case api::Vendor::ascend: env["ASCEND_RT_VISIBLE_DEVICES"] = ascend_ids(a); return ok_status();
     case api::Vendor::intel: set_level_zero(env, a); return ok_status();
     case api::Vendor::neuron: return set_neuron(env, a, inventory);
+    case api::Vendor::tpu: return set_tpu(env, a);
+    case api::Vendor::cambricon: env["MLU_VISIBLE_DEVICES"] = join_ints(a.indices); return ok_status();
+    case api::Vendor::mthreads: env["MUSA_VISIBLE_DEVICES"] = join_ints(a.indices); return ok_status();
     default: return Error{"no device variables for vendor " + api::to_string(vendor)};
   }
 }

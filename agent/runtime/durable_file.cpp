@@ -10,7 +10,14 @@
 
 namespace tessel::agent {
 
-static Error errno_error(const std::string& what) { return Error{what + ": " + std::strerror(errno)}; }
+Error errno_error(const std::string& what) {
+  const int err = errno;
+  ErrorCode code = ErrorCode::unavailable;  // EIO, ENOSPC, EROFS, ...: the disk may come back.
+  if (err == ENOENT) code = ErrorCode::not_found;
+  if (err == EACCES || err == EPERM) code = ErrorCode::permission_denied;
+  if (err == EEXIST) code = ErrorCode::conflict;
+  return Error{what + ": " + std::strerror(err), code};
+}
 
 static Status fsync_dir(const std::string& dir) {
   int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -27,12 +34,12 @@ Status write_file_durable(const std::string& path, const std::string& data) { re
 Status write_file_atomic(const std::string& path, const std::string& data) { return write_file(path, data, false); }
 
 Status append_line_durable(const std::string& path, const std::string& line) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return errno_error("open " + path);
   const std::string data = line + "\n";
   ssize_t n = ::write(fd, data.data(), data.size());
   if (n != static_cast<ssize_t>(data.size())) {
-    Error e = n < 0 ? errno_error("write " + path) : Error{"write " + path + ": short write"};
+    Error e = n < 0 ? errno_error("write " + path) : Error::unavailable("write " + path + ": short write");
     ::close(fd);
     return e;
   }
@@ -45,7 +52,7 @@ Status append_line_durable(const std::string& path, const std::string& line) {
 
 static Status write_file(const std::string& path, const std::string& data, bool sync) {
   const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return errno_error("open " + tmp);
   size_t off = 0;
   while (off < data.size()) {
@@ -71,7 +78,7 @@ static Status write_file(const std::string& path, const std::string& data, bool 
 
 Status write_probe(const std::string& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Error{std::strerror(errno)};
+  if (fd < 0) return Error::unavailable(std::strerror(errno));
   static constexpr char kData[] = "probe\n";
   constexpr auto kLen = static_cast<ssize_t>(sizeof kData - 1);
   const ssize_t n = ::write(fd, kData, kLen);
@@ -82,14 +89,14 @@ Status write_probe(const std::string& path) {
     why = std::strerror(errno);
   ::close(fd);
   ::unlink(path.c_str());
-  if (!why.empty()) return Error{why};
+  if (!why.empty()) return Error::unavailable(why);
   return ok_status();
 }
 
 Status make_dir_durable(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (ec) return Error{"mkdir " + path + ": " + ec.message()};
+  if (ec) return Error::unavailable("mkdir " + path + ": " + ec.message());
   return fsync_dir(std::filesystem::path(path).parent_path().string());
 }
 
@@ -110,7 +117,7 @@ Result<std::string> read_small_file(const std::string& path, size_t max_bytes) {
     out.append(buf, static_cast<size_t>(n));
     if (out.size() > max_bytes) {
       ::close(fd);
-      return Error{"read " + path + ": larger than " + std::to_string(max_bytes) + " bytes"};
+      return Error::too_large("read " + path + ": larger than " + std::to_string(max_bytes) + " bytes");
     }
   }
   ::close(fd);

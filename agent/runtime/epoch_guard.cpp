@@ -30,7 +30,9 @@ bool EpochGuard::admit(int64_t epoch, const char* what) {
   if (epoch == 0) return true;
   MutexLock lk(mu_);
   if (epoch < highest_) {
-    ++refused_;
+    ++refusals_.total;
+    refusals_.last_epoch = epoch;
+    refusals_.highest = highest_;
     if (last_warned_ != epoch) {
       last_warned_ = epoch;
       spdlog::warn(
@@ -56,7 +58,12 @@ int64_t EpochGuard::highest() const {
 
 uint64_t EpochGuard::refused_total() const {
   MutexLock lk(mu_);
-  return refused_;
+  return refusals_.total;
+}
+
+api::EpochRefusals EpochGuard::refusals() const {
+  MutexLock lk(mu_);
+  return refusals_;
 }
 
 }  // namespace tessel::agent

@@ -32,6 +32,7 @@ struct Options {
   std::string scheduler, node, address, listen = "0.0.0.0:7451", token_file;
   std::string state_dir = "/var/lib/tessel-agent", vendor = "auto", hl_smi = "hl-smi", nvidia_smi = "nvidia-smi";
   std::string amd_smi = "amd-smi", npu_smi = "npu-smi", xpu_smi = "xpu-smi", neuron_ls = "neuron-ls";
+  std::string mthreads_gmi = "mthreads-gmi", cnmon = "cnmon";
   std::string sysfs_root = "/sys", run_as, log_level = "info";
   double heartbeat_interval = 0;
 };
@@ -101,6 +102,8 @@ int agent_main(const Options& o) {
   icfg.npu_smi = o.npu_smi;
   icfg.xpu_smi = o.xpu_smi;
   icfg.neuron_ls = o.neuron_ls;
+  icfg.mthreads_gmi = o.mthreads_gmi;
+  icfg.cnmon = o.cnmon;
   icfg.sysfs_root = o.sysfs_root;
   icfg.path_env = process_path_env();
   auto source = make_inventory_source(o.vendor, runner, icfg);
@@ -175,7 +178,7 @@ int main(int argc, char** argv) {
   app.add_option("--listen", o.listen, "HOST:PORT of the agent's HTTP server (logs)")->capture_default_str();
   app.add_option("--token-file", o.token_file, "File whose first non-empty line is the bearer token");
   app.add_option("--state-dir", o.state_dir, "Durable task state")->capture_default_str();
-  app.add_option("--vendor", o.vendor, "habana|nvidia|amd|intel|ascend|neuron|auto")
+  app.add_option("--vendor", o.vendor, "habana|nvidia|amd|intel|ascend|neuron|tpu|cambricon|mthreads|auto")
       ->capture_default_str()
       ->check(CLI::IsMember(vendor_choices()));
   app.add_option("--hl-smi", o.hl_smi, "hl-smi path or name")->capture_default_str();
@@ -184,6 +187,8 @@ int main(int argc, char** argv) {
   app.add_option("--npu-smi", o.npu_smi, "npu-smi path or name")->capture_default_str();
   app.add_option("--xpu-smi", o.xpu_smi, "xpu-smi path or name")->capture_default_str();
   app.add_option("--neuron-ls", o.neuron_ls, "neuron-ls path or name")->capture_default_str();
+  app.add_option("--mthreads-gmi", o.mthreads_gmi, "mthreads-gmi path or name")->capture_default_str();
+  app.add_option("--cnmon", o.cnmon, "cnmon path or name")->capture_default_str();
   app.add_option("--sysfs-root", o.sysfs_root, "Root of sysfs (device health)")->capture_default_str();
   app.add_option("--run-as", o.run_as,
                  "Run tasks as this user; required when the agent runs as root (--run-as root: on purpose)");

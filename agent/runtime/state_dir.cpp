@@ -25,8 +25,21 @@ static bool exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
+// Modes: the job's user must reach its own work dir (tasks/<id>/work, 0700, its own)
+// by its absolute path, so the dirs above it let everyone traverse (0711) and no one
+// but the agent list them; every file in them is 0600 (durable_file.hpp), so a task
+// dir's name, if guessed, opens nothing (env secrets, logs).
+constexpr mode_t kTraverseOnly = 0711;
+
+static Status chmod_dir(const std::string& dir) {
+  if (::chmod(dir.c_str(), kTraverseOnly) != 0) return Error::unavailable("chmod " + dir + ": " + std::strerror(errno));
+  return ok_status();
+}
+
 Status StateDir::init() const {
   if (auto st = make_dir_durable(root_ + "/tasks"); !st) return st;
+  for (const auto& d : {root_, root_ + "/tasks"})
+    if (auto st = chmod_dir(d); !st) return st;
   if (exists(started_log())) return ok_status();
   return write_file_durable(started_log(), "");  // Created (and its dir entry synced) once.
 }
@@ -36,9 +49,10 @@ Status StateDir::record_started(const api::Assignment& a) const {
   const std::string dir = task_dir(a.id);
   if (exists(dir + "/assignment.json")) return Error::conflict("assignment " + a.id + " was already started");
   if (auto st = append_line_durable(started_log(), a.id); !st) return Error::unavailable(st.error().message);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Error::unavailable("mkdir " + dir + ": " + ec.message());
+  // Made here, or left by a start that failed before assignment.json.
+  if (::mkdir(dir.c_str(), kTraverseOnly) != 0 && errno != EEXIST)
+    return Error::unavailable("mkdir " + dir + ": " + std::strerror(errno));
+  if (auto st = chmod_dir(dir); !st) return st;
   if (auto st = write_file_atomic(dir + "/assignment.json", serialize(a)); !st)
     return Error::unavailable(st.error().message);
   return ok_status();
@@ -46,9 +60,8 @@ Status StateDir::record_started(const api::Assignment& a) const {
 
 Status StateDir::make_work_dir(const std::string& id, int uid, int gid) const {
   const std::string dir = work_dir(id);
-  if (::mkdir(dir.c_str(), 0700) != 0) return Error{"mkdir " + dir + ": " + std::strerror(errno)};
-  if (::chown(dir.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(gid)) != 0)
-    return Error{"chown " + dir + ": " + std::strerror(errno)};
+  if (::mkdir(dir.c_str(), 0700) != 0) return errno_error("mkdir " + dir);
+  if (::chown(dir.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(gid)) != 0) return errno_error("chown " + dir);
   return ok_status();
 }
 
@@ -67,7 +80,7 @@ Status StateDir::mark_acknowledged(const std::string& id) const {
 }
 
 Result<TaskSnapshot> StateDir::load(const std::string& id) const {
-  if (!is_safe_task_id(id)) return Error{"unsafe task id"};
+  if (!is_safe_task_id(id)) return Error::invalid("task id '" + id + "' is not a safe file name", "id");
   const std::string dir = task_dir(id);
   TaskSnapshot t;
   t.id = id;
@@ -75,7 +88,7 @@ Result<TaskSnapshot> StateDir::load(const std::string& id) const {
   if (!text) return text.error();
   auto a = parse_assignment_file(*text);
   if (!a) return a.error();
-  if (a->id != id) return Error{"assignment.json: id '" + a->id + "' does not match the directory"};
+  if (a->id != id) return Error::invalid("assignment.json: id '" + a->id + "' does not match the directory", "id");
   t.assignment = std::move(*a);
   struct stat st;
   if (::stat((dir + "/assignment.json").c_str(), &st) == 0)

@@ -149,7 +149,7 @@ Result<int> start_rank(const LaunchPlan& plan, const RankLaunch& r, int null_fd)
     exe = bp::search_path(r.argv[0], path_dirs(r.env));
     if (exe.empty()) return Error{"exec " + r.argv[0] + ": not found in PATH"};
   }
-  int log_fd = ::open(r.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int log_fd = ::open(r.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log_fd < 0) return Error{"open " + r.log_path + ": " + std::strerror(errno)};
   int failure[2];
   if (::pipe2(failure, O_CLOEXEC) != 0) {

@@ -40,6 +40,11 @@ Result<Env> task_environment(const TaskEnvInput& in) {
     env["TESSEL_ARRAY_ID"] = element->parent;
     env["TESSEL_ARRAY_INDEX"] = std::to_string(element->index);
     env["TESSEL_ARRAY_COUNT"] = std::to_string(a.spec.array->count);
+    const std::vector<int> indices = api::array_indices(*a.spec.array);
+    if (!indices.empty()) {
+      env["TESSEL_ARRAY_MIN"] = std::to_string(indices.front());
+      env["TESSEL_ARRAY_MAX"] = std::to_string(indices.back());
+    }
   }
   if (!a.spec.task_per_device) {
     // One task per node: a launcher in it (torchrun) spawns the node's processes and

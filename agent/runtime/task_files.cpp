@@ -12,10 +12,10 @@ template <class F>
 static auto guarded(const char* what, const std::string& text, F&& f) -> decltype(f(json())) {
   try {
     json j = json::parse(text);
-    if (!j.is_object()) return Error{std::string(what) + ": not a JSON object"};
+    if (!j.is_object()) return Error::invalid(std::string(what) + ": not a JSON object");
     return f(j);
   } catch (const std::exception& e) {  // json::exception or api::JsonIntError
-    return Error{std::string(what) + ": " + e.what()};
+    return Error::invalid(std::string(what) + ": " + e.what());
   }
 }
 
@@ -48,11 +48,12 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
       rl.env = r.at("env").get<std::map<std::string, std::string>>();
       rl.log_path = r.at("log_path").get<std::string>();
       rl.port = api::json_int_or<int>(r, "port", 0);
-      if (rl.argv.empty()) return Error{"launch.json: ranks[].argv: must not be empty"};
+      if (rl.argv.empty()) return Error::invalid("launch.json: ranks[].argv: must not be empty", "ranks[].argv");
       p.ranks.push_back(std::move(rl));
     }
-    if (p.ranks.empty()) return Error{"launch.json: ranks: must not be empty"};
-    if (p.time_limit_s < 0 || p.kill_grace_s < 0) return Error{"launch.json: negative time"};
+    if (p.ranks.empty()) return Error::invalid("launch.json: ranks: must not be empty", "ranks");
+    if (p.time_limit_s < 0) return Error::invalid("launch.json: time_limit_s: must not be negative", "time_limit_s");
+    if (p.kill_grace_s < 0) return Error::invalid("launch.json: kill_grace_s: must not be negative", "kill_grace_s");
     return p;
   });
 }
@@ -64,7 +65,7 @@ Result<SupervisorRecord> parse_supervisor_record(const std::string& text) {
     SupervisorRecord r;
     r.pid = api::json_int_at<int>(j, "pid");
     r.start_time = api::json_int_at<uint64_t>(j, "start_time");
-    if (r.pid <= 1) return Error{"supervisor.json: pid: must be > 1"};
+    if (r.pid <= 1) return Error::invalid("supervisor.json: pid: must be > 1", "pid");
     return r;
   });
 }
@@ -85,7 +86,7 @@ Result<TaskResult> parse_task_result(const std::string& text) {
     else if (st == "failed_to_start")
       r.state = api::TaskState::failed_to_start;
     else
-      return Error{"result.json: state: must be exited or failed_to_start, got '" + st + "'"};
+      return Error::invalid("result.json: state: must be exited or failed_to_start, got '" + st + "'", "state");
     if (j.contains("exit_code")) r.exit_code = api::json_int_at<int>(j, "exit_code");
     if (j.contains("signal")) r.signal = api::json_int_at<int>(j, "signal");
     r.message = j.value("message", "");

@@ -50,7 +50,7 @@ api::JobSpec array_spec(int count, std::optional<int> parallel, int devices) {
   s.command = {"python", "sweep.py", "--config", "configs/sweep.yaml"};
   s.env = {{"WANDB_PROJECT", "sweep"}};
   s.devices = devices;
-  s.array = api::ArraySpec{count, parallel.value_or(count)};
+  s.array = api::ArraySpec{count, parallel.value_or(count), {}};
   return s;
 }
 

@@ -7,7 +7,7 @@ namespace tessel {
 
 namespace {
 
-constexpr std::array<std::pair<ErrorCode, int>, 8> kStatuses{{
+constexpr std::array<std::pair<ErrorCode, int>, 10> kStatuses{{
     {ErrorCode::invalid_argument, 400},
     {ErrorCode::unauthenticated, 401},
     {ErrorCode::permission_denied, 403},
@@ -15,6 +15,8 @@ constexpr std::array<std::pair<ErrorCode, int>, 8> kStatuses{{
     {ErrorCode::conflict, 409},
     {ErrorCode::payload_too_large, 413},
     {ErrorCode::unavailable, 503},
+    {ErrorCode::method_not_allowed, 405},
+    {ErrorCode::request_header_fields_too_large, 431},
     {ErrorCode::internal, 500},
 }};
 

@@ -107,15 +107,11 @@ Response json_response(int status, std::string json_text) {
   return r;
 }
 
-Response error_with_status(int status, const std::string& code, const std::string& message, const std::string& field) {
-  nlohmann::json e = {{"code", code}, {"message", message}};
-  if (!field.empty()) e["field"] = field;
-  return json_response(status,
-                       nlohmann::json{{"error", e}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-}
-
 Response error_response(const Error& err) {
-  Response r = error_with_status(http_status_of(err.code), to_string(err.code), err.message, err.field);
+  nlohmann::json e = {{"code", to_string(err.code)}, {"message", err.message}};
+  if (!err.field.empty()) e["field"] = err.field;
+  Response r = json_response(http_status_of(err.code), nlohmann::json{{"error", e}}.dump(
+                                                           -1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (err.code == ErrorCode::unauthenticated) r.headers.push_back({"WWW-Authenticate", "Bearer"});
   return r;
 }

@@ -72,7 +72,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_head(error_code ec);
   void read_body();
   void dispatch();
-  void fail_request(int status, const std::string& code, const std::string& message);
+  void fail_request(const Error& err);
   void write_and_continue(std::shared_ptr<bhttp::response<bhttp::string_body>> res);
   void after_response(bool keep_alive);
   void start_stream(Response r);
@@ -102,7 +102,7 @@ struct Reply::State {
   std::vector<Header> extra_headers;  // add_header(): set before the Reply is handed on.
   ~State() {
     if (!answered && conn && conn->running()) {
-      Response r = error_with_status(500, "internal", "the handler dropped the request");
+      Response r = error_response(Error::internal("the handler dropped the request"));
       asio::post(conn->executor(), [c = conn, r = std::move(r)]() mutable { c->respond(std::move(r)); });
     } else if (conn && conn->running()) {
       auto ex = conn->executor();
@@ -168,15 +168,14 @@ void Connection::read_head() {
 void Connection::on_head(error_code ec) {
   const auto& lim = srv_.opts.limits;
   if (ec == bhttp::error::header_limit)
-    return fail_request(431, "request_header_fields_too_large",
-                        "request head exceeds " + std::to_string(lim.max_head_bytes) + " bytes");
+    return fail_request(Error{"request head exceeds " + std::to_string(lim.max_head_bytes) + " bytes",
+                              ErrorCode::request_header_fields_too_large});
   if (ec == bhttp::error::body_limit)
-    return fail_request(413, "payload_too_large",
-                        "request body exceeds " + std::to_string(lim.max_body_bytes) + " bytes");
+    return fail_request(Error::too_large("request body exceeds " + std::to_string(lim.max_body_bytes) + " bytes"));
   if (ec == beast::error::timeout || ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
       ec == asio::error::connection_reset || ec == asio::error::operation_aborted)
     return on_error(ec, "request head");
-  if (ec) return fail_request(400, "invalid_argument", "bad request: " + ec.message());
+  if (ec) return fail_request(Error::invalid("bad request: " + ec.message()));
   const auto& req = parser_->get();
   // One framing per request: two Content-Lengths, or a Content-Length beside a
   // Transfer-Encoding, is how requests are smuggled past proxies (RFC 9112 6.3).
@@ -184,12 +183,11 @@ void Connection::on_head(error_code ec) {
   for (auto it = req.find(bhttp::field::content_length); it != req.end() && it->name() == bhttp::field::content_length;
        ++it)
     ++lengths;
-  if (lengths > 1) return fail_request(400, "invalid_argument", "bad request: more than one Content-Length");
+  if (lengths > 1) return fail_request(Error::invalid("bad request: more than one Content-Length"));
   if (lengths == 1 && req.count(bhttp::field::transfer_encoding))
-    return fail_request(400, "invalid_argument", "bad request: both Content-Length and Transfer-Encoding");
+    return fail_request(Error::invalid("bad request: both Content-Length and Transfer-Encoding"));
   if (auto cl = parser_->content_length(); cl && *cl > lim.max_body_bytes)
-    return fail_request(413, "payload_too_large",
-                        "request body exceeds " + std::to_string(lim.max_body_bytes) + " bytes");
+    return fail_request(Error::too_large("request body exceeds " + std::to_string(lim.max_body_bytes) + " bytes"));
   if (parser_->is_done()) return dispatch();
   if (iequals(std::string(req[bhttp::field::expect]), "100-continue")) {
     auto cont = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
@@ -208,19 +206,19 @@ void Connection::read_body() {
   bhttp::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](error_code ec, size_t) {
     const auto& lim = self->srv_.opts.limits;
     if (ec == bhttp::error::body_limit)
-      return self->fail_request(413, "payload_too_large",
-                                "request body exceeds " + std::to_string(lim.max_body_bytes) + " bytes");
+      return self->fail_request(
+          Error::too_large("request body exceeds " + std::to_string(lim.max_body_bytes) + " bytes"));
     if (ec == beast::error::timeout || ec == asio::error::eof || ec == asio::error::connection_reset)
       return self->on_error(ec, "request body");
-    if (ec) return self->fail_request(400, "invalid_argument", "bad request: " + ec.message());
+    if (ec) return self->fail_request(Error::invalid("bad request: " + ec.message()));
     self->dispatch();
   });
 }
 
-void Connection::fail_request(int status, const std::string& code, const std::string& message) {
+void Connection::fail_request(const Error& err) {
   keep_alive_ = false;  // The rest of the stream cannot be trusted to frame a next request.
   if (parser_) version_ = parser_->get().version() == 10 ? 10 : 11;
-  Response r = error_with_status(status, code, message);
+  Response r = error_response(err);
   r.close = true;
   respond(std::move(r));
 }
@@ -243,10 +241,10 @@ void Connection::dispatch() {
   const Router::Route* route = nullptr;
   switch (srv_.router.match(req.method, req.path, &route, req.captures)) {
     case Router::Match::no_path:
-      return respond(error_with_status(404, "not_found", "no such endpoint: " + req.method + " " + req.path));
+      return respond(error_response(Error::not_found("no such endpoint: " + req.method + " " + req.path)));
     case Router::Match::no_method:
       return respond(
-          error_with_status(405, "invalid_argument", "method " + req.method + " not allowed on " + req.path));
+          error_response(Error{"method " + req.method + " not allowed on " + req.path, ErrorCode::method_not_allowed}));
     case Router::Match::found: break;
   }
   // The handler bounds its own time (a long poll's timer, a log stream's reads).
@@ -386,14 +384,20 @@ void Connection::start_stream(Response r) {
 // ---------------------------------------------------------------- server
 
 namespace {
-// Past max_connections: a fixed 503, written at once, then close.
+// Past max_connections: a fixed 503 (`unavailable`), written at once, then close.
+const std::string& overloaded_answer() {
+  static const std::string text = [] {
+    const Response r = error_response(Error::unavailable("too many open connections; retry later"));
+    return "HTTP/1.1 " + std::to_string(r.status) + " " +
+           std::string(bhttp::obsolete_reason(static_cast<bhttp::status>(r.status))) +
+           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(r.body.size()) +
+           "\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + r.body;
+  }();
+  return text;
+}
+
 void reject(Server::Impl& srv, tcp::socket socket) {
-  static const std::string body =
-      R"({"error":{"code":"unavailable","message":"too many open connections; retry later"}})";
-  static const std::string text =
-      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-      "Content-Length: " +
-      std::to_string(body.size()) + "\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + body;
+  const std::string& text = overloaded_answer();
   ++srv.rejected;
   auto sock = std::make_shared<tcp::socket>(std::move(socket));
   asio::async_write(*sock, asio::buffer(text), [sock](error_code, size_t) {

@@ -412,8 +412,8 @@ int main(int argc, char** argv) {
       j["role"] = "leader";
       j["epoch"] = epoch;
     };
-    opts.extra_metrics = [more = opts.extra_metrics, epoch] {
-      return render_replica_metrics(true, epoch) + (more ? more() : "");
+    opts.extra_metrics = [more = opts.extra_metrics, epoch, changes = follower.leader_changes()] {
+      return render_replica_metrics(true, epoch, changes) + (more ? more() : "");
     };
   }
   auto step_down = [&](const std::string& why) {

@@ -12,13 +12,16 @@ http::Response json_body(int status, const nlohmann::json& body) { return http::
 
 }  // namespace
 
-std::string render_replica_metrics(bool leader, int64_t epoch) {
+std::string render_replica_metrics(bool leader, int64_t epoch, uint64_t changes) {
   return "# HELP tessel_leader 1 while this replica holds the leader lease, else 0.\n"
          "# TYPE tessel_leader gauge\ntessel_leader " +
          std::string(leader ? "1" : "0") +
          "\n# HELP tessel_leader_epoch The leader lease's epoch as this replica last saw it.\n"
          "# TYPE tessel_leader_epoch gauge\ntessel_leader_epoch " +
-         std::to_string(epoch) + "\n";
+         std::to_string(epoch) +
+         "\n# HELP tessel_leader_changes_total Changes of leader this replica has seen since it started (its own "
+         "takeover included).\n# TYPE tessel_leader_changes_total counter\ntessel_leader_changes_total " +
+         std::to_string(changes) + "\n";
 }
 
 Status Follower::start(http::ServerOptions so) {
@@ -28,7 +31,7 @@ Status Follower::start(http::ServerOptions so) {
     MutexLock lk(mu_);
     http::Response res;
     res.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    res.body = render_replica_metrics(false, view_.epoch);
+    res.body = render_replica_metrics(false, view_.epoch, changes_);
     reply(std::move(res));
   });
   r.add("GET", "/healthz", [this](http::Request&, const http::Reply& reply) {
@@ -107,7 +110,11 @@ int64_t Follower::lead(const std::function<void(const LeaseView&)>& after_try) {
     {
       MutexLock lk(mu_);
       if (v) {
-        if (v->epoch != view_.epoch) spdlog::info("leader lease: epoch {}, leader {}", v->epoch, v->advertise);
+        if (v->epoch != view_.epoch) {
+          spdlog::info("leader lease: epoch {}, leader {}", v->epoch, v->advertise);
+          if (tried_ || v->leader) ++changes_;
+        }
+        tried_ = true;
         view_ = *v;
       }
       seen = view_;
@@ -130,6 +137,11 @@ int64_t Follower::lead(const std::function<void(const LeaseView&)>& after_try) {
   listener.join();
   if (server_) server_->stop();
   return epoch;
+}
+
+uint64_t Follower::leader_changes() const {
+  MutexLock lk(mu_);
+  return changes_;
 }
 
 void Follower::stop() {

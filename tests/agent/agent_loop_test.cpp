@@ -34,6 +34,7 @@ struct FakeScheduler {
   int reports_in_flight = 0;
   std::vector<api::TaskReport> last_reports;  // From the last registration or report.
   std::string last_degraded;                  // From the last registration or heartbeat.
+  api::EpochRefusals last_refusals;           // From the last registration or heartbeat.
   std::vector<std::string> ack_next;          // Acknowledged once a report says they ended.
   api::DesiredState desired;
 
@@ -64,6 +65,7 @@ class FakeApi : public SchedulerApi {
     s_.knows_node = true;
     s_.last_reports = req.tasks;
     s_.last_degraded = req.degraded;
+    s_.last_refusals = req.epoch_refusals;
     return api::RegisterResponse{1};
   }
   Result<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) override {
@@ -73,6 +75,7 @@ class FakeApi : public SchedulerApi {
     ++s_.heartbeats;
     if (req.tasks) ++s_.heartbeats_with_tasks;
     s_.last_degraded = req.degraded;
+    s_.last_refusals = req.epoch_refusals;
     return api::HeartbeatResponse{};
   }
   Result<api::ReportResponse> report(const api::ReportRequest& req) override {
@@ -286,6 +289,17 @@ TEST_F(AgentLoopTest, DesiredStateOfAnOlderEpochIsNeitherStartedNorKilled) {
     EXPECT_EQ(launcher.launched, std::vector<std::string>{a.id});
   }
   EXPECT_EQ(launcher.stops.load(), 0);
+  // The next heartbeat tells the scheduler what was refused, and from which epoch.
+  api::EpochRefusals told;
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        std::lock_guard l(sched.mu);
+        told = sched.last_refusals;
+        return told.total >= 2;
+      },
+      10s));
+  EXPECT_EQ(told.last_epoch, 1);
+  EXPECT_EQ(told.highest, 2);
   {
     std::lock_guard l(sched.mu);
     sched.desired.epoch = 3;

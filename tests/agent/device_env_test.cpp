@@ -154,11 +154,47 @@ TEST(DeviceEnv, NeuronDeviceWithoutCoresFails) {
   EXPECT_EQ(st.error().message, "GPU index 4 is not in the node inventory");
 }
 
+TEST(DeviceEnv, MooreThreadsIndicesInAssignmentOrderMusaMccl) {
+  auto inv = inventory(api::Vendor::mthreads, std::vector<std::string>(8, ""));
+  EXPECT_EQ(
+      device_env(api::Vendor::mthreads, gaudi_assignment({4, 5, 6, 7}, {4, 5, 6, 7}), inv),
+      (Env{{"MUSA_VISIBLE_DEVICES", "4,5,6,7"}, {"TESSEL_DEVICE_TYPE", "musa"}, {"TESSEL_DIST_BACKEND", "mccl"}}));
+  EXPECT_EQ(device_env(api::Vendor::mthreads, gaudi_assignment({2, 0}, {2, 0}), inv).at("MUSA_VISIBLE_DEVICES"), "2,0");
+  EXPECT_EQ(device_env(api::Vendor::mthreads, gaudi_assignment({}, {}), inv).at("MUSA_VISIBLE_DEVICES"), "");
+}
+
+TEST(DeviceEnv, CambriconCardNumbersInAssignmentOrderMluCncl) {
+  auto inv = inventory(api::Vendor::cambricon, std::vector<std::string>(8, ""));
+  EXPECT_EQ(device_env(api::Vendor::cambricon, gaudi_assignment({4, 5}, {4, 5}), inv),
+            (Env{{"MLU_VISIBLE_DEVICES", "4,5"}, {"TESSEL_DEVICE_TYPE", "mlu"}, {"TESSEL_DIST_BACKEND", "cncl"}}));
+  EXPECT_EQ(device_env(api::Vendor::cambricon, gaudi_assignment({}, {}), inv).at("MLU_VISIBLE_DEVICES"), "");
+}
+
+TEST(DeviceEnv, TpuChipsAndTheirSubSliceTpuXla) {
+  auto inv = inventory(api::Vendor::tpu, std::vector<std::string>(8, ""));
+  EXPECT_EQ(device_env(api::Vendor::tpu, gaudi_assignment({6, 4, 7, 5}, {6, 4, 7, 5}), inv),
+            (Env{{"TPU_VISIBLE_CHIPS", "4,5,6,7"},
+                 {"TPU_CHIPS_PER_PROCESS_BOUNDS", "2,2,1"},
+                 {"TPU_PROCESS_BOUNDS", "1,1,1"},
+                 {"TESSEL_DEVICE_TYPE", "tpu"},
+                 {"TESSEL_DIST_BACKEND", "xla"}}));
+  EXPECT_EQ(device_env(api::Vendor::tpu, gaudi_assignment({3}, {3}), inv).at("TPU_CHIPS_PER_PROCESS_BOUNDS"), "1,1,1");
+  EXPECT_EQ(device_env(api::Vendor::tpu, gaudi_assignment({2, 3}, {2, 3}), inv).at("TPU_CHIPS_PER_PROCESS_BOUNDS"),
+            "1,2,1");
+  std::vector<int> all = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(device_env(api::Vendor::tpu, gaudi_assignment(all, all), inv).at("TPU_CHIPS_PER_PROCESS_BOUNDS"), "2,4,1");
+  Env env;
+  auto st = add_device_env(env, api::Vendor::tpu, gaudi_assignment({0, 1, 2}, {0, 1, 2}), inv);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "no TPU sub-slice of 3 chips");
+}
+
 TEST(DeviceEnv, VendorWithoutBackendFails) {
   Env env;
-  auto st = add_device_env(env, api::Vendor::tpu, gaudi_assignment({0}, {0}), inventory(api::Vendor::tpu, {}));
+  const auto unknown = static_cast<api::Vendor>(99);  // Every vendor has a backend now.
+  auto st = add_device_env(env, unknown, gaudi_assignment({0}, {0}), inventory(unknown, {}));
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.error().message, "no device variables for vendor tpu");
+  EXPECT_EQ(st.error().message, "no device variables for vendor unknown");
 }
 
 TEST(DeviceEnv, TaskEnvironmentCarriesThemAndTheJobCannotOverride) {

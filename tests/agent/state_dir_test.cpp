@@ -88,6 +88,38 @@ TEST_F(StateDirTest, WorkDirBelongsToTheJobsUser) {
   EXPECT_FALSE(dir.make_work_dir(a.id, -1, -1).ok());  // Made once, with its task.
 }
 
+// A job's user reaches its own work dir by its absolute path and lists nothing above
+// it; the files that hold its env, command and logs are the agent's alone.
+TEST_F(StateDirTest, DirsAboveAWorkDirAreTraverseOnlyAndFilesPrivate) {
+  ASSERT_EQ(::chmod(root.c_str(), 0755), 0);
+  ASSERT_TRUE(dir.init().ok());  // Again, as at each agent start: the modes are set, not assumed.
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  ASSERT_TRUE(dir.record_started(a).ok());
+  LaunchPlan p{a.id,
+               dir.work_dir(a.id),
+               {RankLaunch{{"/bin/true"}, {{"SECRET", "x"}}, dir.log_path(a.id, 0), 1}},
+               0,
+               1,
+               std::nullopt,
+               std::nullopt,
+               "",
+               false};
+  ASSERT_TRUE(dir.write_launch(p).ok());
+  ASSERT_TRUE(dir.make_work_dir(a.id, -1, -1).ok());
+  auto mode = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+    return st.st_mode & 07777;
+  };
+  EXPECT_EQ(mode(root), 0711u);
+  EXPECT_EQ(mode(root + "/tasks"), 0711u);
+  EXPECT_EQ(mode(dir.task_dir(a.id)), 0711u);
+  EXPECT_EQ(mode(dir.work_dir(a.id)), 0700u);
+  EXPECT_EQ(mode(dir.task_dir(a.id) + "/assignment.json"), 0600u);
+  EXPECT_EQ(mode(dir.task_dir(a.id) + "/launch.json"), 0600u);
+  EXPECT_EQ(mode(root + "/started.log"), 0600u);
+}
+
 TEST_F(StateDirTest, UnsafeIdsAreRefused) {
   auto a = agent_test::gaudi_assignment({0}, {0});
   for (std::string bad : {"../x", "..", "", "a/b", "a b"}) {
@@ -121,6 +153,44 @@ TEST_F(StateDirTest, ResultParserRejectsBadStates) {
   EXPECT_FALSE(parse_launch_plan("{\"assignment_id\":\"a\",\"workdir\":\"/\",\"time_limit_s\":0,"
                                  "\"kill_grace_s\":1,\"ranks\":[]}")
                    .ok());
+}
+
+// Bad files in the state dir are invalid_argument naming the field at fault; file
+// system failures carry the code their errno names.
+TEST_F(StateDirTest, ErrorsCarryTheirCodes) {
+  auto plan = parse_launch_plan(
+      "{\"assignment_id\":\"a\",\"workdir\":\"/\",\"time_limit_s\":-1,\"kill_grace_s\":1,"
+      "\"ranks\":[{\"argv\":[\"x\"],\"env\":{},\"log_path\":\"l\"}]}");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(plan.error().field, "time_limit_s");
+  auto sup = parse_supervisor_record("{\"pid\":1,\"start_time\":2}");
+  ASSERT_FALSE(sup.ok());
+  EXPECT_EQ(sup.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(sup.error().field, "pid");
+  auto res = parse_task_result("{\"state\":\"running\"}");
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.error().field, "state");
+  EXPECT_EQ(parse_task_result("not json").error().code, ErrorCode::invalid_argument);
+
+  auto unsafe = dir.load("..");
+  ASSERT_FALSE(unsafe.ok());
+  EXPECT_EQ(unsafe.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(unsafe.error().field, "id");
+  auto missing = dir.load("j9.0.0");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found) << missing.error().message;
+
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  ASSERT_TRUE(dir.record_started(a).ok());
+  ASSERT_TRUE(dir.make_work_dir(a.id, -1, -1).ok());
+  auto twice = dir.make_work_dir(a.id, -1, -1);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().code, ErrorCode::conflict) << twice.error().message;
+  write("big", std::string(100, 'x'));
+  auto big = read_small_file(root + "/big", 10);
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error().code, ErrorCode::payload_too_large);
 }
 
 TEST_F(StateDirTest, AcknowledgedTasksAreCollectedWhenOld) {

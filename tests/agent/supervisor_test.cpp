@@ -210,6 +210,43 @@ TEST_F(SupervisorTest, ROOT_OwnWorkdirIsEnteredAsTheJobsUserTheAgentsBefore) {
   EXPECT_EQ(uid.ok() ? *uid : uid.error().message, "65534\n");
 }
 
+// Root only: a job running as nobody reaches its own per-task dir by its absolute
+// path (the dirs above it are 0711), and lists none of them, reads no other task's
+// files and enters no other task's work dir.
+TEST_F(SupervisorTest, ROOT_AJobReachesItsOwnWorkDirByPathAndNothingElse) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a rank as nobody";
+  const int nobody = 65534;
+  auto other = agent_test::gaudi_assignment({0}, {0});
+  other.id = "other.0.0";
+  ASSERT_TRUE(dir.record_started(other).ok());
+  ASSERT_TRUE(dir.make_work_dir(other.id, -1, -1).ok());  // Another user's (root's here).
+  ASSERT_TRUE(write_file_durable(dir.log_path(other.id, 0), "secret\n").ok());
+  auto own = agent_test::gaudi_assignment({0}, {0});
+  own.id = "own.0.0";
+  ASSERT_TRUE(dir.record_started(own).ok());
+  ASSERT_TRUE(dir.make_work_dir(own.id, nobody, nobody).ok());
+  const std::string script =
+      "cd \"$1\" && touch by-path && echo own-ok; "
+      "ls \"$2\" && echo listed-root; ls \"$2/tasks\" && echo listed-tasks; ls \"$3\" && echo listed-own-task; "
+      "cat \"$4/assignment.json\" && echo read-other-assignment; cat \"$4/rank0.log\" && echo read-other-log; "
+      "ls \"$4/work\" && echo entered-other-work; true";
+  start("run.0.0",
+        {"sh", "-c", "{ " + script + "; } >out 2>/dev/null", "sh", dir.work_dir(own.id), root, dir.task_dir(own.id),
+         dir.task_dir(other.id)},
+        0, 1, 1, [&](LaunchPlan& p) {
+          p.uid = nobody;
+          p.gid = nobody;
+          p.workdir = dir.work_dir(own.id);
+          p.workdir_as_user = false;
+        });
+  auto r = wait_result("run.0.0");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->exit_code, 0) << r->message << log("run.0.0");
+  auto out = read_small_file(dir.work_dir(own.id) + "/out");
+  EXPECT_EQ(out.ok() ? *out : out.error().message, "own-ok\n");
+  EXPECT_TRUE(std::filesystem::exists(dir.work_dir(own.id) + "/by-path"));
+}
+
 TEST_F(SupervisorTest, ResultThatCannotBeWrittenIsToldToTheAgentWithTheReason) {
   auto events = TaskEventSocket::bind(events_socket_path(root));
   ASSERT_TRUE(events.ok()) << events.error().message;

@@ -211,6 +211,17 @@ TEST(TaskEnv, ArrayElementsKnowTheirArray) {
   EXPECT_EQ(env->at("TESSEL_ARRAY_ID"), "j-00000042");
   EXPECT_EQ(env->at("TESSEL_ARRAY_INDEX"), "7");
   EXPECT_EQ(env->at("TESSEL_ARRAY_COUNT"), "100");
+  EXPECT_EQ(env->at("TESSEL_ARRAY_MIN"), "0");
+  EXPECT_EQ(env->at("TESSEL_ARRAY_MAX"), "99");
+  // Indices as submitted: the element's own index, and the list's ends.
+  a.job_id = "j-00000042_17";
+  a.spec.array = api::ArraySpec{4, 4, "1,3,17-18"};
+  env = task_environment({a, gaudi_inv(), base(), "n1", 0, 4242});
+  ASSERT_TRUE(env.ok()) << env.error().message;
+  EXPECT_EQ(env->at("TESSEL_ARRAY_INDEX"), "17");
+  EXPECT_EQ(env->at("TESSEL_ARRAY_COUNT"), "4");
+  EXPECT_EQ(env->at("TESSEL_ARRAY_MIN"), "1");
+  EXPECT_EQ(env->at("TESSEL_ARRAY_MAX"), "18");
   a.job_id = "j-00000042";  // Not an element: no array variables.
   env = task_environment({a, gaudi_inv(), base(), "n1", 0, 4242});
   ASSERT_TRUE(env.ok());

@@ -92,6 +92,33 @@ TEST(AgentProtocol, DegradedIsAbsentWhenEmptyAndRoundTrips) {
   EXPECT_FALSE(heartbeat_request_from_json(j));
 }
 
+// What the agent refused for an old epoch rides on registrations and heartbeats;
+// absent on the wire while nothing was refused.
+TEST(AgentProtocol, EpochRefusalsRoundTripAndAreAbsentWhileNone) {
+  HeartbeatRequest hb;
+  hb.node = "n1";
+  EXPECT_FALSE(to_json(hb).contains("epoch_refusals"));
+  EXPECT_EQ(heartbeat_request_from_json(to_json(hb))->epoch_refusals, EpochRefusals{});
+  hb.epoch_refusals = {3, 1, 2};
+  auto back = heartbeat_request_from_json(to_json(hb));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->epoch_refusals, hb.epoch_refusals);
+  RegisterRequest reg;
+  reg.node = "n1";
+  reg.address = "a";
+  reg.epoch_refusals = {1, 4, 5};
+  auto reg_back = register_request_from_json(to_json(reg));
+  ASSERT_TRUE(reg_back) << reg_back.error().message;
+  EXPECT_EQ(reg_back->epoch_refusals, reg.epoch_refusals);
+  for (const auto& bad : {nlohmann::json{{"total", -1}}, nlohmann::json{{"total", 1}, {"last_epoch", -2}},
+                          nlohmann::json{{"total", "1"}}, nlohmann::json(7)}) {
+    auto j = to_json(hb);
+    j["epoch_refusals"] = bad;
+    auto r = heartbeat_request_from_json(j);
+    EXPECT_FALSE(r) << bad.dump();
+  }
+}
+
 // Every answer carries the scheduler's leader epoch; 0 (no replicas) is absent on the
 // wire and an absent one reads as 0, so agents and schedulers of either age agree.
 TEST(AgentProtocol, AnswersCarryTheEpoch) {

@@ -87,13 +87,22 @@ TEST(InventoryJson, RejectsBadInput) {
   bad = j;
   bad["vendor"] = "rocm";
   EXPECT_FALSE(inventory_from_json(bad));
-  bad["vendor"] = "tpu";  // Planned (issue 13), no backend yet.
+  bad["vendor"] = "cuda";  // A device type, not a vendor.
   EXPECT_FALSE(inventory_from_json(bad));
   bad = j;
   bad["vendor"] = "intel";
   EXPECT_TRUE(inventory_from_json(bad));
   bad = j;
   bad["vendor"] = "neuron";
+  EXPECT_TRUE(inventory_from_json(bad));
+  bad = j;
+  bad["vendor"] = "mthreads";
+  EXPECT_TRUE(inventory_from_json(bad));
+  bad = j;
+  bad["vendor"] = "cambricon";
+  EXPECT_TRUE(inventory_from_json(bad));
+  bad = j;
+  bad["vendor"] = "tpu";
   EXPECT_TRUE(inventory_from_json(bad));
   bad = j;
   bad["vendor"] = "ascend";

@@ -6,9 +6,15 @@
 #include "tessel/api/project.hpp"
 
 using nlohmann::json;
+using tessel::api::Allocation;
 using tessel::api::array_element_id;
+using tessel::api::array_indices;
 using tessel::api::ArraySpec;
 using tessel::api::is_job_id;
+using tessel::api::Job;
+using tessel::api::job_from_json;
+using tessel::api::JobState;
+using tessel::api::parse_array_indices;
 using tessel::api::parse_job_spec;
 using tessel::api::split_element_id;
 
@@ -18,6 +24,31 @@ std::string error_field(const json& j) {
   auto r = parse_job_spec(j);
   EXPECT_FALSE(r.spec.has_value()) << j.dump();
   return r.error ? r.error->field : "<no error>";
+}
+
+TEST(JobEvents, RoundTripAndTheCapKeepsTheFirstAndTheLatest) {
+  tessel::api::Job job;
+  job.id = "j-00000001";
+  job.spec.command = {"x"};
+  for (int i = 0; i < 150; ++i)
+    tessel::api::add_job_event(job.events, tessel::api::JobEvent{1000 + i,
+                                                                 i ? "requeued" : "submitted",
+                                                                 tessel::api::JobState::pending,
+                                                                 i,
+                                                                 {"n1"},
+                                                                 "why " + std::to_string(i),
+                                                                 std::nullopt});
+  ASSERT_EQ(job.events.size(), tessel::api::kMaxJobEvents);
+  EXPECT_EQ(job.events.front().event, "submitted");
+  EXPECT_EQ(job.events[1].attempt, 51);
+  EXPECT_EQ(job.events.back().attempt, 149);
+  job.events.back().exit_code = 3;
+  auto back = tessel::api::job_from_json(tessel::api::to_json(job));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->events, job.events);
+  auto bad = tessel::api::to_json(job);
+  bad["events"][0]["at"] = "yesterday";
+  EXPECT_FALSE(tessel::api::job_from_json(bad).ok());
 }
 
 }  // namespace
@@ -89,9 +120,11 @@ TEST(JobSpec, ErrorsNameTheField) {
 }
 
 TEST(JobSpec, ReservedEnvironmentIsRefused) {
-  for (const char* name : {"HABANA_VISIBLE_MODULES", "HABANA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "RANK",
-                           "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "TESSEL_PORT", "HLS_MODULE_ID",
-                           "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "NEURON_RT_VISIBLE_CORES"}) {
+  for (const char* name :
+       {"HABANA_VISIBLE_MODULES", "HABANA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "RANK", "WORLD_SIZE", "LOCAL_RANK",
+        "MASTER_ADDR", "MASTER_PORT", "TESSEL_PORT", "HLS_MODULE_ID", "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY",
+        "NEURON_RT_VISIBLE_CORES", "MUSA_VISIBLE_DEVICES", "MLU_VISIBLE_DEVICES", "TPU_VISIBLE_CHIPS",
+        "TPU_CHIPS_PER_PROCESS_BOUNDS", "TPU_PROCESS_BOUNDS"}) {
     auto r = parse_job_spec(json{{"command", {"x"}}, {"env", {{name, "1"}}}});
     ASSERT_TRUE(r.error) << name;
     EXPECT_EQ(r.error->field, std::string("env.") + name);
@@ -170,7 +203,73 @@ TEST(JobSpec, ArrayElementIds) {
   for (const char* bad : {"j-00000042", "j-00000042_", "j-00000042_07", "j-00000042_10000", "j-00000042_x", "j-42_1",
                           "j-00000042_1_2", "x-00000042_1"})
     EXPECT_FALSE(split_element_id(bad)) << bad;
-  EXPECT_FALSE(is_job_id("j-00000042_7"));  // Dependencies name arrays by their parent.
+  EXPECT_FALSE(is_job_id("j-00000042_7"));  // An element's id is not a plain job id...
+  auto dep = parse_job_spec(json{{"command", {"x"}}, {"after_ok", {"j-00000042_7", "j-00000042"}}});
+  ASSERT_TRUE(dep.spec) << dep.error->message;  // ...but a dependency may name one.
+  EXPECT_EQ(dep.spec->after_ok, (std::vector<std::string>{"j-00000042_7", "j-00000042"}));
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"after_ok", {"j-00000042_07"}}}), "after_ok");
+}
+
+TEST(JobSpec, ArrayIndicesInSlurmSyntax) {
+  using V = std::vector<int>;
+  EXPECT_EQ(*parse_array_indices("5-9"), (V{5, 6, 7, 8, 9}));
+  EXPECT_EQ(*parse_array_indices("1,3,7-9"), (V{1, 3, 7, 8, 9}));
+  EXPECT_EQ(*parse_array_indices("0-30:10"), (V{0, 10, 20, 30}));
+  EXPECT_EQ(*parse_array_indices("0-31:10"), (V{0, 10, 20, 30}));
+  EXPECT_EQ(*parse_array_indices("9,2-4,3"), (V{2, 3, 4, 9}));  // Any order; overlaps once.
+  EXPECT_EQ(*parse_array_indices("9999"), (V{9999}));
+  EXPECT_EQ(parse_array_indices("0-9999")->size(), 10000u);
+  for (const char* bad : {"", ",", "1,", ",1", "1,,2", "-1", "1-", "a", "1-b", "3-1", "1-9:0", "1-9:", "5:2", "10000",
+                          "0-10000", "1 - 3", "01-3x", "1-2-3", "123456"})
+    EXPECT_FALSE(parse_array_indices(bad).ok()) << bad;
+  EXPECT_EQ(parse_array_indices("3-1").error().message, "'3-1' ends before it starts");
+  EXPECT_EQ(parse_array_indices("0-10000").error().message, "indices go up to 9999");
+  EXPECT_FALSE(parse_array_indices(std::string(1025, '1')).ok());
+  EXPECT_EQ(array_indices(ArraySpec{3, 3}), (V{0, 1, 2}));
+  EXPECT_EQ(array_indices(ArraySpec{2, 1, "7,5"}), (V{5, 7}));
+}
+
+TEST(JobSpec, ArraysWithIndicesRoundTripAndNameTheirFields) {
+  auto r = parse_job_spec(json{{"command", {"x"}}, {"array", {{"indices", "1,3,7-9"}, {"parallel", 2}}}});
+  ASSERT_TRUE(r.spec) << r.error->message;
+  EXPECT_EQ(r.spec->array, (ArraySpec{5, 2, "1,3,7-9"}));
+  EXPECT_EQ(to_json(*r.spec)["array"], (json{{"count", 5}, {"parallel", 2}, {"indices", "1,3,7-9"}}));
+  auto again = parse_job_spec(to_json(*r.spec));
+  ASSERT_TRUE(again.spec) << again.error->message;
+  EXPECT_EQ(*again.spec, *r.spec);
+  EXPECT_EQ(parse_job_spec(json{{"command", {"x"}}, {"array", {{"indices", "4-5"}}}}).spec->array,
+            (ArraySpec{2, 2, "4-5"}));
+  auto with = [](const json& a) { return json{{"command", {"x"}}, {"array", a}}; };
+  EXPECT_EQ(error_field(with(json{{"indices", "5-1"}})), "array.indices");
+  EXPECT_EQ(error_field(with(json{{"indices", 5}})), "array.indices");
+  EXPECT_EQ(error_field(with(json{{"indices", ""}})), "array.indices");
+  EXPECT_EQ(error_field(with(json{{"indices", "1-3"}, {"count", 2}})), "array.count");
+  EXPECT_EQ(error_field(with(json{{"indices", "1-3"}, {"parallel", 0}})), "array.parallel");
+}
+
+TEST(JobJson, PreemptionFieldsRoundTrip) {
+  Job j;
+  j.id = "j-00000005";
+  j.spec = *parse_job_spec(json{{"command", {"x"}}}).spec;
+  j.preemptions = 2;
+  j.last_preempted_at_ms = 1'796'028'752'123;
+  j.last_preempted_by = "j-00000009";
+  j.preempt_claim = {Allocation{"n1", 0, {0, 1}, {0, 1}}};
+  j.preempt_victims = {"j-00000003", "j-00000004_2"};
+  json shown = to_json(j);
+  EXPECT_EQ(shown["last_preempted_at"], tessel::api::format_rfc3339(j.last_preempted_at_ms));
+  EXPECT_EQ(shown["last_preempted_by"], "j-00000009");
+  EXPECT_EQ(shown["preempting"]["victims"], json({"j-00000003", "j-00000004_2"}));
+  auto back = job_from_json(shown);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->last_preempted_at_ms, j.last_preempted_at_ms);
+  EXPECT_EQ(back->last_preempted_by, j.last_preempted_by);
+  EXPECT_EQ(back->preempt_claim, j.preempt_claim);
+  EXPECT_EQ(back->preempt_victims, j.preempt_victims);
+  // A claim is shown (and stored) only while the job is pending; never preempted: no fields.
+  j.state = JobState::assigned;
+  EXPECT_FALSE(to_json(j).contains("preempting"));
+  EXPECT_FALSE(to_json(Job{}).contains("last_preempted_at"));
 }
 
 TEST(JobSpec, BadDependenciesNameTheField) {
@@ -196,7 +295,7 @@ TEST(JobSpec, BadDependenciesNameTheField) {
   }
   auto r = parse_job_spec(json{{"command", {"x"}}, {"after_ok", {"j-1"}}});
   ASSERT_TRUE(r.error);
-  EXPECT_EQ(r.error->message, "after_ok: 'j-1' is not a job id like j-00000042");
+  EXPECT_EQ(r.error->message, "after_ok: 'j-1' is not a job id like j-00000042 or j-00000042_7");
 }
 
 TEST(Rfc3339, RoundTrip) {

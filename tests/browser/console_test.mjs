@@ -1,8 +1,10 @@
 // The web console in a real headless Chromium, against a real tessel-scheduler and
 // two real tessel-agents on the fake hl-smi (loopback, port 0). Loads each view,
 // checks the DOM (node names, module ids, free groups, a job's state changing live
-// after a submission and a cancel, without a reload), checks that a browser without
-// a valid token is refused, and saves screenshots at 1280x800 and 390x844.
+// after a submission and a cancel, without a reload; the job's stored state history;
+// an array shown as one row with its elements' states; card-hours by project and by
+// user), checks that a browser without a valid token is refused, and saves
+// screenshots at 1280x800 and 390x844.
 //
 // node console_test.mjs --scheduler BIN --agent BIN --hl-smi BIN --fixtures DIR --out DIR
 // Exit 0: passed; 77: skipped (no Chromium or no puppeteer-core; said why); else failed.
@@ -217,6 +219,17 @@ try {
   await page.waitForSelector('#job-state [data-state="cancelled"]', { timeout: TIMEOUT });
   assert.equal(await page.$('#cancel:not([hidden])'), null, 'no cancel button on an ended job');
   console.log(`ok: job view followed rank 0's log and showed the cancel of ${job.id} live`);
+  // The state history is the scheduler's stored one, not what the page saw.
+  await page.waitForFunction(() => document.querySelector('#history tbody tr[data-event="cancelled"]'), { timeout: TIMEOUT });
+  const events = await page.$$eval('#history tbody tr', (rs) => rs.map((r) => ({
+    event: r.dataset.event, nodes: r.children[3].textContent, reason: r.children[4].textContent })));
+  assert.deepEqual(events.map((e) => e.event), ['submitted', 'assigned', 'running', 'cancelled']);
+  assert.deepEqual(events.map((e) => e.event), (await call('GET', `/v1/jobs/${job.id}/events`, ADMIN)).events.map((e) => e.event));
+  assert.match(events[1].nodes, /^gaudi-[ab]$/);
+  assert.equal(events[3].nodes, events[1].nodes);
+  assert.match(events[3].reason, /cancelled by alice/);
+  await shot(page, 'job-history-1280x800');
+  console.log(`ok: job view shows the stored history of ${job.id}: ${events.map((e) => e.event).join(' → ')}`);
 
   // 5. Queue: a job that cannot fit waits, with its reason; the cancel button ends it.
   const big = await call('POST', '/v1/jobs', ADMIN, { name: 'too-big', nodes: 2, devices: 8, command: ['true'] });
@@ -231,6 +244,35 @@ try {
   await clickNow(page, '#cancel');
   await page.waitForSelector('#job-state [data-state="cancelled"]', { timeout: TIMEOUT });
   console.log(`ok: queue view lists ${big.id} as pending ("${reason.trim()}"); its cancel button cancelled it`);
+
+  // 5b. An array: one row in the queue, its elements' states on its own view, live.
+  const arr = await call('POST', '/v1/jobs', ADMIN, {
+    name: 'console-array', devices: 1, array: { count: 3, parallel: 1 }, command: ['sh', '-c', 'sleep 0.3'],
+  });
+  await page.evaluate(() => { location.hash = '#/queue'; });
+  await page.waitForSelector(`[data-array="${arr.id}"]`, { timeout: TIMEOUT });
+  assert.equal(await page.$(`[data-job="${arr.id}_0"]`), null, 'elements are grouped, not listed one by one');
+  await shot(page, 'queue-array-1280x800');
+  await page.evaluate((id) => { location.hash = `#/job/${id}`; }, arr.id);
+  await page.waitForSelector('#array[data-count="3"]', { timeout: TIMEOUT });
+  await page.waitForFunction(() => document.querySelector('#array [data-count-state="succeeded"]')?.textContent.trim().endsWith(' 3'),
+    { timeout: TIMEOUT });
+  const elements = await page.$$eval('#array tr[data-job]', (rs) => rs.map((r) => r.dataset.job));
+  assert.deepEqual(elements, [`${arr.id}_0`, `${arr.id}_1`, `${arr.id}_2`]);
+  await page.waitForSelector('#job-state [data-state="succeeded"]', { timeout: TIMEOUT });
+  await shot(page, 'array-1280x800');
+  console.log(`ok: array ${arr.id} is one row in the queue; its view counted 3 elements succeeded, live`);
+
+  // 5c. Usage: card-hours of the ended attempts, by project, then by user.
+  await page.evaluate(() => { location.hash = '#/usage'; });
+  await page.waitForSelector('[data-usage="default"] [data-k="card-hours"]', { timeout: TIMEOUT });
+  const attempts = Number(await page.$eval('[data-usage="default"] [data-k="jobs"]', (e) => e.textContent));
+  assert.ok(attempts >= 4, `the cancelled job and 3 elements count: ${attempts}`);
+  assert.ok(Number(await page.$eval('[data-usage="default"] [data-k="card-hours"]', (e) => e.textContent)) > 0);
+  await page.select('#usage-by', 'user');
+  await page.waitForSelector('[data-usage="alice"] [data-model="HL-225"]', { timeout: TIMEOUT });
+  await shot(page, 'usage-1280x800');
+  console.log(`ok: usage view shows card-hours by project (default: ${attempts} attempts) and by user`);
 
   // 6. Node view: cards with readings (the charts start from the scheduler's card
   // history), drain and undrain for the admin.
@@ -252,7 +294,7 @@ try {
   // 7. Phone width.
   await page.setViewport({ width: 390, height: 844 });
   for (const [hash, sel, name] of [['#/fleet', '[data-node="gaudi-b"]', 'fleet'], [`#/job/${job.id}`, '#job-state', 'job'],
-    ['#/queue', '#recent', 'queue'], ['#/node/gaudi-b', 'table.cards', 'node']]) {
+    ['#/queue', '#recent', 'queue'], ['#/node/gaudi-b', 'table.cards', 'node'], ['#/usage', '[data-usage]', 'usage']]) {
     await page.evaluate((hh) => { location.hash = hh; }, hash);
     await page.waitForSelector(sel, { timeout: TIMEOUT });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -26,7 +26,7 @@ async function until(what, fn, timeout = 120_000) {
     try {
       const v = await fn();
       if (v) return v;
-    } catch (_) { /* not yet */ }
+    } catch { /* not yet */ }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }

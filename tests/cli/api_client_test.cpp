@@ -68,17 +68,19 @@ TEST(ErrorBody, CodeFromTheEnvelopeElseTheStatus) {
   // The envelope's code wins, whatever the status.
   EXPECT_EQ(error_code_of(404, "not_found"), ErrorCode::not_found);
   EXPECT_EQ(error_code_of(405, "invalid_argument"), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of(405, "method_not_allowed"), ErrorCode::method_not_allowed);
   EXPECT_EQ(error_code_of(500, "internal"), ErrorCode::internal);
-  for (auto c :
-       {ErrorCode::internal, ErrorCode::invalid_argument, ErrorCode::unauthenticated, ErrorCode::permission_denied,
-        ErrorCode::not_found, ErrorCode::conflict, ErrorCode::payload_too_large, ErrorCode::unavailable})
+  for (auto c : {ErrorCode::internal, ErrorCode::invalid_argument, ErrorCode::unauthenticated,
+                 ErrorCode::permission_denied, ErrorCode::not_found, ErrorCode::conflict, ErrorCode::payload_too_large,
+                 ErrorCode::unavailable, ErrorCode::method_not_allowed, ErrorCode::request_header_fields_too_large})
     EXPECT_EQ(error_code_of(418, to_string(c)), c) << to_string(c);
   // No code, or one this build does not know: the status decides (tessel::error_code_of_http_status).
   EXPECT_EQ(error_code_of(400, ""), ErrorCode::invalid_argument);
   EXPECT_EQ(error_code_of(404, ""), ErrorCode::not_found);
-  EXPECT_EQ(error_code_of(431, "request_header_fields_too_large"), ErrorCode::internal);
+  EXPECT_EQ(error_code_of(431, "request_header_fields_too_large"), ErrorCode::request_header_fields_too_large);
+  EXPECT_EQ(error_code_of(405, ""), ErrorCode::method_not_allowed);
   EXPECT_EQ(error_code_of(503, "NOT_FOUND"), ErrorCode::unavailable);
-  for (int other : {0, 302, 405, 500, 502, 504}) EXPECT_EQ(error_code_of(other, ""), ErrorCode::internal) << other;
+  for (int other : {0, 302, 500, 502, 504}) EXPECT_EQ(error_code_of(other, ""), ErrorCode::internal) << other;
 }
 
 TEST(ErrorBody, ErrorKeepsMessageCodeAndField) {

@@ -247,6 +247,23 @@ TEST_F(CliBinary, ShowAndNotFound) {
   EXPECT_EQ(r.err, "tessel: show: j-9: no such job (not_found)\n");
 }
 
+TEST_F(CliBinary, ShowAddsTheStateHistory) {
+  api.on("GET", "/v1/jobs/j-1", 200, sample_job("j-1", "running").dump());
+  api.on("GET", "/v1/jobs/j-1/events", 200, R"({"job_id":"j-1","events":[
+    {"at":"2026-12-01T10:00:00.000Z","event":"submitted","state":"pending","attempt":0,"nodes":[]},
+    {"at":"2026-12-01T10:00:01.000Z","event":"assigned","state":"assigned","attempt":0,"nodes":["n1","n2"]},
+    {"at":"2026-12-01T10:00:09.000Z","event":"requeued","state":"pending","attempt":0,"nodes":["n1","n2"],
+     "reason":"requeued after attempt 0: node n2 down"}]})");
+  auto r = run_tessel(with_server({"show", "j-1"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("History:\n  TIME "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  2026-12-01T10:00:01.000Z   assigned    0         n1,n2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("requeued after attempt 0: node n2 down\n"), std::string::npos) << r.out;
+  r = run_tessel(with_server({"show", "j-1", "-o", "json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["events"].size(), 3u);
+}
+
 TEST_F(CliBinary, CancelContinuesPastFailures) {
   api.on("POST", "/v1/jobs/j-1/cancel", 200, sample_job("j-1", "cancelled").dump());
   api.on("POST", "/v1/jobs/j-3/cancel", 200, sample_job("j-3", "cancelled").dump());
@@ -340,6 +357,28 @@ TEST_F(CliBinary, DeleteNode) {
   r = run_tessel(with_server({"delete-node", "gaudi-b"}));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "tessel: delete-node: gaudi-b: node gaudi-b holds cards of running jobs (conflict)\n");
+}
+
+TEST_F(CliBinary, NodeTokenIssueAndRevoke) {
+  const std::string token(64, 'f');
+  api.on("POST", "/v1/nodes/gaudi-a/token", 201,
+         json{{"node", "gaudi-a"}, {"token", token}, {"issued_at", "2026-01-01T00:00:00Z"}, {"rotated", false}}.dump());
+  api.on("DELETE", "/v1/nodes/gaudi-a/token", 200, json{{"node", "gaudi-a"}, {"revoked", true}}.dump());
+  api.on("DELETE", "/v1/nodes/gaudi-b/token", 404,
+         R"({"error":{"code":"not_found","message":"node gaudi-b has no issued token"}})");
+  auto r = run_tessel(with_server({"nodes", "token", "issue", "gaudi-a"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, token + "\n");
+  r = run_tessel(with_server({"nodes", "token", "issue", "gaudi-a", "-o", "json"}));
+  EXPECT_EQ(json::parse(r.out)["token"], token);
+  r = run_tessel(with_server({"nodes", "token", "revoke", "gaudi-a"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "gaudi-a: token revoked\n");
+  r = run_tessel(with_server({"nodes", "token", "revoke", "gaudi-b"}));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "tessel: nodes token revoke: gaudi-b: node gaudi-b has no issued token (not_found)\n");
+  r = run_tessel(with_server({"nodes", "token"}));
+  EXPECT_NE(r.exit_code, 0);
 }
 
 // A replica list: the first URL refuses connections, the second is a follower
@@ -491,6 +530,28 @@ TEST_F(CliBinary, UsageSendsTheWindowAndPrintsCardHours) {
   r = run_tessel(with_server({"usage"}));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("since: must be before until"), std::string::npos) << r.err;
+}
+
+TEST_F(CliBinary, UsageSendsProjectAndUserFilters) {
+  api.on("GET", "/v1/usage", 200,
+         json{{"by", "project"}, {"since", "a"}, {"until", "b"}, {"usage", json::array()}}.dump());
+  auto r = run_tessel(with_server({"usage", "--project", "vision", "--user", "al+ice"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto sent = api.requests().back();
+  EXPECT_EQ(sent.param("project"), "vision");
+  EXPECT_EQ(sent.param("user"), "al+ice");  // Encoded on the way: '+' is not a space.
+  r = run_tessel(with_server({"usage"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  sent = api.requests().back();
+  EXPECT_EQ(sent.params.count("project"), 0u);
+  EXPECT_EQ(sent.params.count("user"), 0u);
+  // The server judges the names: its 400 is exit 1 with its message, on one line.
+  api.on("GET", "/v1/usage", 400,
+         R"({"error":{"code":"invalid_argument","message":"project: not a project name","field":"project"}})");
+  r = run_tessel(with_server({"usage", "--project", "bad/name"}));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("project: not a project name"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 TEST_F(CliBinary, JobsAndShowPrintQueuePositionAndEstimatedStart) {

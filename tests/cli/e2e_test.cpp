@@ -90,6 +90,12 @@ TEST(CliEndToEnd, AgainstRealScheduler) {
   r = run_tessel({"wait", id, "--timeout", "30s"}, env);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find(id + ": cancelled"), std::string::npos) << r.err;
+  // Its state history, as the scheduler stored it.
+  r = run_tessel({"show", id}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("History:\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" submitted "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" cancelled "), std::string::npos) << r.out;
 
   r = run_tessel({"jobs"}, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -5,14 +5,14 @@
 
 namespace tessel::cli::testing {
 
-FakeApiServer::FakeApiServer() {
+FakeApiServer::FakeApiServer(int port) {
   auto h = [this](const httplib::Request& req, httplib::Response& res) { dispatch(req, res); };
   server_.Get(".*", h);
   server_.Post(".*", h);
   server_.Put(".*", h);
   server_.Delete(".*", h);
-  port_ = server_.bind_to_any_port("127.0.0.1");
-  if (port_ <= 0) throw std::runtime_error("fake API server: cannot bind 127.0.0.1:0");
+  port_ = port == 0 ? server_.bind_to_any_port("127.0.0.1") : (server_.bind_to_port("127.0.0.1", port) ? port : -1);
+  if (port_ <= 0) throw std::runtime_error("fake API server: cannot bind 127.0.0.1:" + std::to_string(port));
   thread_ = std::thread([this] { server_.listen_after_bind(); });
 }
 

@@ -30,7 +30,8 @@ class FakeApiServer {
  public:
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
 
-  FakeApiServer();
+  // Listens on `port` (0: one the kernel picks).
+  explicit FakeApiServer(int port = 0);
   ~FakeApiServer();
   FakeApiServer(const FakeApiServer&) = delete;
   FakeApiServer& operator=(const FakeApiServer&) = delete;
@@ -41,6 +42,7 @@ class FakeApiServer {
   void on(const std::string& method, const std::string& path, Handler h);
 
   [[nodiscard]] std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  [[nodiscard]] int port() const { return port_; }
   [[nodiscard]] std::vector<RecordedRequest> requests() const;
 
  private:

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "tessel/api/job.hpp"
 
 namespace tessel::cli {
@@ -106,9 +108,22 @@ TEST(SubmitArgs, ArraysInSlurmSyntax) {
   EXPECT_EQ(build_job_request(o, "/")->at("array"), json({{"count", 100}, {"parallel", 8}}));
   o.array = "0-0";
   EXPECT_EQ(build_job_request(o, "/")->at("array"), json({{"count", 1}}));
-  o.array = "5-9";
-  EXPECT_EQ(build_job_request(o, "/").error().message, "--array: ranges must start at 0 for now, got '5-9'");
-  for (const char* bad : {"", "7", "0-", "-9", "0-9%", "0-x", "0-9%x", "0%2-9", "0-9%8%2", "0-1234567890"}) {
+  // Other index lists go as they are; the spec parser reads them the same way.
+  for (const auto& [arg, list, parallel] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"5-20", "5-20", 0}, {"1,3,7-9%2", "1,3,7-9", 2}, {"7", "7", 0}, {"0-30:10%1", "0-30:10", 1}}) {
+    o.array = arg;
+    json want = {{"indices", list}};
+    if (parallel) want["parallel"] = parallel;
+    auto r = build_job_request(o, "/");
+    ASSERT_TRUE(r.ok()) << arg << ": " << r.error().message;
+    EXPECT_EQ(r->at("array"), want) << arg;
+    EXPECT_TRUE(api::parse_job_spec(*r).spec) << arg;
+  }
+  o.array = "9-5";
+  EXPECT_EQ(build_job_request(o, "/").error().message,
+            "--array: '9-5' ends before it starts (e.g. 0-99%8, 5-20 or 1,3,7-9%2), got '9-5'");
+  for (const char* bad : {"", "0-", "-9", "0-9%", "0-x", "0-9%x", "0%2-9", "0-9%8%2", "0-1234567890", "0-10000", "1,,3",
+                          "1,", "0-9:0", "5:2"}) {
     o.array = bad;
     auto r = build_job_request(o, "/");
     ASSERT_FALSE(r.ok()) << bad;

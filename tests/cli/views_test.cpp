@@ -106,6 +106,20 @@ TEST(JobDetail, ShowsAnArraysCountsAndAnElementsArray) {
             std::string::npos);
 }
 
+TEST(JobDetail, ShowsPreemptionsWithTheLastTimeAndByWhom) {
+  auto j = job("j-5", "pending", "2026-01-01T11:00:00.000Z");
+  j["preemptions"] = 2;
+  j["last_preempted_at"] = "2026-01-01T11:50:00.000Z";
+  j["last_preempted_by"] = "j-9";
+  std::string out = render_job_detail(j, kNow);
+  EXPECT_NE(out.find("Preemptions: 2, last 2026-01-01T11:50:00.000Z (10m ago) by j-9\n"), std::string::npos) << out;
+  // From a scheduler that stores no time: the count alone. Never preempted: no line.
+  j.erase("last_preempted_at");
+  EXPECT_NE(render_job_detail(j, kNow).find("Preemptions: 2\n"), std::string::npos);
+  j["preemptions"] = 0;
+  EXPECT_EQ(render_job_detail(j, kNow).find("Preemptions"), std::string::npos);
+}
+
 TEST(JobTerminal, States) {
   EXPECT_TRUE(job_is_terminal({{"state", "succeeded"}}));
   EXPECT_TRUE(job_is_terminal({{"state", "cancelled"}}));

@@ -107,6 +107,33 @@ void Cluster::start_vendor_agent(const std::string& node, const std::string& ven
   launch_agent(node, std::move(o));
 }
 
+void Cluster::start_with_vendor(const std::string& node, const VendorTool& tool) {
+  start_scheduler();
+  start_vendor_agent(node, tool.vendor, {tool.flag, tool.fake},
+                     {{tool.fixture_var, std::string(TESSEL_FIXTURES_DIR) + "/" + tool.fixture}});
+  ASSERT_TRUE(wait_node_state(node, "ready"));
+}
+
+std::optional<Cluster::EnvRun> Cluster::run_and_read_env(const std::string& node, const json& spec) {
+  const json job = submit(spec);
+  auto done = wait_job(job.value("id", ""), {"succeeded", "failed"});
+  if (!done) return std::nullopt;
+  if ((*done)["state"] != "succeeded") {
+    ADD_FAILURE() << "job did not succeed: " << done->dump();
+    return std::nullopt;
+  }
+  EnvRun run{*done, (*done)["allocations"][0]["indices"].get<std::vector<int>>(), {}};
+  run.env = parse_env_dump(log(node, job["id"]));
+  return run;
+}
+
+void Cluster::expect_waits(const json& spec, const std::string& needle) {
+  const json job = submit(spec);
+  auto j = wait_reason(job.value("id", ""), needle);
+  ASSERT_TRUE(j);
+  EXPECT_EQ((*j)["state"], "pending") << j->dump();
+}
+
 void Cluster::launch_agent(const std::string& node, testkit::AgentOptions o) {
   o.bin = TESSEL_AGENT_BIN;
   o.scheduler_url = "http://127.0.0.1:" + std::to_string(port_);

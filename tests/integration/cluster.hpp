@@ -37,6 +37,27 @@ class Cluster {
   // (e.g. {"--amd-smi", PATH}) and `env` (the fake's fixture variable).
   void start_vendor_agent(const std::string& node, const std::string& vendor, std::vector<std::string> tool_args,
                           std::map<std::string, std::string> env);
+  // Another vendor's fake tool as the agent runs it: --vendor `vendor`, `flag` naming
+  // the fake binary `fake`, and `fixture` (under tests/fixtures) in the fake's
+  // environment variable `fixture_var`.
+  struct VendorTool {
+    std::string vendor, flag, fake, fixture_var, fixture;
+  };
+  // Starts the scheduler and agent `node` on `tool`, and waits until the node is ready.
+  void start_with_vendor(const std::string& node, const VendorTool& tool);
+  // A finished job whose command printed its environment: the job, the device indices
+  // of its first allocation and the environment rank 0's first task saw.
+  struct EnvRun {
+    nlohmann::json job;
+    std::vector<int> indices;
+    std::map<std::string, std::string> env;
+  };
+  // Submits `spec` (a command that prints its environment, e.g. /usr/bin/env), waits
+  // until it succeeds and reads what it printed on `node`. nullopt, with a test failure,
+  // when the job does not succeed.
+  std::optional<EnvRun> run_and_read_env(const std::string& node, const nlohmann::json& spec);
+  // Submits `spec` and expects it to stay pending with a reason that mentions `needle`.
+  void expect_waits(const nlohmann::json& spec, const std::string& needle);
   void kill_agent(const std::string& node, int sig = SIGKILL);
   testkit::Child& agent(const std::string& node) { return agents_.at(node); }
   std::string state_dir(const std::string& node) const { return root_.str("agent-" + node); }

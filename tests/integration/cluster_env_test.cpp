@@ -41,16 +41,14 @@ class ClusterEnv : public ::testing::Test {
 TEST_F(ClusterEnv, GroupSizesGetModulesAndMatchingIndices) {
   for (int devices : {1, 2, 4, 8}) {
     SCOPED_TRACE("devices=" + std::to_string(devices));
-    auto job = c.submit(env_job(devices));
-    auto done = c.wait_job(job["id"], {"succeeded", "failed"});
-    ASSERT_TRUE(done);
-    ASSERT_EQ((*done)["state"], "succeeded") << done->dump();
-    auto alloc = (*done)["allocations"][0];
-    std::vector<int> mods = alloc["module_ids"], idx = alloc["indices"];
+    auto run = c.run_and_read_env("n1", env_job(devices));
+    ASSERT_TRUE(run);
+    const json& done = run->job;
+    std::vector<int> mods = done["allocations"][0]["module_ids"], idx = run->indices;
     ASSERT_EQ(static_cast<int>(mods.size()), devices);
     ASSERT_TRUE(std::is_sorted(mods.begin(), mods.end()));
     for (size_t i = 0; i < mods.size(); ++i) EXPECT_EQ(idx[i], kModuleToIndex.at(mods[i]));
-    auto env = parse_env_dump(c.log("n1", job["id"]));
+    auto& env = run->env;
     EXPECT_EQ(env["HABANA_VISIBLE_MODULES"], join(mods));
     EXPECT_EQ(env["HABANA_VISIBLE_DEVICES"], join(idx));
     EXPECT_EQ(env["PT_ENABLE_INT64_SUPPORT"], "1");
@@ -61,10 +59,10 @@ TEST_F(ClusterEnv, GroupSizesGetModulesAndMatchingIndices) {
     EXPECT_EQ(env["LOCAL_RANK"], "0");
     EXPECT_EQ(env["LOCAL_WORLD_SIZE"], "1");
     EXPECT_EQ(env["NODE_RANK"], "0");
-    EXPECT_EQ(env["TESSEL_JOB_ID"], job["id"]);
+    EXPECT_EQ(env["TESSEL_JOB_ID"], done["id"]);
     EXPECT_EQ(env["TESSEL_NODE"], "n1");
-    EXPECT_EQ(env["MASTER_ADDR"], (*done)["master_addr"]);
-    EXPECT_EQ(env["MASTER_PORT"], std::to_string((*done)["master_port"].get<int>()));
+    EXPECT_EQ(env["MASTER_ADDR"], done["master_addr"]);
+    EXPECT_EQ(env["MASTER_PORT"], std::to_string(done["master_port"].get<int>()));
     EXPECT_FALSE(env["TESSEL_PORT"].empty());
     EXPECT_EQ(env.count("HLS_MODULE_ID"), 0u);
   }

@@ -53,18 +53,22 @@ TEST(VendorDetect, NothingFound) {
   c.path_env = "/nonexistent";
   auto v = detect_vendor(c);
   ASSERT_FALSE(v.ok());
-  EXPECT_EQ(v.error().message, "no hl-smi, nvidia-smi, amd-smi, npu-smi, xpu-smi or neuron-ls found");
+  EXPECT_EQ(v.error().message,
+            "no hl-smi, nvidia-smi, amd-smi, npu-smi, xpu-smi, neuron-ls, mthreads-gmi, cnmon or TPU chip found");
   ProcessRunner runner;
   auto source = make_inventory_source("auto", runner, c);
   ASSERT_FALSE(source.ok());
-  EXPECT_EQ(source.error().message, "no hl-smi, nvidia-smi, amd-smi, npu-smi, xpu-smi or neuron-ls found");
+  EXPECT_EQ(source.error().message,
+            "no hl-smi, nvidia-smi, amd-smi, npu-smi, xpu-smi, neuron-ls, mthreads-gmi, cnmon or TPU chip found");
   EXPECT_FALSE(make_inventory_source("rocm", runner, c).ok());
-  EXPECT_FALSE(make_inventory_source("tpu", runner, c).ok());    // Planned (issue 13), no backend yet.
+  EXPECT_TRUE(make_inventory_source("tpu", runner, c).ok());     // Explicit: fails later, on read().
   EXPECT_TRUE(make_inventory_source("nvidia", runner, c).ok());  // Explicit: fails later, on read().
   EXPECT_TRUE(make_inventory_source("amd", runner, c).ok());
   EXPECT_TRUE(make_inventory_source("ascend", runner, c).ok());
   EXPECT_TRUE(make_inventory_source("intel", runner, c).ok());
   EXPECT_TRUE(make_inventory_source("neuron", runner, c).ok());
+  EXPECT_TRUE(make_inventory_source("mthreads", runner, c).ok());
+  EXPECT_TRUE(make_inventory_source("cambricon", runner, c).ok());
 }
 
 }  // namespace

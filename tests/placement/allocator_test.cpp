@@ -133,6 +133,43 @@ TEST(Allocator, AmdTakesAnySubset) {
   EXPECT_EQ(a.free_groups("mi").at(1).size(), 5u);  // Placed jobs hold their cards.
 }
 
+TEST(Allocator, MooreThreadsTakesAnySubsetWithinOneNumaHalf) {
+  ModuleGroupAllocator a;
+  NodeSpec mt = testing::nvidia_node("mt", 8, "MTT S5000");
+  mt.vendor = api::Vendor::mthreads;
+  a.upsert_node(mt);
+  auto place = [&](const std::string& id, int devices) {
+    PendingJob j = job(id, devices, 1, 0, 1);
+    j.vendor = api::Vendor::mthreads;
+    auto r = a.schedule({j}, 0);
+    const auto* p = find_placement(r, id);
+    return p ? p->allocations[0].indices : std::vector<int>{};
+  };
+  EXPECT_EQ(place("pair", 2), (std::vector<int>{0, 1}));
+  // Not 2,3,4,5 across the NUMA halves: the free half.
+  EXPECT_EQ(place("quad", 4), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(place("one", 1), (std::vector<int>{2}));
+  EXPECT_EQ(a.free_groups("mt").at(1).size(), 1u);
+}
+
+TEST(Allocator, CambriconTakesRingBlocksOnly) {
+  ModuleGroupAllocator a;
+  NodeSpec mlu = testing::nvidia_node("mlu", 8, "MLU370-X8");
+  mlu.vendor = api::Vendor::cambricon;
+  a.upsert_node(mlu);
+  auto place = [&](const std::string& id, int devices) {
+    PendingJob j = job(id, devices, 1, 0, 1);
+    j.vendor = api::Vendor::cambricon;
+    auto r = a.schedule({j}, 0);
+    const auto* p = find_placement(r, id);
+    return p ? p->allocations[0].indices : std::vector<int>{};
+  };
+  EXPECT_EQ(place("one", 1), (std::vector<int>{0}));
+  EXPECT_EQ(place("pair", 2), (std::vector<int>{2, 3}));  // Not 1,2: no ring.
+  EXPECT_EQ(place("quad", 4), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(place("three", 3), (std::vector<int>{}));  // 3 is never a valid size.
+}
+
 TEST(Allocator, SkipsUnschedulableNodes) {
   ModuleGroupAllocator a;
   a.upsert_node(gaudi_node("n1"));

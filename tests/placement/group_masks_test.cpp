@@ -46,5 +46,19 @@ TEST(GroupMasks, LowestBits) {
   EXPECT_EQ(slots(0b1010), (std::vector<int>{1, 3}));
 }
 
+TEST(GroupMasks, MooreThreadsPrefersOneNumaHalf) {
+  // Slots 0,1 used: four cards come from 4-7, not 2-5.
+  EXPECT_EQ(numa_half_first(0xFC, 4), 0xF0u);
+  // The fuller half with room first: slot 0 used, a pair from {1,2,3}.
+  EXPECT_EQ(numa_half_first(0xFE, 2), 0x06u);
+  // A tie goes to the lower half.
+  EXPECT_EQ(numa_half_first(0xFF, 2), 0x03u);
+  // No half has room: any free slots, lowest first; 8 takes all.
+  EXPECT_EQ(numa_half_first(0x3C, 4), 0x3Cu);
+  EXPECT_EQ(numa_half_first(0xFF, 8), 0xFFu);
+  EXPECT_EQ(numa_half_first(0x7F, 8), 0u);
+  EXPECT_EQ(numa_half_first(0xFF, 0), 0u);
+}
+
 }  // namespace
 }  // namespace tessel::scheduler::masks

@@ -67,13 +67,14 @@ class World {
 
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
-  // Gaudi (fixed groups) most often; NVIDIA, AMD and Intel (any subset), Ascend (HCCS
-  // rings) and Neuron (aligned blocks of 1, 4, 8, 16) too.
+  // Gaudi (fixed groups) most often; NVIDIA, AMD, Intel and Moore Threads (any subset),
+  // Ascend (HCCS rings) and Neuron (aligned blocks of 1, 4, 8, 16) too.
   api::Vendor random_vendor() {
-    static const api::Vendor kVendors[] = {api::Vendor::nvidia, api::Vendor::amd,    api::Vendor::ascend,
-                                           api::Vendor::intel,  api::Vendor::neuron, api::Vendor::habana,
-                                           api::Vendor::habana, api::Vendor::habana};
-    return kVendors[pick(0, 7)];
+    static const api::Vendor kVendors[] = {api::Vendor::nvidia,    api::Vendor::amd,    api::Vendor::ascend,
+                                           api::Vendor::intel,     api::Vendor::neuron, api::Vendor::habana,
+                                           api::Vendor::habana,    api::Vendor::habana, api::Vendor::mthreads,
+                                           api::Vendor::cambricon, api::Vendor::tpu};
+    return kVendors[pick(0, 10)];
   }
   std::string model_of(api::Vendor v) {
     if (v == api::Vendor::nvidia) return "A100";
@@ -81,6 +82,9 @@ class World {
     if (v == api::Vendor::ascend) return "910A";
     if (v == api::Vendor::intel) return "Intel(R) Data Center GPU Max 1550";
     if (v == api::Vendor::neuron) return "trn2";
+    if (v == api::Vendor::mthreads) return "MTT S5000";
+    if (v == api::Vendor::cambricon) return "MLU370-X8";
+    if (v == api::Vendor::tpu) return "TPU v5e";
     return kGaudiModels[pick(0, 1)];
   }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+#include "state_harness.hpp"
 #include "temp_dir.hpp"
 #include "tessel/scheduler/state.hpp"
 
@@ -11,61 +12,10 @@ namespace {
 
 using api::JobState;
 
-// A ClusterState over SQLite (in memory, or a file to restart from) behind a FaultyStore.
-struct Cluster {
-  explicit Cluster(const std::string& db = ":memory:") {
-    auto s = open_sqlite_store(db);
-    EXPECT_TRUE(s.ok()) << s.error().message;
-    store = std::make_unique<FaultyStore>(std::move(*s));
-    state = std::make_unique<ClusterState>(*store, clock, StateOptions{});
-    auto r = state->restore();
-    EXPECT_TRUE(r.ok()) << r.error().message;
-  }
+struct Cluster : StateHarness {
+  using StateHarness::StateHarness;
 
-  void add_node(const std::string& name) {
-    api::RegisterRequest r;
-    r.node = name;
-    r.address = "10.0.0.1";
-    for (int i = 0; i < 8; ++i) {
-      api::Device d;
-      d.index = d.module_id = i;
-      d.model = "HL-225";
-      r.inventory.devices.push_back(d);
-    }
-    ASSERT_TRUE(state->register_node(r, "").ok());
-  }
-  Result<api::Job> try_submit(const json& spec) {
-    auto parsed = api::parse_job_spec(spec);
-    EXPECT_TRUE(parsed.spec) << spec.dump();
-    return state->submit(*parsed.spec, "alice");
-  }
-  std::string submit(const json& spec) {
-    auto j = try_submit(spec);
-    EXPECT_TRUE(j.ok()) << j.error().message;
-    return j.ok() ? j->id : "";
-  }
-  api::Job job(const std::string& id) const { return state->job(id).value(); }
-  // The agent's report of the job's one task: running, or exited with `code`.
-  Status report(const std::string& id, std::optional<int> code) {
-    const api::Job j = job(id);
-    api::TaskReport t;
-    t.assignment_id = api::assignment_id(j.id, j.attempt, 0);
-    t.state = code ? api::TaskState::exited : api::TaskState::running;
-    t.exit_code = code;
-    auto r = state->report(api::ReportRequest{j.allocations.at(0).node, {t}}, "");
-    if (!r) return r.error();
-    return ok_status();
-  }
-  void run_to_end(const std::string& id, int code) {
-    ASSERT_EQ(job(id).state, JobState::assigned) << id;
-    ASSERT_TRUE(report(id, std::nullopt).ok());
-    ASSERT_TRUE(report(id, code).ok());
-  }
   int count(const std::string& parent, JobState st) const { return job(parent).array.value().states.at(st); }
-
-  FakeClock clock;
-  std::unique_ptr<FaultyStore> store;
-  std::unique_ptr<ClusterState> state;
 };
 
 json array_spec(int count, std::optional<int> parallel = std::nullopt, int devices = 1) {
@@ -260,19 +210,107 @@ TEST(Arrays, ElementsAndTheLimitSurviveARestart) {
   EXPECT_EQ(c.submit({{"command", {"x"}}}), "j-00000002");
 }
 
+json indexed_spec(const std::string& indices, std::optional<int> parallel = std::nullopt) {
+  json a = {{"indices", indices}};
+  if (parallel) a["parallel"] = *parallel;
+  return {{"command", {"x"}}, {"devices", 1}, {"array", a}};
+}
+
+// Slurm's index lists: elements are named by their own index, the limit and the
+// parent's state work as for 0..N-1, and all of it survives a restart.
+TEST(Arrays, IndicesNotStartingAtZeroNameTheElements) {
+  const testkit::TempDir dir("tessel-arrays-indices");
+  const std::string db = dir.str("s.db");
+  const std::vector<int> indices = {5, 6, 7, 20, 30, 40};
+  std::string p;
+  {
+    Cluster c(db);
+    c.add_node("n1");
+    auto parent = c.try_submit(indexed_spec("5-7,20-40:10", 2));
+    ASSERT_TRUE(parent.ok()) << parent.error().message;
+    p = parent->id;
+    EXPECT_EQ(parent->array->count, 6);
+    EXPECT_EQ(parent->array->states.at(JobState::pending), 6);
+    EXPECT_EQ(api::to_json(*parent)["array"]["first"], element(p, 5));
+    EXPECT_EQ(api::to_json(*parent)["array"]["last"], element(p, 40));
+    for (int i : indices) EXPECT_EQ(c.job(element(p, i)).spec.array, (api::ArraySpec{6, 2, "5-7,20-40:10"})) << i;
+    for (int i : {0, 4, 8, 21, 41}) EXPECT_FALSE(c.state->job(element(p, i))) << i;
+    EXPECT_EQ(c.store->load()->jobs.size(), 7u);
+    c.state->schedule_pass();
+    int active = 0;
+    for (int i : indices) active += c.job(element(p, i)).state == JobState::assigned;
+    EXPECT_EQ(active, 2);
+    c.run_to_end(element(p, 5), 0);
+    c.run_to_end(element(p, 6), 0);
+  }
+  Cluster c(db);
+  EXPECT_EQ(c.job(p).state, JobState::running);
+  EXPECT_EQ(c.count(p, JobState::succeeded), 2);
+  EXPECT_EQ(c.count(p, JobState::pending), 4);
+  for (int round = 0; round < 3; ++round) {
+    c.state->schedule_pass();
+    int active = 0;
+    for (int i : indices) {
+      if (c.job(element(p, i)).state != JobState::assigned) continue;
+      ++active;
+      c.run_to_end(element(p, i), 0);
+    }
+    EXPECT_LE(active, 2);
+  }
+  EXPECT_EQ(c.job(p).state, JobState::succeeded);
+  EXPECT_EQ(c.count(p, JobState::succeeded), 6);
+}
+
+TEST(Arrays, ADependencyOnOneElementWaitsForThatElementOnly) {
+  Cluster c;
+  c.add_node("n1");
+  const std::string p = c.submit(indexed_spec("1-3"));
+  const std::string b = c.submit({{"command", {"x"}}, {"devices", 8}, {"after_ok", {element(p, 2)}}});
+  const std::string d = c.submit({{"command", {"x"}}, {"after_ok", {element(p, 3)}}});
+  const std::string e = c.submit({{"command", {"x"}}, {"after_not_ok", {element(p, 3)}}});
+  EXPECT_EQ(c.job(b).reason, "waiting for " + element(p, 2));
+  c.state->schedule_pass();
+  c.run_to_end(element(p, 1), 0);
+  EXPECT_EQ(c.job(b).reason, "waiting for " + element(p, 2));
+  c.run_to_end(element(p, 2), 0);
+  EXPECT_EQ(c.job(b).reason, "");  // Released though element 3 has not ended.
+  EXPECT_EQ(c.job(p).state, JobState::running);
+  c.run_to_end(element(p, 3), 1);
+  EXPECT_EQ(c.job(d).state, JobState::cancelled);
+  EXPECT_EQ(c.job(d).reason, "dependency " + element(p, 3) + " failed");
+  EXPECT_EQ(c.job(e).reason, "");
+  // An element the array does not have is an unknown job.
+  auto r = c.try_submit({{"command", {"x"}}, {"after_any", {element(p, 0)}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().field, "after_any");
+  EXPECT_EQ(r.error().message, "after_any: unknown job " + element(p, 0));
+}
+
 // Over HTTP: the 201 with the array, elements by id, the listing, cancel, bad input.
 TEST(Arrays, RestApiShowsTheArrayAndItsElements) {
   Harness h;
   for (const auto& [bad, field] :
        {std::pair{json{{"count", 0}}, "array.count"}, std::pair{json{{"count", 10001}}, "array.count"},
         std::pair{json{{"count", 4}, {"parallel", 0}}, "array.parallel"},
-        std::pair{json{{"parallel", 2}}, "array.count"}}) {
+        std::pair{json{{"parallel", 2}}, "array.count"}, std::pair{json{{"indices", "9-5"}}, "array.indices"},
+        std::pair{json{{"indices", "0-10000"}}, "array.indices"}, std::pair{json{{"indices", ""}}, "array.indices"},
+        std::pair{json{{"indices", "1,,2"}}, "array.indices"}, std::pair{json{{"indices", 7}}, "array.indices"},
+        std::pair{json{{"indices", "1-3"}, {"count", 4}}, "array.count"},
+        std::pair{json{{"indices", "1-3"}, {"parallel", 0}}, "array.parallel"}}) {
     auto r = h.post("/v1/jobs", {{"command", {"x"}}, {"array", bad}});
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 400) << bad.dump();
     EXPECT_EQ(Harness::body(r)["error"]["field"], field) << bad.dump();
   }
   EXPECT_EQ(Harness::body(h.get("/v1/jobs"))["jobs"].size(), 0u);  // Nothing stored.
+  // A dependency on an element of an unknown array, or on a malformed element id.
+  for (const char* id : {"j-00000077_1", "j-00000077_01", "j-00000077_10000"}) {
+    auto r = h.post("/v1/jobs", {{"command", {"x"}}, {"after_ok", {id}}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << id;
+    EXPECT_EQ(Harness::body(r)["error"]["field"], "after_ok") << id;
+  }
+  EXPECT_EQ(Harness::body(h.get("/v1/jobs"))["jobs"].size(), 0u);
 
   const json parent = h.submit(array_spec(3, 2));
   const std::string p = parent["id"];
@@ -301,6 +339,19 @@ TEST(Arrays, RestApiShowsTheArrayAndItsElements) {
   EXPECT_EQ(Harness::body(r)["state"], "cancelled");
   EXPECT_EQ(Harness::body(r)["array"]["states"]["cancelled"], 3);
   EXPECT_EQ(Harness::body(h.get("/v1/jobs/" + p + "_2"))["state"], "cancelled");
+
+  // An index list: elements by their own index, and the spec keeps the list.
+  const json sparse = h.submit(indexed_spec("1,3,7-9", 2));
+  const std::string q = sparse["id"];
+  EXPECT_EQ(sparse["array"]["count"], 5);
+  EXPECT_EQ(sparse["array"]["first"], q + "_1");
+  EXPECT_EQ(sparse["array"]["last"], q + "_9");
+  const json e8 = Harness::body(h.get("/v1/jobs/" + q + "_8"));
+  EXPECT_EQ(e8["array_index"], 8);
+  EXPECT_EQ(e8["spec"]["array"], (json{{"count", 5}, {"parallel", 2}, {"indices", "1,3,7-9"}}));
+  EXPECT_EQ(h.get("/v1/jobs/" + q + "_2")->status, 404);
+  const json dep = h.submit({{"command", {"x"}}, {"after_ok", {q + "_8"}}});
+  EXPECT_EQ(dep["reason"], "waiting for " + q + "_8");
 }
 
 }  // namespace

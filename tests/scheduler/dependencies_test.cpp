@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+#include "state_harness.hpp"
 #include "temp_dir.hpp"
 #include "tessel/scheduler/state.hpp"
 
@@ -13,70 +14,15 @@ namespace {
 
 using api::JobState;
 
-api::NodeInventory eight_gaudi_cards() {
-  api::NodeInventory inv;
-  inv.driver_version = "1.18.0";
-  for (int i = 0; i < 8; ++i) {
-    api::Device d;
-    d.index = d.module_id = i;
-    d.model = "HL-225";
-    inv.devices.push_back(d);
-  }
-  return inv;
-}
+struct Cluster : StateHarness {
+  using StateHarness::StateHarness;
 
-// A ClusterState over a store (in memory, or a file to restart from), behind a FaultyStore.
-struct Cluster {
-  explicit Cluster(const std::string& db = ":memory:") {
-    auto s = open_sqlite_store(db);
-    EXPECT_TRUE(s.ok()) << s.error().message;
-    store = std::make_unique<FaultyStore>(std::move(*s));
-    state = std::make_unique<ClusterState>(*store, clock, StateOptions{});
-    auto r = state->restore();
-    EXPECT_TRUE(r.ok()) << r.error().message;
-  }
-
-  void add_node(const std::string& name) {
-    api::RegisterRequest r;
-    r.node = name;
-    r.address = "10.0.0.1";
-    r.inventory = eight_gaudi_cards();
-    ASSERT_TRUE(state->register_node(r, "").ok());
-  }
-  Result<api::Job> try_submit(const json& spec) {
-    auto parsed = api::parse_job_spec(spec);
-    EXPECT_TRUE(parsed.spec) << spec.dump();
-    return state->submit(*parsed.spec, "alice");
-  }
-  std::string submit(const json& spec) {
-    auto j = try_submit(spec);
-    EXPECT_TRUE(j.ok()) << j.error().message;
-    return j.ok() ? j->id : "";
-  }
-  api::Job job(const std::string& id) const { return state->job(id).value(); }
-  // The agent's report of the job's one task: running, or exited with `code`.
-  Status report(const std::string& id, std::optional<int> code) {
-    const api::Job j = job(id);
-    api::TaskReport t;
-    t.assignment_id = api::assignment_id(j.id, j.attempt, 0);
-    t.state = code ? api::TaskState::exited : api::TaskState::running;
-    t.exit_code = code;
-    auto r = state->report(api::ReportRequest{j.allocations.at(0).node, {t}}, "");
-    if (!r) return r.error();
-    return ok_status();
-  }
   // Places `id` (with a pass), runs it and ends it with `code`.
   void run_to_end(const std::string& id, int code) {
     state->schedule_pass();
-    ASSERT_EQ(job(id).state, JobState::assigned) << id;
-    ASSERT_TRUE(report(id, std::nullopt).ok());
-    ASSERT_TRUE(report(id, code).ok());
+    StateHarness::run_to_end(id, code);
     ASSERT_TRUE(api::is_terminal(job(id).state));
   }
-
-  FakeClock clock;
-  std::unique_ptr<FaultyStore> store;
-  std::unique_ptr<ClusterState> state;
 };
 
 json cards(int devices) { return {{"command", {"x"}}, {"devices", devices}}; }

@@ -66,6 +66,27 @@ TEST(Metrics, ExpositionIsWellFormed) {
   EXPECT_NE(r->body.find("tessel_job_placements_total 1"), std::string::npos);
 }
 
+// An agent's heartbeat reports the answers of an old leader epoch it refused: the
+// scheduler shows its count by node (no line for a node that refused none).
+TEST(Metrics, AgentEpochRefusalsFromHeartbeats) {
+  Harness h;
+  h.register_node("n1");
+  h.register_node("n2");
+  auto r = h.post("/v1/agent/heartbeat", {{"node", "n1"},
+                                          {"inventory", gaudi_inventory()},
+                                          {"epoch_refusals", {{"total", 3}, {"last_epoch", 1}, {"highest", 2}}}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto m = h.get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("# TYPE tessel_agent_epoch_refusals_total counter\n"), std::string::npos);
+  EXPECT_NE(m->body.find("tessel_agent_epoch_refusals_total{node=\"n1\"} 3\n"), std::string::npos) << m->body;
+  EXPECT_EQ(m->body.find("tessel_agent_epoch_refusals_total{node=\"n2\"}"), std::string::npos) << m->body;
+  r = h.post("/v1/agent/heartbeat", {{"node", "n1"}, {"inventory", gaudi_inventory()}, {"epoch_refusals", -1}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+}
+
 TEST(Metrics, LabelValuesAreEscaped) { EXPECT_EQ(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd"); }
 
 TEST(Metrics, HistogramBuckets) {

@@ -109,6 +109,99 @@ TEST_F(Replicas, WritesOfAnOldEpochAreRefused) {
   ASSERT_EQ(snap->jobs.size(), 1u);  // Job 2 was rolled back.
 }
 
+// A follower's store (read_only) reads only the rows written since its previous load:
+// with nothing written it says so (the follower keeps its view); a row changed by hand
+// behind the trigger (its `changed` kept) is not read again until a DELETE on its
+// table makes the next load read that table in full.
+TEST_F(Replicas, FollowerLoadsReadOnlyTheRowsWrittenSinceItsLastLoad) {
+  auto writer = open_pg_store(uri_);
+  ASSERT_TRUE(writer.ok()) << writer.error().message;
+  PgStoreOptions ro;
+  ro.read_only = true;
+  auto reader = open_pg_store(uri_, ro);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  auto load = [&] {
+    auto snap = (*reader)->load();
+    EXPECT_TRUE(snap.ok()) << snap.error().message;
+    return snap.ok() ? std::move(*snap) : Snapshot{};
+  };
+  auto names = [](const Snapshot& s) {
+    std::vector<std::string> out;
+    for (const auto& j : s.jobs) out.push_back(j.id + "=" + j.name);
+    return out;
+  };
+  WriteBatch b;
+  b.jobs = {test_job(1), test_job(2), test_job(3)};
+  ASSERT_TRUE((*writer)->write(b).ok());
+  Snapshot s = load();
+  EXPECT_FALSE(s.unchanged);
+  ASSERT_EQ(s.jobs.size(), 3u);
+  s = load();
+  EXPECT_TRUE(s.unchanged);
+  EXPECT_EQ(s.jobs.size(), 3u);  // Complete all the same.
+
+  pg_->psql("replicas",
+            "ALTER TABLE jobs DISABLE TRIGGER jobs_changed;"
+            "UPDATE jobs SET body = replace(body, '\"job-1\"', '\"by-hand\"') WHERE seq = 1;"
+            "ALTER TABLE jobs ENABLE TRIGGER jobs_changed");
+  s = load();
+  EXPECT_TRUE(s.unchanged);
+  EXPECT_EQ(s.jobs.at(0).name, "job-1");  // Not read again.
+
+  api::Job two = test_job(2);
+  two.name = "renamed";
+  b.jobs = {two, test_job(4)};
+  ASSERT_TRUE((*writer)->write(b).ok());
+  s = load();
+  EXPECT_FALSE(s.unchanged);
+  EXPECT_EQ(names(s), (std::vector<std::string>{make_job_id(1) + "=job-1", make_job_id(2) + "=renamed",
+                                                make_job_id(3) + "=job-3", make_job_id(4) + "=job-4"}));
+
+  b = WriteBatch{};
+  b.delete_jobs = {make_job_id(3)};
+  ASSERT_TRUE((*writer)->write(b).ok());
+  s = load();
+  EXPECT_FALSE(s.unchanged);
+  EXPECT_EQ(names(s), (std::vector<std::string>{make_job_id(1) + "=by-hand", make_job_id(2) + "=renamed",
+                                                make_job_id(4) + "=job-4"}));
+  EXPECT_TRUE(load().unchanged);
+}
+
+// What the incremental load saves, printed: a follower's loads of 5000 jobs, the first
+// (every row), one after nothing was written, one after one job was written, and a
+// full load (what each follower load was before).
+TEST_F(Replicas, FollowerLoadCostWith5000Jobs) {
+  auto writer = open_pg_store(uri_);
+  ASSERT_TRUE(writer.ok()) << writer.error().message;
+  WriteBatch b;
+  for (int i = 1; i <= 5000; ++i) b.jobs.push_back(test_job(i));
+  ASSERT_TRUE((*writer)->write(b).ok());
+  PgStoreOptions ro;
+  ro.read_only = true;
+  auto reader = open_pg_store(uri_, ro);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  auto timed = [&](const char* what) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto snap = (*reader)->load();
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+    EXPECT_TRUE(snap.ok());
+    EXPECT_EQ(snap->jobs.size(), 5000u);
+    std::cout << "follower load of 5000 jobs, " << what << ": " << us.count() / 1000.0 << " ms\n";
+    return snap->unchanged;
+  };
+  EXPECT_FALSE(timed("first (every row)"));
+  EXPECT_TRUE(timed("nothing written since"));
+  b.jobs = {test_job(77)};
+  ASSERT_TRUE((*writer)->write(b).ok());
+  EXPECT_FALSE(timed("one job written since"));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE((*writer)->load().ok());  // What every follower load cost before.
+  std::cout << "full load of 5000 jobs (a leader's start): "
+            << std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count() /
+                   1000.0
+            << " ms\n";
+}
+
 int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -219,8 +312,10 @@ TEST_F(ReplicaProcesses, FollowerRedirectsAndTakesOverAfterKill9) {
   EXPECT_EQ(r->status, 200);
   EXPECT_NE(r->body.find("tessel_leader 0\n"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("tessel_leader_epoch 1\n"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("tessel_leader_changes_total 0\n"), std::string::npos) << r->body;  // Found a leader.
   auto m = testkit::RestClient(a_.port).get("/metrics");
   EXPECT_NE(m.text.find("tessel_leader 1\n"), std::string::npos);
+  EXPECT_NE(m.text.find("tessel_leader_changes_total 1\n"), std::string::npos) << m.text;  // Its own takeover.
   EXPECT_NE(m.text.find("tessel_jobs"), std::string::npos);
   std::vector<std::string> acked;
   for (int i = 0; i < 5; ++i) {
@@ -238,6 +333,10 @@ TEST_F(ReplicaProcesses, FollowerRedirectsAndTakesOverAfterKill9) {
   std::cout << "takeover after kill -9: " << took.count() << " ms\n";
   EXPECT_EQ(role(b_), "leader");
   EXPECT_GT(epoch(b_), old_epoch);
+  m = testkit::RestClient(b_.port).get("/metrics");
+  EXPECT_NE(m.text.find("tessel_leader 1\n"), std::string::npos) << m.text;
+  EXPECT_NE(m.text.find("tessel_leader_epoch " + std::to_string(epoch(b_)) + "\n"), std::string::npos) << m.text;
+  EXPECT_NE(m.text.find("tessel_leader_changes_total 1\n"), std::string::npos) << m.text;
   auto jobs = testkit::RestClient(b_.port).all_jobs();
   for (const auto& id : acked) {
     bool found = false;
@@ -345,6 +444,8 @@ TEST_F(ReplicaProcesses, FollowerServesReadsFromTheDatabase) {
   auto leader = httplib::Client("127.0.0.1", a_.port).Get("/v1/jobs/" + id);
   ASSERT_TRUE(leader);
   EXPECT_FALSE(leader->has_header("X-Tessel-Role"));
+  // Its reloads log nothing at info (one line at debug each).
+  EXPECT_EQ(slurp(b_.out).find("restored "), std::string::npos) << slurp(b_.out);
 }
 
 // A follower's reads take the same tokens as the leader's.
@@ -378,7 +479,10 @@ TEST_F(ReplicaProcesses, FollowerReadsNeedTheSameTokens) {
 
 // Fencing at the agents: a leader paused past its lease is replaced (epoch + 1); the
 // agent finds the new leader and records its epoch; the old one steps down when it
-// wakes, and the agent keeps working with the new one.
+// wakes, and the agent keeps working with the new one. The old leader, waking, answers
+// the long poll the agent sent it before the pause (open for wait_s 25 + 10 s; the new
+// epoch reaches the agent after its 10 s heartbeat timeout) with its old epoch: the
+// agent refuses it and tells the new leader, which shows it in its metrics.
 TEST_F(ReplicaProcesses, AgentsMoveToTheNewEpochAfterAPausedLeader) {
   start_pair();
   testkit::Child agent = start_agent();
@@ -390,6 +494,16 @@ TEST_F(ReplicaProcesses, AgentsMoveToTheNewEpochAfterAPausedLeader) {
   ASSERT_TRUE(testkit::eventually([&] { return agent_epoch() == 2; }, 40s)) << slurp(dir_.str("agent.log"));
   a_.child.signal(SIGCONT);
   ASSERT_TRUE(testkit::eventually([&] { return !a_.child.running(); }, 10s)) << slurp(a_.out);
+  std::string metrics;
+  EXPECT_TRUE(testkit::eventually(
+      [&] {
+        metrics = testkit::RestClient(b_.port).get("/metrics").text;
+        return metrics.find("tessel_agent_epoch_refusals_total{node=\"n1\"} ") != std::string::npos;
+      },
+      10s))
+      << metrics << slurp(dir_.str("agent.log"));
+  EXPECT_NE(slurp(dir_.str("agent.log")).find("refusing assignments from a scheduler at epoch 1"), std::string::npos);
+  EXPECT_NE(slurp(b_.out).find("node n1: its agent refused"), std::string::npos) << slurp(b_.out);
   auto job = testkit::RestClient(b_.port).post("/v1/jobs", {{"command", {"true"}}, {"devices", 1}});
   ASSERT_EQ(job.status, 201) << job.text;
   const std::string id = job.body.at("id");
@@ -413,7 +527,9 @@ TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnce) {
 // Chaos, bounded: three replicas and a real agent; the leader is killed (-9) in the
 // middle of a stream of submissions. A new leader accepts a submission within 5 s,
 // every job any leader acknowledged (201) is there, and no card is in two live
-// allocations.
+// allocations. A long task started before the kill is not disturbed: the same process
+// (its pid, written once at launch) runs on on the same node and cards in the same
+// attempt through the takeover, and the job succeeds once.
 TEST_F(ReplicaProcesses, ThreeReplicasKill9InAStreamOfSubmissions) {
   start_pair();
   Replica c;
@@ -431,6 +547,18 @@ TEST_F(ReplicaProcesses, ThreeReplicasKill9InAStreamOfSubmissions) {
   testkit::Child agent = testkit::start_agent(o);
   ASSERT_TRUE(testkit::eventually([&] { return testkit::RestClient(a_.port).node("n1").has_value(); }, 20s))
       << slurp(dir_.str("agent.log"));
+
+  // The long task: each launch of it appends its pid; it outlives the takeover.
+  const std::string pids = dir_.str("long.pids");
+  auto long_job = testkit::RestClient(a_.port).post(
+      "/v1/jobs", {{"command", {"/bin/sh", "-c", "echo $$ >> " + pids + "; exec sleep 20"}}, {"devices", 1}});
+  ASSERT_EQ(long_job.status, 201) << long_job.text;
+  const std::string long_id = long_job.body.at("id");
+  ASSERT_TRUE(testkit::eventually([&] { return testkit::RestClient(a_.port).job_state(long_id) == "running"; }, 20s))
+      << slurp(dir_.str("agent.log"));
+  ASSERT_TRUE(testkit::eventually([&] { return !slurp(pids).empty(); }, 10s));
+  const nlohmann::json before = *testkit::RestClient(a_.port).job(long_id);
+  const std::string long_pid = slurp(pids);
 
   using Clock = std::chrono::steady_clock;
   std::mutex mu;
@@ -494,6 +622,24 @@ TEST_F(ReplicaProcesses, ThreeReplicasKill9InAStreamOfSubmissions) {
             << "card " << m << " of " << a.at("node") << " is in two live allocations";
   }
   for (const auto& id : acked) EXPECT_TRUE(ids.count(id)) << id << " was acknowledged but is missing";
+
+  // The long task, after the takeover: still running, same attempt, node and cards,
+  // the same process alive, never launched again; then it succeeds once.
+  const auto after = testkit::RestClient(leader.port).job(long_id);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->value("state", ""), "running") << after->dump() << slurp(dir_.str("agent.log"));
+  EXPECT_EQ(after->at("attempt"), before.at("attempt"));
+  EXPECT_EQ(after->at("allocations"), before.at("allocations"));
+  EXPECT_EQ(after->value("started_at", ""), before.value("started_at", ""));
+  EXPECT_EQ(slurp(pids), long_pid) << "launched again";
+  EXPECT_EQ(::kill(std::stoi(long_pid), 0), 0) << "pid " << long_pid << " is gone";
+  ASSERT_TRUE(
+      testkit::eventually([&] { return testkit::RestClient(leader.port).job_state(long_id) == "succeeded"; }, 30s))
+      << slurp(dir_.str("agent.log"));
+  const auto done = testkit::RestClient(leader.port).job(long_id);
+  EXPECT_EQ(done->at("attempt"), before.at("attempt"));
+  EXPECT_EQ(done->value("exit_code", -1), 0);
+  EXPECT_EQ(slurp(pids), long_pid) << "launched again";
 }
 
 // The leader's clean stop notifies its release: a follower takes over at once, long

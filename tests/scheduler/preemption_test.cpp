@@ -2,7 +2,8 @@
 // guarantee stops a borrowing preemptible job, waits for its tasks to end (their
 // cards fenced, then held for it) and takes its cards; the victim is requeued
 // with "preempted by", a preemptions count and no retry used, sees
-// TESSEL_PREEMPTED through its next assignment, and all of it survives a restart.
+// TESSEL_PREEMPTED through its next assignment, and all of it survives a restart,
+// the preempting job's claim on the victims' cards included.
 // Then a simulation: simulated agents that obey the kill grace, a borrowing
 // project filling the cluster, and a project with a guarantee of 8 cards that
 // gets them within kill_grace + 1 s every time, with no card ever in two live tasks.
@@ -12,6 +13,7 @@
 #include <set>
 
 #include "harness.hpp"
+#include "state_harness.hpp"
 #include "temp_dir.hpp"
 #include "tessel/scheduler/state.hpp"
 
@@ -22,50 +24,21 @@ using api::JobState;
 
 constexpr int64_t kMinRuntimeMs = 60'000;
 
-api::NodeInventory gaudi_cards() {
-  api::NodeInventory inv;
-  inv.driver_version = "1.18.0";
-  for (int i = 0; i < 8; ++i) {
-    api::Device d;
-    d.index = d.module_id = i;
-    d.model = "HL-225";
-    inv.devices.push_back(d);
-  }
-  return inv;
+StateOptions preempt_options(int64_t min_runtime_ms) {
+  StateOptions so;
+  so.preempt_min_runtime_ms = min_runtime_ms;
+  so.heartbeat_timeout_ms = int64_t{1} << 50;  // Nodes never time out here.
+  return so;
 }
 
-struct Cluster {
-  explicit Cluster(const std::string& db = ":memory:", int64_t min_runtime_ms = kMinRuntimeMs) {
-    auto s = open_sqlite_store(db);
-    EXPECT_TRUE(s.ok()) << s.error().message;
-    store = std::make_unique<FaultyStore>(std::move(*s));
-    StateOptions so;
-    so.preempt_min_runtime_ms = min_runtime_ms;
-    so.heartbeat_timeout_ms = int64_t{1} << 50;  // Nodes never time out here.
-    state = std::make_unique<ClusterState>(*store, clock, so);
-    auto r = state->restore();
-    EXPECT_TRUE(r.ok()) << r.error().message;
-  }
-  void add_node(const std::string& name) {
-    api::RegisterRequest r;
-    r.node = name;
-    r.address = "10.0.0.1";
-    r.inventory = gaudi_cards();
-    ASSERT_TRUE(state->register_node(r, "").ok());
-  }
+struct Cluster : StateHarness {
+  explicit Cluster(const std::string& db = ":memory:", int64_t min_runtime_ms = kMinRuntimeMs)
+      : StateHarness(db, preempt_options(min_runtime_ms)) {}
   void add_projects() {
     api::Project vision{"vision", 1, {{"HL-225", api::Quota{8, std::nullopt}}}};
     ASSERT_TRUE(state->put_project(vision).ok());
     ASSERT_TRUE(state->put_project(api::Project{"batch", 1, {}}).ok());
   }
-  std::string submit(json spec) {
-    auto parsed = api::parse_job_spec(spec);
-    EXPECT_TRUE(parsed.spec) << spec.dump();
-    auto j = state->submit(*parsed.spec, "alice");
-    EXPECT_TRUE(j.ok()) << j.error().message;
-    return j.ok() ? j->id : "";
-  }
-  api::Job job(const std::string& id) const { return state->job(id).value(); }
   // Reports every rank of `id`'s current attempt running, or ended (exit code or signal).
   void report(const std::string& id, const std::string& how) {
     const api::Job j = job(id);
@@ -98,10 +71,6 @@ struct Cluster {
     EXPECT_TRUE(r.ok());
     return out;
   }
-
-  FakeClock clock;
-  std::unique_ptr<FaultyStore> store;
-  std::unique_ptr<ClusterState> state;
 };
 
 json spec(int devices, const std::string& project, bool preemptible = false, int max_retries = 0) {
@@ -128,6 +97,11 @@ TEST(Preemption, AJobWithinItsGuaranteeTakesABorrowersCardsOnceItsTaskEnds) {
   EXPECT_EQ(victim.state, JobState::pending);
   EXPECT_EQ(victim.reason, "preempted by " + a);
   EXPECT_EQ(victim.preemptions, 1);
+  EXPECT_EQ(victim.last_preempted_at_ms, c.clock.now_ms());
+  EXPECT_EQ(victim.last_preempted_by, a);
+  EXPECT_EQ(api::to_json(victim)["last_preempted_at"], api::format_rfc3339(c.clock.now_ms()));
+  EXPECT_EQ(api::to_json(victim)["last_preempted_by"], a);
+  EXPECT_FALSE(api::to_json(c.job(a)).contains("last_preempted_at"));
   EXPECT_EQ(victim.attempt, 1);
   EXPECT_TRUE(c.desired("n1").empty());
   EXPECT_EQ(c.job(a).state, JobState::pending);
@@ -241,6 +215,7 @@ TEST(Preemption, TheVictimsStateSurvivesARestart) {
   testkit::TempDir dir("tessel-preempt");
   const std::string db = dir.str("s.db");
   std::string a, b;
+  int64_t preempted_at = 0;
   {
     Cluster c(db);
     c.add_node("n1");
@@ -252,11 +227,14 @@ TEST(Preemption, TheVictimsStateSurvivesARestart) {
     a = c.submit(spec(8, "vision"));
     c.state->schedule_pass();
     ASSERT_EQ(c.job(b).state, JobState::pending);
+    preempted_at = c.clock.now_ms();
   }
   Cluster c(db);
   const api::Job victim = c.job(b);
   EXPECT_EQ(victim.state, JobState::pending);
   EXPECT_EQ(victim.preemptions, 1);
+  EXPECT_EQ(victim.last_preempted_at_ms, preempted_at);
+  EXPECT_EQ(victim.last_preempted_by, a);
   EXPECT_EQ(victim.attempt, 1);
   EXPECT_EQ(victim.reason, "preempted by " + a);
   // Its cards are still fenced until the agent reports the task gone; then a starts.
@@ -267,6 +245,63 @@ TEST(Preemption, TheVictimsStateSurvivesARestart) {
   c.report_killed("n1", b + ".0.0");
   c.state->schedule_pass();
   EXPECT_EQ(c.job(a).state, JobState::assigned);
+}
+
+// A preemption in flight is stored in the preempting job's record: after a restart
+// the cards its victims free are still held for it as they free up, so a job of
+// higher priority that fits in part of them does not take them first.
+TEST(Preemption, AClaimInFlightSurvivesARestart) {
+  testkit::TempDir dir("tessel-preempt-claim");
+  const std::string db = dir.str("s.db");
+  std::string a, b1, b2, rival;
+  {
+    Cluster c(db);
+    c.add_node("n1");
+    c.add_projects();
+    b1 = c.submit(spec(4, "batch", true));
+    b2 = c.submit(spec(4, "batch", true));
+    c.state->schedule_pass();
+    c.report(b1, "running");
+    c.report(b2, "running");
+    c.clock.advance_ms(kMinRuntimeMs);
+    a = c.submit(spec(8, "vision"));
+    c.state->schedule_pass();
+    ASSERT_EQ(c.job(b1).state, JobState::pending);
+    ASSERT_EQ(c.job(b2).state, JobState::pending);
+    json shown = api::to_json(c.job(a));
+    EXPECT_EQ(shown["preempting"]["victims"], json({b1, b2})) << shown.dump();
+    EXPECT_EQ(shown["preempting"]["allocations"][0]["module_ids"].size(), 8u) << shown.dump();
+    json rival_spec = spec(4, "batch", true);
+    rival_spec["priority"] = 100;  // Ahead of a in the queue: only the claim keeps it off a's cards.
+    rival = c.submit(rival_spec);
+    c.state->schedule_pass();
+    ASSERT_EQ(c.job(rival).state, JobState::pending);
+  }
+  Cluster c(db);
+  EXPECT_EQ(c.job(a).preempt_victims, (std::vector<std::string>{b1, b2}));
+  EXPECT_EQ(c.job(a).reason, "preempting " + b1 + ", " + b2 + ": waiting for their tasks to end");
+  // One victim's task ends (the report lists the node's tasks: the other still runs):
+  // its 4 cards are held for a, not given to the rival.
+  api::TaskReport gone, still;
+  gone.assignment_id = b1 + ".0.0";
+  gone.state = api::TaskState::exited;
+  gone.signal = 15;
+  still.assignment_id = b2 + ".0.0";
+  still.state = api::TaskState::running;
+  ASSERT_TRUE(c.state->report(api::ReportRequest{"n1", {gone, still}}, "").ok());
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(rival).state, JobState::pending);
+  EXPECT_EQ(c.job(a).state, JobState::pending);
+  c.report_killed("n1", b2 + ".0.0");
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(a).state, JobState::assigned);
+  EXPECT_EQ(c.job(rival).state, JobState::pending);
+  // Placed: the claim is over, in memory and in the store.
+  EXPECT_TRUE(c.job(a).preempt_claim.empty());
+  EXPECT_FALSE(api::to_json(c.job(a)).contains("preempting"));
+  auto snap = c.store->load();
+  ASSERT_TRUE(snap.ok());
+  for (const auto& j : snap->jobs) EXPECT_TRUE(j.preempt_claim.empty()) << j.id;
 }
 
 // --- Simulation ---

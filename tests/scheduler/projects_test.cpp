@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+#include "state_harness.hpp"
 #include "temp_dir.hpp"
 #include "tessel/scheduler/state.hpp"
 
@@ -147,64 +148,14 @@ TEST(Tokens, AFourthColumnListsProjectsFirstIsDefault) {
   }
 }
 
-api::NodeInventory gaudi_cards(int n = 8) {
-  api::NodeInventory inv;
-  inv.driver_version = "1.18.0";
-  for (int i = 0; i < n; ++i) {
-    api::Device d;
-    d.index = d.module_id = i;
-    d.model = "HL-225";
-    inv.devices.push_back(d);
-  }
-  return inv;
-}
+struct Cluster : StateHarness {
+  using StateHarness::StateHarness;
 
-struct Cluster {
-  explicit Cluster(const std::string& db = ":memory:") {
-    auto s = open_sqlite_store(db);
-    EXPECT_TRUE(s.ok()) << s.error().message;
-    store = std::make_unique<FaultyStore>(std::move(*s));
-    state = std::make_unique<ClusterState>(*store, clock, StateOptions{});
-    auto r = state->restore();
-    EXPECT_TRUE(r.ok()) << r.error().message;
-  }
-  void add_node(const std::string& name) {
-    api::RegisterRequest r;
-    r.node = name;
-    r.address = "10.0.0.1";
-    r.inventory = gaudi_cards();
-    ASSERT_TRUE(state->register_node(r, "").ok());
-  }
-  std::string submit(json spec, const std::string& user = "alice") {
-    auto parsed = api::parse_job_spec(spec);
-    EXPECT_TRUE(parsed.spec) << spec.dump();
-    auto j = state->submit(*parsed.spec, user);
-    EXPECT_TRUE(j.ok()) << j.error().message;
-    return j.ok() ? j->id : "";
-  }
-  api::Job job(const std::string& id) const { return state->job(id).value(); }
-  Status report(const std::string& id, std::optional<int> code) {
-    const api::Job j = job(id);
-    Status last = ok_status();
-    for (const auto& a : j.allocations) {
-      api::TaskReport t;
-      t.assignment_id = api::assignment_id(j.id, j.attempt, a.rank);
-      t.state = code ? api::TaskState::exited : api::TaskState::running;
-      t.exit_code = code;
-      auto r = state->report(api::ReportRequest{a.node, {t}}, "");
-      if (!r) last = r.error();
-    }
-    return last;
-  }
   void add_project(const json& body) {
     auto p = api::parse_project(body);
     ASSERT_TRUE(p.project) << body.dump();
     ASSERT_TRUE(state->put_project(*p.project).ok());
   }
-
-  FakeClock clock;
-  std::unique_ptr<FaultyStore> store;
-  std::unique_ptr<ClusterState> state;
 };
 
 json cards(int devices, const std::string& project = "") {

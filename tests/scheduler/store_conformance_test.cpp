@@ -1,9 +1,11 @@
 // The same Store cases on SQLite (a temp file) and on a real PostgreSQL (a server
 // from Debian's packages in a temp dir; skipped with a message when absent): round
-// trips of every record kind, upserts and deletes, group commit under concurrent
+// trips of every record kind (array elements included), upserts and deletes, group commit under concurrent
 // writers, reopening, migrations run twice. Then what only PostgreSQL has: the
 // server going away and coming back, a schema newer than the binary, URIs in logs.
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -190,6 +192,28 @@ TYPED_TEST(StoreConformance, ProjectsRoundTripUpsertAndDelete) {
   EXPECT_EQ(s.projects[1], vision);
 }
 
+// Node tokens (hashes of admin-issued agent tokens): upserted by node (a rotation
+// replaces the hash), deleted by node, loaded in ascending node, kept across a reopen.
+TYPED_TEST(StoreConformance, NodeTokensRoundTripRotateAndRevoke) {
+  ASSERT_TRUE(this->store_);
+  const NodeToken n2{"n2", std::string(64, 'a'), 1'000};
+  const NodeToken n1{"n1", std::string(64, 'b'), 2'000};
+  const NodeToken n3{"n3", std::string(64, 'c'), 3'000};
+  WriteBatch first;
+  first.put_node_tokens = {n2, n1, n3};
+  ASSERT_TRUE(this->store_->write(first).ok());
+  const NodeToken rotated{"n1", std::string(64, 'd'), 4'000};
+  WriteBatch second;
+  second.put_node_tokens = {rotated};
+  second.delete_node_tokens = {"n3", "never-there"};
+  ASSERT_TRUE(this->store_->write(second).ok());
+  this->store_.reset();
+  this->store_ = this->open();
+  ASSERT_TRUE(this->store_);
+  Snapshot s = this->load();
+  EXPECT_EQ(s.node_tokens, (std::vector<NodeToken>{rotated, n2}));
+}
+
 // Usage records: upserted by key (job and attempt), loaded in ascending key, and kept
 // when their job is deleted (pruned) in the same or a later batch.
 TYPED_TEST(StoreConformance, UsageRecordsOutliveTheirPrunedJobs) {
@@ -213,6 +237,55 @@ TYPED_TEST(StoreConformance, UsageRecordsOutliveTheirPrunedJobs) {
   this->store_ = this->open();
   ASSERT_TRUE(this->store_);
   EXPECT_EQ(this->load().usage, (std::vector<UsageRecord>{a0, a1, b0}));
+}
+
+// Array elements ("j-00000002_7") are stored under negative keys (-job_key(id)):
+// they round trip beside plain jobs, with their index lists, and upsert and delete
+// by id like any job; reopening finds them again.
+TYPED_TEST(StoreConformance, ArrayElementsRoundTripBesidePlainJobs) {
+  ASSERT_TRUE(this->store_);
+  api::Job parent = test_job(2);
+  parent.spec.array = api::ArraySpec{4, 2, "0,5,20-9999:9979"};
+  WriteBatch first;
+  first.jobs = {test_job(1), parent, test_job(3)};
+  const std::vector<int> indices = api::array_indices(*parent.spec.array);
+  ASSERT_EQ(indices, (std::vector<int>{0, 5, 20, 9999}));
+  for (int i : indices) {
+    first.jobs.push_back(parent);
+    first.jobs.back().id = api::array_element_id(parent.id, i);
+  }
+  ASSERT_TRUE(this->store_->write(first).ok());
+  WriteBatch second;
+  second.jobs = {first.jobs[4]};  // Element 5 ends: an upsert under its key.
+  second.jobs[0].state = api::JobState::succeeded;
+  second.jobs[0].exit_code = 0;
+  second.delete_jobs = {api::array_element_id(parent.id, 0)};
+  ASSERT_TRUE(this->store_->write(second).ok());
+  for (int reopen = 0; reopen < 2; ++reopen) {
+    Snapshot s = this->load();
+    std::map<std::string, api::Job> by_id;
+    for (const auto& j : s.jobs) by_id[j.id] = j;
+    ASSERT_EQ(by_id.size(), s.jobs.size()) << "an id loaded twice";
+    std::vector<std::string> want = {make_job_id(1),         make_job_id(2),        make_job_id(3),
+                                     make_job_id(2) + "_20", make_job_id(2) + "_5", make_job_id(2) + "_9999"};
+    std::sort(want.begin(), want.end());
+    std::vector<std::string> got;
+    for (const auto& [id, _] : by_id) got.push_back(id);
+    EXPECT_EQ(got, want) << "reopen " << reopen;
+    for (int i : {5, 20, 9999}) {
+      const api::Job& e = by_id[api::array_element_id(parent.id, i)];
+      EXPECT_EQ(e.spec.array, parent.spec.array) << i;
+      EXPECT_EQ(job_key(e.id), key_of_seq(2) + i + 1) << i;
+    }
+    EXPECT_EQ(by_id[make_job_id(2) + "_5"].state, api::JobState::succeeded);
+    EXPECT_EQ(by_id[make_job_id(2) + "_5"].exit_code, 0);
+    EXPECT_EQ(by_id[make_job_id(2) + "_20"].state, api::JobState::pending);
+    EXPECT_EQ(api::to_json(by_id[make_job_id(2)]), api::to_json(parent));
+    EXPECT_EQ(api::to_json(by_id[make_job_id(3)]), api::to_json(test_job(3)));
+    this->store_.reset();
+    this->store_ = this->open();
+    ASSERT_TRUE(this->store_);
+  }
 }
 
 // 16 writers at once, each waiting for its own acknowledgement: every acknowledged
@@ -289,7 +362,8 @@ TEST_F(PgStoreTest, SecondStoreOnOneDatabaseIsRefused) {
   first = Error{"closed"};
   auto third = open_pg_store(uri);
   EXPECT_TRUE(third.ok()) << third.error().message;
-  EXPECT_EQ(pg_->psql("second", "SELECT version FROM schema_version"), "4\n");  // Records, lease, projects, usage.
+  // Records, lease, projects, usage, node tokens, followers' incremental loads.
+  EXPECT_EQ(pg_->psql("second", "SELECT version FROM schema_version"), "6\n");
 }
 
 TEST_F(PgStoreTest, RefusesASchemaNewerThanTheBinary) {
@@ -346,6 +420,17 @@ TEST(RedactDb, HidesPasswordsOnly) {
   EXPECT_TRUE(is_postgres_uri("postgresql://h/db"));
   EXPECT_FALSE(is_postgres_uri("./tessel-scheduler.db"));
   EXPECT_FALSE(is_postgres_uri(":memory:"));
+}
+
+// A record the store cannot read back is a damaged database: `conflict`, as a corrupt file is.
+TEST(StoreRecords, ARecordThatDoesNotParseIsAConflict) {
+  for (const char* bad : {"not json", "[]", R"({"name": 3})"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(node_record_from_json(bad).error().code, ErrorCode::conflict);
+    EXPECT_EQ(fence_from_json(bad).error().code, ErrorCode::conflict);
+    EXPECT_EQ(project_from_json(bad).error().code, ErrorCode::conflict);
+    EXPECT_EQ(usage_record_from_json(bad).error().code, ErrorCode::conflict);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Accounting and history: GET /v1/usage (by project and by user, models, window
-// clipping, bad input, who sees what), usage across a restart and the pruning of
+// clipping, bad input, who sees what, project= and user= filters), usage across a restart and the pruning of
 // old jobs with a FakeClock (old ended jobs gone from memory and the store, their
 // usage kept, recent and still-needed ones kept), and the per-project metrics.
 #include <map>
@@ -212,6 +212,45 @@ TEST(Usage, UsersSeeTheirOwnJobsAndTheirProjectsAdminsEverything) {
   // carol: vision only; bob's and root's jobs elsewhere are not hers to see.
   EXPECT_EQ(a.usage("?by=user", "caroltok"),
             json::array({row("user", "alice", "HL-225", 10, 1), row("user", "carol", "HL-225", 20, 1)}));
+}
+
+// project= and user= narrow the report; for a user they narrow what they may see and
+// never widen it.
+TEST(Usage, ProjectAndUserFiltersNarrowWhatOneMaySee) {
+  Acct a;
+  a.add_node("n1", "HL-225");
+  a.run_job("alice", "vision", 1, 10);
+  a.run_job("carol", "vision", 1, 20);
+  a.run_job("alice", "nlp", 1, 40);
+  a.run_job("bob", "default", 1, 80);
+  EXPECT_EQ(a.usage("?project=vision"), json::array({row("project", "vision", "HL-225", 30, 2)}));
+  EXPECT_EQ(a.usage("?by=user&project=vision"),
+            json::array({row("user", "alice", "HL-225", 10, 1), row("user", "carol", "HL-225", 20, 1)}));
+  EXPECT_EQ(a.usage("?user=alice"),
+            json::array({row("project", "nlp", "HL-225", 40, 1), row("project", "vision", "HL-225", 10, 1)}));
+  EXPECT_EQ(a.usage("?user=alice&project=nlp"), json::array({row("project", "nlp", "HL-225", 40, 1)}));
+  EXPECT_EQ(a.usage("?user=carol&project=nlp"), json::array());
+  EXPECT_EQ(a.usage("?project=nobody-ran-here"), json::array());
+  EXPECT_EQ(a.usage("?user=nobody"), json::array());
+  // carol (vision only) asking for nlp or for bob's usage sees nothing of them.
+  EXPECT_EQ(a.usage("?project=nlp", "caroltok"), json::array());
+  EXPECT_EQ(a.usage("?user=bob", "caroltok"), json::array());
+  EXPECT_EQ(a.usage("?user=alice", "caroltok"), json::array({row("project", "vision", "HL-225", 10, 1)}));
+  // bob sees his own jobs whatever the project, and nothing of alice's outside his projects.
+  EXPECT_EQ(a.usage("?user=bob", "bobtok"), json::array({row("project", "default", "HL-225", 80, 1)}));
+  EXPECT_EQ(a.usage("?user=alice", "bobtok"), json::array());
+  // Bad values: 400 naming the field.
+  for (const auto& [query, field] :
+       std::vector<std::pair<std::string, std::string>>{{"?project=", "project"},
+                                                        {"?project=-vision", "project"},
+                                                        {"?project=" + std::string(65, 'p'), "project"},
+                                                        {"?project=a%20b", "project"},
+                                                        {"?user=", "user"},
+                                                        {"?user=a%20b", "user"},
+                                                        {"?user=" + std::string(129, 'u'), "user"}}) {
+    json b = a.usage(query, "admintok", 400);
+    EXPECT_EQ(b["error"]["field"], field) << query << " -> " << b.dump();
+  }
 }
 
 TEST(Usage, SurvivesARestartAndThePruningOfItsJobs) {

@@ -5,6 +5,9 @@
 //   npu-smi info                                                (PREFIX FAKE_NPU_SMI_)
 //   xpu-smi discovery -j                                        (PREFIX FAKE_XPU_SMI_)
 //   neuron-ls -j                                                (PREFIX FAKE_NEURON_LS_)
+//   mthreads-gmi -q -j                                          (PREFIX FAKE_MTHREADS_GMI_)
+//   cnmon info ... -j        writes cnmon_info.json in its working directory, as cnmon
+//                            does (FAKE_TOOL_OUTPUT_FILE)      (PREFIX FAKE_CNMON_)
 // The mode comes from the file named by $<PREFIX>MODE_FILE when it exists (so a test
 // can change the behaviour of a tool a running agent calls), else from $<PREFIX>MODE,
 // else "normal":
@@ -75,6 +78,12 @@ int main(int argc, char** argv) {
   if (path.empty()) return usage(std::string("set ") + kEnvPrefix + "FIXTURE");
   std::string text;
   if (!fake_tool::read_file(path, text)) return usage("cannot read fixture " + path);
+#ifdef FAKE_TOOL_OUTPUT_FILE
+  std::ofstream file(FAKE_TOOL_OUTPUT_FILE, std::ios::binary);
+  if (!(file << text)) return usage(std::string("cannot write ") + FAKE_TOOL_OUTPUT_FILE);
+  std::cout << "Generated " << FAKE_TOOL_OUTPUT_FILE << "\n";
+#else
   std::cout << text;
+#endif
   return 0;
 }

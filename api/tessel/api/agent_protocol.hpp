@@ -30,7 +30,9 @@
 // it (replicas on PostgreSQL: 1, 2, ...; a scheduler without replicas: 0, absent on
 // the wire). The agent keeps the highest epoch it has seen, durably, and acts on no
 // answer of an older one: a paused old leader can neither start nor kill tasks, nor
-// make the agent forget reports the new leader has not stored.
+// make the agent forget reports the new leader has not stored. Each registration and
+// heartbeat carries `epoch_refusals`, what the agent has refused so far, so the
+// current leader shows (and logs) that an old one is still answering agents.
 
 #include <optional>
 #include <string>
@@ -84,6 +86,15 @@ struct TaskReport {
 nlohmann::json to_json(const TaskReport& r);
 Result<TaskReport> task_report_from_json(const nlohmann::json& j);
 
+// Answers the agent refused for their old epoch since it started (absent on the wire
+// while `total` is 0).
+struct EpochRefusals {
+  uint64_t total = 0;
+  int64_t last_epoch = 0;  // The epoch of the latest refused answer.
+  int64_t highest = 0;     // The highest epoch the agent had seen at that refusal.
+  bool operator==(const EpochRefusals&) const = default;
+};
+
 struct RegisterRequest {
   std::string node;
   std::string address;  // Host name or IP other nodes and users reach it by.
@@ -91,6 +102,7 @@ struct RegisterRequest {
   NodeInventory inventory;
   std::vector<TaskReport> tasks;
   std::string degraded;  // As in HeartbeatRequest.
+  EpochRefusals epoch_refusals;
 };
 struct RegisterResponse {
   int heartbeat_interval_s = 5;
@@ -113,6 +125,7 @@ struct HeartbeatRequest {
   // or empty (absent on the wire) when it can. The scheduler places nothing on a
   // degraded node; the agent checks again before every heartbeat.
   std::string degraded;
+  EpochRefusals epoch_refusals;
 };
 inline constexpr size_t kMaxDegradedBytes = 1024;
 struct HeartbeatResponse {

@@ -16,15 +16,27 @@
 
 namespace tessel::api {
 
-// A job array: `count` element jobs, "<parent id>_0" .. "<parent id>_<count-1>", each
-// a job of its own, of which at most `parallel` are assigned or running at once.
+// A job array: `count` element jobs, "<parent id>_<index>" for each of its indices
+// (0 .. count-1 unless `indices` lists others), each a job of its own, of which at
+// most `parallel` are assigned or running at once.
 struct ArraySpec {
-  int count = 1;     // 1..kMaxArrayCount.
+  int count = 1;     // 1..kMaxArrayCount: how many indices.
   int parallel = 1;  // 1..kMaxArrayCount; a submission without it gets `count` (no limit).
+  // Slurm's --array index list without its %P ("5-20", "1,3,7-9", "0-30:10"), as
+  // submitted; empty: 0 .. count-1. array_indices() reads it.
+  std::string indices;
 
   bool operator==(const ArraySpec&) const = default;
 };
-inline constexpr int kMaxArrayCount = 10'000;
+inline constexpr int kMaxArrayCount = 10'000;  // Indices, too, are below it.
+inline constexpr size_t kMaxArrayIndicesBytes = 1024;
+
+// Slurm's index list: comma-separated items N, A-B, or A-B:S (every S-th index from A
+// up to B), each index 0..kMaxArrayCount-1, in any order; overlaps count once. The
+// indices ascending, or why the text is not such a list.
+Result<std::vector<int>> parse_array_indices(std::string_view text);
+// An array's indices, ascending (`indices` was checked when the spec was parsed).
+std::vector<int> array_indices(const ArraySpec& a);
 
 struct JobSpec {
   std::string name;
@@ -127,6 +139,28 @@ struct ArrayView {
   std::map<JobState, int> states;  // Elements by state; every state is present.
 };
 
+// One step of a job's state history (GET /v1/jobs/{id}/events): what happened
+// ("submitted", "assigned", "running", "preempted", "requeued", "succeeded",
+// "failed", "cancelled"), when, the state it left the job in, the attempt it
+// belongs to (for "preempted" and "requeued", the attempt that ended), the nodes
+// of that attempt, and the reason or exit code where there is one.
+struct JobEvent {
+  int64_t at_ms = 0;
+  std::string event;
+  JobState state = JobState::pending;
+  int attempt = 0;
+  std::vector<std::string> nodes;
+  std::string reason;
+  std::optional<int> exit_code;
+
+  bool operator==(const JobEvent&) const = default;
+};
+nlohmann::json to_json(const JobEvent& e);
+// A job keeps its first event (the submission) and the latest ones, this many in all.
+inline constexpr size_t kMaxJobEvents = 100;
+// Appends `e`; at kMaxJobEvents it first drops the oldest event but the first.
+void add_job_event(std::vector<JobEvent>& events, JobEvent e);
+
 struct Job {
   std::string id;
   std::string name;
@@ -138,6 +172,13 @@ struct Job {
   // Times the job was preempted. Each requeued it as a new attempt that uses no
   // retry: retries used = attempt - preemptions.
   int preemptions = 0;
+  int64_t last_preempted_at_ms = 0;  // When it was last preempted; 0 = never.
+  std::string last_preempted_by;     // The job that preempted it last.
+  // A pending job whose preemption is in flight: the cards it will take once its
+  // victims' tasks are gone, and those victims. Stored, so that a restarted
+  // scheduler still gives it those cards first; shown only while it is pending.
+  std::vector<Allocation> preempt_claim;
+  std::vector<std::string> preempt_victims;
   int64_t submitted_at_ms = 0;  // Unix epoch milliseconds; 0 = unset.
   int64_t started_at_ms = 0;
   int64_t finished_at_ms = 0;
@@ -151,6 +192,8 @@ struct Job {
   int queue_position = 0;
   std::optional<int64_t> estimated_start_ms;
   std::optional<ArrayView> array;  // An array's parent, as the API shows it.
+  // Its state history, oldest first, at most kMaxJobEvents: stored with the job.
+  std::vector<JobEvent> events;
 };
 nlohmann::json to_json(const Job& j);
 Result<Job> job_from_json(const nlohmann::json& j);

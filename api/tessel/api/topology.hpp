@@ -12,6 +12,10 @@
 // device index: aligned blocks of 1, 4, 8 or all 16 devices ({0-3} {4-7} ..., {0-7}
 // {8-15}, {0-15}), as AWS's scheduler extension and DRA driver hand them out. Nodes with
 // fewer devices (trn2.3xlarge: 1) offer the blocks they hold whole.
+// Cambricon MLU (MLU-Link rings; Cambricon's device plugin forms rings only for 1, 2, 4
+// or 8 cards): the Gaudi blocks, by card number.
+// Google TPU (one host: 4 chips on v4/v5p, 2x2; 8 on v5e/v6e, 2x4): 1, 2, 4 or 8 chips,
+// as single chips, 1x2, 2x2 and 2x4 sub-slices by chip index: the Gaudi blocks.
 // NVIDIA, AMD Instinct (MI300-class: 8 GPUs in one XGMI hive, every pair one hop), Intel
 // Data Center GPU (cards joined by Xe Link or PCIe; no size is forbidden): any subset is
 // valid.
@@ -25,7 +29,7 @@
 namespace tessel::api {
 
 // How a vendor's groups are formed: any subset; the Gaudi buddy blocks of 1, 2, 4, 8
-// within slots 0..7 (habana, ascend); aligned blocks of 1, 4, 8, 16 within 0..15 (neuron).
+// within slots 0..7 (habana, ascend, cambricon, tpu); aligned blocks of 1, 4, 8, 16 within 0..15 (neuron).
 enum class GroupRule { any_subset, buddy8, neuron16 };
 GroupRule group_rule(Vendor v);
 

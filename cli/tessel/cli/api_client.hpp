@@ -78,6 +78,14 @@ class ApiClient {
   Status stream(const std::string& path_and_query, const std::function<bool(std::string_view)>& sink,
                 std::chrono::seconds idle_timeout, uint64_t& bytes);
 
+  // Retries a GET that failed in transport (connection refused, reset or lost; not a
+  // timeout) up to `retries` more times, waiting `backoff`, 2 × `backoff`, ... before
+  // each; `sleep` does the waiting (tests pass their own). POST, PUT and DELETE are
+  // never retried: they may have been applied. The last error then ends in
+  // "; tried N times". Default: no retries.
+  using Sleep = std::function<void(std::chrono::milliseconds)>;
+  void set_retry(int retries, std::chrono::milliseconds backoff, Sleep sleep);
+
   // True when the last request failed in transport (no connection, connection lost,
   // timeout) rather than with an HTTP answer; such a request may be retried.
   [[nodiscard]] bool last_failure_was_transport() const { return last_transport_failure_; }
@@ -88,7 +96,8 @@ class ApiClient {
   Error transport_error(int httplib_error);
   // Sends with `send` to the current server, moving on to the next replica when
   // nothing could be sent and following redirects (see create()).
-  Result<nlohmann::json> exchange(const std::function<httplib::Result(httplib::Client&)>& send);
+  // `idempotent`: a GET, which set_retry() may send again.
+  Result<nlohmann::json> exchange(const std::function<httplib::Result(httplib::Client&)>& send, bool idempotent);
   void use(const ServerUrl& url);  // Points http_ at `url`.
 
   std::vector<ServerUrl> urls_;
@@ -97,6 +106,9 @@ class ApiClient {
   std::chrono::seconds timeout_;
   std::unique_ptr<httplib::Client> http_;
   bool last_transport_failure_ = false;
+  int retries_ = 0;
+  std::chrono::milliseconds backoff_{0};
+  Sleep sleep_;
 };
 
 // The ErrorCode of an error answer: the envelope's `code` when it is one of the names

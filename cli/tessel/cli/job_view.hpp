@@ -15,7 +15,8 @@ namespace tessel::cli {
 // others, with the reason or exit code appended for failed ones.
 std::string render_jobs_table(const nlohmann::json& jobs, int64_t now_ms);
 
-// "Key: value" lines describing one job, including its allocations.
+// "Key: value" lines describing one job, including its allocations, then its state
+// history when the JSON carries one ("events", as GET /v1/jobs/{id}/events serves it).
 std::string render_job_detail(const nlohmann::json& job, int64_t now_ms);
 
 // The argv joined for display, quoting arguments that need it ('a b' -> "'a b'").

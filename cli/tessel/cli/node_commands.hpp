@@ -1,6 +1,6 @@
 #pragma once
 // Subcommands about nodes and capacity: nodes, node, inventory, drain, undrain,
-// delete-node.
+// delete-node, nodes token issue|revoke.
 // Each returns the process exit code (see app.hpp) and prints through the Session.
 
 #include <string>
@@ -17,5 +17,10 @@ int cmd_inventory(Session& s);
 int cmd_drain(Session& s, const std::string& name, bool drain);
 // DELETE /v1/nodes/NAME (admin): forgets a node that holds no cards.
 int cmd_delete_node(Session& s, const std::string& name);
+// POST /v1/nodes/NAME/token (admin): prints the new agent token alone on a line (it
+// is shown once; issuing again rotates it).
+int cmd_node_token_issue(Session& s, const std::string& name);
+// DELETE /v1/nodes/NAME/token (admin).
+int cmd_node_token_revoke(Session& s, const std::string& name);
 
 }  // namespace tessel::cli

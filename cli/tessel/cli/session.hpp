@@ -18,6 +18,7 @@ struct GlobalOptions {
   std::string token;             // --token; empty: --token-file, TESSEL_TOKEN, TESSEL_TOKEN_FILE.
   std::string token_file;        // --token-file.
   std::string output = "table";  // -o: "table" or "json".
+  int retry = 2;                 // --retry: times a GET is sent again after a transport failure.
 };
 
 // Configuration problems (bad URL, unreadable token file, https without TLS) are

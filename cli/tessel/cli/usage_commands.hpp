@@ -13,6 +13,7 @@ namespace tessel::cli {
 struct UsageOptions {
   std::string by = "project";  // "project" or "user".
   std::string since, until;    // RFC 3339, or a duration ago ("7d"); empty: the server's default.
+  std::string project, user;   // Filters; empty: none (the server checks the names).
   bool json = false;           // --json: as -o json.
 };
 

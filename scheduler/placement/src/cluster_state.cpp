@@ -22,7 +22,8 @@ uint32_t ClusterState::fit_class(api::Vendor vendor, Mask free, int size) {
 
 Mask ClusterState::pick_group(api::Vendor vendor, Mask free, int size) {
   switch (api::group_rule(vendor)) {
-    case api::GroupRule::any_subset: return masks::lowest_bits(free, size);
+    case api::GroupRule::any_subset:
+      return vendor == api::Vendor::mthreads ? masks::numa_half_first(free, size) : masks::lowest_bits(free, size);
     case api::GroupRule::neuron16: return masks::neuron_best_group(free, size);
     case api::GroupRule::buddy8: break;
   }

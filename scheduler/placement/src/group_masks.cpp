@@ -90,6 +90,17 @@ Mask lowest_bits(Mask free, int size) {
   return out;
 }
 
+Mask numa_half_first(Mask free, int size) {
+  constexpr Mask kHalves[] = {0x0F, 0xF0};
+  Mask best_half = 0;
+  for (Mask half : kHalves) {
+    const int n = popcount(free & half);
+    if (size <= 0 || n < size) continue;
+    if (best_half == 0 || n < popcount(free & best_half)) best_half = half;
+  }
+  return best_half != 0 ? lowest_bits(free & best_half, size) : lowest_bits(free, size);
+}
+
 std::vector<int> slots(Mask m) {
   std::vector<int> out;
   while (m != 0) {

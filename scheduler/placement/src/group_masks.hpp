@@ -72,6 +72,11 @@ void for_each_neuron_group(Mask free, int size, Fn&& fn) {
 // NVIDIA: the `size` lowest set bits of `free`, or 0 when fewer are set.
 Mask lowest_bits(Mask free, int size);
 
+// Moore Threads (any subset valid, NUMA split 4+4: slots 0-3 and 4-7): a group of up to
+// 4 within one NUMA half when one has room, the half with the fewest free slots first
+// (the lower on a tie), its lowest free slots; else lowest_bits(free, size).
+Mask numa_half_first(Mask free, int size);
+
 // Slots set in `m`, ascending.
 std::vector<int> slots(Mask m);
 

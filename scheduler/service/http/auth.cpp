@@ -17,11 +17,17 @@ Result<Principal> Authenticator::authorize(const std::string& header, Action act
   if (!tokens_) return Principal{"anonymous", Role::admin, "", {}};
   static const std::string kBearer = "Bearer ";
   if (header.rfind(kBearer, 0) != 0) return Error::unauthenticated("missing Authorization: Bearer token");
-  auto it = tokens_->by_token.find(header.substr(kBearer.size()));
-  if (it == tokens_->by_token.end()) return Error::unauthenticated("unknown token");
-  if (!allowed(it->second.role, action))
-    return Error::forbidden("role " + to_string(it->second.role) + " may not do this");
-  return it->second;
+  const std::string token = header.substr(kBearer.size());
+  Principal who;
+  if (auto it = tokens_->by_token.find(token); it != tokens_->by_token.end()) {
+    who = it->second;
+  } else if (auto node = issued_ ? issued_(token) : std::nullopt) {
+    who = Principal{*node, Role::agent, token, {}};
+  } else {
+    return Error::unauthenticated("unknown token");
+  }
+  if (!allowed(who.role, action)) return Error::forbidden("role " + to_string(who.role) + " may not do this");
+  return who;
 }
 
 Status may_act_for_node(const Principal& who, const std::string& node) {

@@ -30,10 +30,12 @@ class SnapshotStore final : public Store {
 
 struct FollowerReads::View {
   View(Snapshot snap, const Clock& clock, const std::optional<TokenTable>& tokens)
-      : store(std::move(snap)),
-        state(store, clock, StateOptions{}),
-        auth(tokens),
-        ctx{state, auth, nullptr, nullptr, 0} {}
+      : store(std::move(snap)), state(store, clock, quiet()), auth(tokens), ctx{state, auth, nullptr, nullptr, 0} {}
+  static StateOptions quiet() {
+    StateOptions o;
+    o.quiet_restore = true;
+    return o;
+  }
   SnapshotStore store;
   ClusterState state;
   Authenticator auth;
@@ -63,10 +65,20 @@ Result<std::shared_ptr<FollowerReads::View>> FollowerReads::view() {
   const int64_t began = clock_.steady_ns();
   auto snap = store_.load();
   if (!snap) return snap.error().wrap("reading the database");
+  {
+    MutexLock lk(mu_);
+    if (view_ && snap->unchanged) {  // The store read nothing new: the view stands.
+      loaded_ns_ = began;
+      return view_;
+    }
+  }
+  const size_t jobs = snap->jobs.size(), nodes = snap->nodes.size();
   auto v = std::make_shared<View>(std::move(*snap), clock_, tokens_);
   if (auto s = v->state.restore(); !s) return s.error();
   add_job_routes(v->router, v->ctx);
   add_node_routes(v->router, v->ctx);
+  spdlog::debug("follower view: {} jobs, {} nodes, loaded in {} ms", jobs, nodes,
+                (clock_.steady_ns() - began) / 1'000'000);
   MutexLock lk(mu_);
   view_ = std::move(v);
   loaded_ns_ = began;

@@ -1,4 +1,4 @@
-// REST: /v1/jobs (submit, list, get, cancel).
+// REST: /v1/jobs (submit, list, get, cancel, state history).
 #include "tessel/scheduler/http_util.hpp"
 
 namespace tessel::scheduler {
@@ -7,9 +7,16 @@ using nlohmann::json;
 
 namespace {
 
+// A job's wire form leaves out its state history: GET /v1/jobs/{id}/events serves it.
+json public_json(const api::Job& job) {
+  json j = api::to_json(job);
+  j.erase("events");
+  return j;
+}
+
 // The job as `who` may see it: without its secrets unless `who` owns it or is an admin.
 json job_json(const api::Job& job, const Principal& who) {
-  json j = api::to_json(job);
+  json j = public_json(job);
   if (may_see_job_details(who, job.user)) return j;
   for (const char* secret : {"command", "env", "workdir"}) j["spec"].erase(secret);
   j["private"] = true;
@@ -32,7 +39,7 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
         if (auto s = resolve_submit_project(ctx, *who, *parsed.spec); !s) return reply(s.error());
         auto job = ctx.state.submit(std::move(*parsed.spec), who->name);
         if (!job) return reply(job.error());
-        reply(json_reply(201, api::to_json(*job)));
+        reply(json_reply(201, public_json(*job)));
       },
       http::Exec::blocking);
 
@@ -68,6 +75,17 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
     reply(json_reply(200, job_json(*j, *who)));
   });
 
+  // Whoever may read the job may read its history (reasons and nodes, no secrets).
+  r.add("GET", "/v1/jobs/{id}/events", [&ctx](http::Request& req, const http::Reply& reply) {
+    auto who = authorize(ctx, req, Action::read);
+    if (!who) return reply(who.error());
+    auto events = ctx.state.job_events(req.captures[0]);
+    if (!events) return reply(Error::not_found("job " + req.captures[0] + " not found"));
+    json out = json::array();
+    for (const auto& e : *events) out.push_back(api::to_json(e));
+    reply(json_reply(200, {{"job_id", req.captures[0]}, {"events", out}}));
+  });
+
   r.add(
       "POST", "/v1/jobs/{id}/cancel",
       [&ctx](http::Request& req, const http::Reply& reply) {
@@ -75,7 +93,7 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
         if (!who) return reply(who.error());
         auto job = ctx.state.cancel(req.captures[0], *who);
         if (!job) return reply(job.error());
-        reply(json_reply(200, api::to_json(*job)));
+        reply(json_reply(200, public_json(*job)));
       },
       http::Exec::blocking);
 }

@@ -1,4 +1,4 @@
-// REST: /v1/nodes, /v1/nodes/{name}/history, /v1/inventory.
+// REST: /v1/nodes, /v1/nodes/{name}/history, /v1/nodes/{name}/token, /v1/inventory.
 #include "tessel/scheduler/http_util.hpp"
 
 namespace tessel::scheduler {
@@ -101,6 +101,34 @@ void add_node_routes(http::Router& r, RouteContext& ctx) {
         auto node = ctx.state.remove_node(req.captures[0]);
         if (!node) return reply(node.error());
         reply(json_reply(200, to_json(*node)));
+      },
+      http::Exec::blocking);
+  // An agent token bound to the node, shown in this answer only (the scheduler keeps
+  // its SHA-256). Again: a new token, the old one refused from now on.
+  r.add(
+      "POST", "/v1/nodes/{name}/token",
+      [&ctx](http::Request& req, const http::Reply& reply) {
+        if (auto who = authorize(ctx, req, Action::admin); !who) return reply(who.error());
+        if (!ctx.auth.enabled())
+          return reply(
+              Error::conflict("authentication is off (no --tokens file): an issued token would not be "
+                              "checked; start the scheduler with --tokens"));
+        auto issued = ctx.state.node_tokens().issue(req.captures[0]);
+        if (!issued) return reply(issued.error());
+        http::Response res = json_reply(201, {{"node", issued->node},
+                                              {"token", issued->token},
+                                              {"issued_at", api::format_rfc3339(issued->issued_at_ms)},
+                                              {"rotated", issued->rotated}});
+        res.headers.push_back({"Cache-Control", "no-store"});
+        reply(std::move(res));
+      },
+      http::Exec::blocking);
+  r.add(
+      "DELETE", "/v1/nodes/{name}/token",
+      [&ctx](http::Request& req, const http::Reply& reply) {
+        if (auto who = authorize(ctx, req, Action::admin); !who) return reply(who.error());
+        if (auto s = ctx.state.node_tokens().revoke(req.captures[0]); !s) return reply(s.error());
+        reply(json_reply(200, {{"node", req.captures[0]}, {"revoked", true}}));
       },
       http::Exec::blocking);
   r.add("GET", "/v1/inventory", [&ctx](http::Request& req, const http::Reply& reply) {

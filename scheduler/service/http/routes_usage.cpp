@@ -1,7 +1,10 @@
 // REST: GET /v1/usage, the accounting report (accounting.hpp for the window rule).
 // Who sees what: an admin every record; a user the records of their own jobs and
 // those of every project they are a member of (the tokens file's projects; without
-// any, the default project), summed by project or by user as asked.
+// any, the default project), summed by project or by user as asked. `project=` and
+// `user=` narrow that further; they never widen it.
+#include <algorithm>
+
 #include "tessel/scheduler/http_util.hpp"
 
 namespace tessel::scheduler {
@@ -11,6 +14,14 @@ using nlohmann::json;
 namespace {
 
 constexpr int64_t kDefaultWindowMs = int64_t{30} * 24 * 3600 * 1000;
+
+// As the tokens file allows a name: 1 to 128 bytes, no space or control character.
+bool is_user_name(const std::string& s) {
+  return !s.empty() && s.size() <= 128 && std::all_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u > 0x20 && u != 0x7f;
+  });
+}
 
 // An RFC 3339 query parameter; `fallback` when absent.
 Result<int64_t> time_param(const http::Request& req, const std::string& name, int64_t fallback) {
@@ -34,6 +45,14 @@ Result<UsageQuery> parse_usage_query(const http::Request& req, const Principal& 
   if (*since >= *until) return Error::invalid("since: must be before until", "since");
   q.since_ms = *since;
   q.until_ms = *until;
+  if (req.has_param("project")) {
+    q.only_project = req.param("project");
+    if (!api::is_project_name(q.only_project)) return Error::invalid("project: not a project name", "project");
+  }
+  if (req.has_param("user")) {
+    q.only_user = req.param("user");
+    if (!is_user_name(q.only_user)) return Error::invalid("user: not a user name", "user");
+  }
   if (who.role != Role::admin) {
     q.all = false;
     q.user = who.name;

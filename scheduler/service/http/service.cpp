@@ -48,7 +48,11 @@ void add_public_routes(http::Router& r, RouteContext& ctx, const Service& servic
 }  // namespace
 
 Service::Service(Store& store, const Clock& clock, std::optional<TokenTable> tokens, ServiceOptions opts)
-    : opts_(std::move(opts)), clock_(clock), auth_(std::move(tokens)), state_(store, clock, opts_.state) {}
+    : opts_(std::move(opts)),
+      clock_(clock),
+      // The lookup runs only once requests are served, after state_ is constructed and restored.
+      auth_(std::move(tokens), [this](const std::string& token) { return state_.node_tokens().node_of(token); }),
+      state_(store, clock, opts_.state) {}
 
 Service::~Service() { stop(); }
 

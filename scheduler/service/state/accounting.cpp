@@ -38,6 +38,14 @@ std::vector<UsageRow> UsageBook::report(const UsageQuery& q) const {
       if (auto it = ids_.find(p); it != ids_.end()) projects.insert(it->second);
     if (auto it = ids_.find(q.user); it != ids_.end()) user = it->second;
   }
+  // Filters: -1 for none; a name never recorded matches nothing.
+  int32_t only_project = -1, only_user = -1;
+  for (auto [name, id] : {std::pair{&q.only_project, &only_project}, std::pair{&q.only_user, &only_user}}) {
+    if (name->empty()) continue;
+    auto it = ids_.find(*name);
+    if (it == ids_.end()) return {};
+    *id = it->second;
+  }
   struct Sum {
     double card_seconds = 0;
     std::vector<int64_t> jobs;  // With repeats; counted distinct at the end.
@@ -50,6 +58,7 @@ std::vector<UsageRow> UsageBook::report(const UsageQuery& q) const {
     const Entry& e = *it;
     if (e.start_ms >= q.until_ms) continue;
     if (!q.all && e.user != user && !projects.count(e.project)) continue;
+    if ((only_project >= 0 && e.project != only_project) || (only_user >= 0 && e.user != only_user)) continue;
     const int64_t ms = std::min(e.end_ms, q.until_ms) - std::max(e.start_ms, q.since_ms);
     if (ms <= 0) continue;
     Sum& s = sums[{q.by == UsageBy::project ? e.project : e.user, e.model}];

@@ -128,6 +128,10 @@ std::string render_metrics(const StatsSnapshot& s) {
   header(o, "tessel_agent_long_polls_shed_total", "counter",
          "Long polls answered at once with poll_after_ms because the limit was reached.");
   o << "tessel_agent_long_polls_shed_total " << s.long_polls_shed_total << '\n';
+  header(o, "tessel_agent_epoch_refusals_total", "counter",
+         "Answers of an old leader epoch the node's agent refused since it started, as its heartbeats report.");
+  for (const auto& [node, n] : s.agent_epoch_refusals)
+    o << "tessel_agent_epoch_refusals_total{node=\"" << escape_label(node) << "\"} " << n << '\n';
   histogram(o, "tessel_queue_wait_seconds", "Time from submission (or requeue) to placement.", s.queue_wait);
   histogram(o, "tessel_scheduling_latency_seconds", "Duration of one scheduling pass.", s.scheduling_latency);
   header(o, "tessel_nodes", "gauge", "Nodes by state.");

@@ -30,10 +30,11 @@ ClusterState::ClusterState(Store& store, const Clock& clock, StateOptions opts)
 Status ClusterState::restore() {
   auto snap = store_.load();
   if (!snap) return snap.error().wrap("restoring state");
+  node_tokens_.restore(snap->node_tokens);
   MutexLock lk(mu_);
   const int64_t now = clock_.now_ms();
   for (auto& rec : snap->nodes) {
-    NodeEntry n{rec, false, "", ++version_counter_, ""};
+    NodeEntry n{rec, false, "", ++version_counter_, "", {}};
     // Alive as of the restart: agents heartbeat again within the timeout, so a
     // scheduler restart does not requeue everything.
     n.rec.last_heartbeat_ms = now;
@@ -65,9 +66,11 @@ Status ClusterState::restore() {
     fences_[f.id] = f;
   }
   if (auto s = enqueue_restored_locked(); !s) return s.error().wrap("restoring state");
-  spdlog::info(
-      "restored {} jobs ({} pending, {} waiting for dependencies, {} active), {} nodes, {} fences, {} projects",
-      jobs_.size(), pending_.size(), waiting_.size(), active_.size(), nodes_.size(), fences_.size(), projects_.size());
+  restore_preemptions_locked();
+  spdlog::log(opts_.quiet_restore ? spdlog::level::debug : spdlog::level::info,
+              "restored {} jobs ({} pending, {} waiting for dependencies, {} active), {} nodes, {} fences, {} projects",
+              jobs_.size(), pending_.size(), waiting_.size(), active_.size(), nodes_.size(), fences_.size(),
+              projects_.size());
   if (!pending_.empty()) mark_dirty_locked();
   return ok_status();
 }
@@ -79,6 +82,7 @@ api::Job ClusterState::make_job(int64_t seq, api::JobSpec spec, const std::strin
   job.user = user;
   job.spec = std::move(spec);
   job.submitted_at_ms = clock_.now_ms();
+  job.events.push_back(submitted_event(job));
   return job;
 }
 
@@ -204,8 +208,9 @@ Status ClusterState::write_store(const WriteBatch& batch) {
 }
 
 bool ClusterState::commit_locked(Txn& txn, const char* what) {
-  settle_locked(txn);        // Arrays' parents, and the dependents of jobs ending here, in the same write.
-  record_usage_locked(txn);  // And the usage records of the attempts ending here.
+  settle_locked(txn);         // Arrays' parents, and the dependents of jobs ending here, in the same write.
+  record_usage_locked(txn);   // And the usage records of the attempts ending here.
+  record_events_locked(txn);  // Last: every job's state history, once the batch is complete.
   if (auto s = write_store(txn.batch); !s) {
     spdlog::error("{}: store write failed, nothing changed: {}", what, s.error().message);
     return false;
@@ -267,6 +272,8 @@ void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState fi
     nj.reason = "requeued after attempt " + std::to_string(j.attempt) + ": " + reason;
     if (preempted) {
       nj.preemptions = j.preemptions + 1;
+      nj.last_preempted_at_ms = now;
+      nj.last_preempted_by = preempted_by;
       nj.reason = "preempted by " + preempted_by;
     }
   } else {

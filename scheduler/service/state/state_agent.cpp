@@ -61,6 +61,15 @@ void log_degraded(const std::string& node, const std::string& was, const std::st
   else
     spdlog::warn("node {} degraded: {}; placing nothing there", node, now);
 }
+
+// Once per report of new refusals (the agent's count grew, or restarted from 0).
+void log_refusals(const std::string& node, const api::EpochRefusals& was, const api::EpochRefusals& now) {
+  if (now.total == 0 || now == was) return;
+  spdlog::warn(
+      "node {}: its agent refused {} answer(s) of an old leader epoch so far (the latest of epoch {}, when it had "
+      "seen epoch {}): an old leader is still answering agents",
+      node, now.total, now.last_epoch, now.highest);
+}
 }  // namespace
 
 Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterRequest& req, const std::string& token) {
@@ -81,6 +90,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   n.rec.last_heartbeat_ms = clock_.now_ms();
   n.down = false;
   n.degraded = req.degraded;
+  n.epoch_refusals = req.epoch_refusals;
   n.token = token;
   auto key = random_hex(32);
   if (!key) return key.error().wrap("the scheduler's key for node " + req.node);
@@ -92,6 +102,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
     NodeEntry& e = nodes_[n.rec.name];
     const int64_t version = is_new ? ++version_counter_ : e.version;
     log_degraded(n.rec.name, e.degraded, n.degraded);
+    log_refusals(n.rec.name, e.epoch_refusals, n.epoch_refusals);
     e = n;
     e.version = version;
     alloc_.upsert_node(node_spec_locked(e));
@@ -125,6 +136,7 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
   n.rec.last_heartbeat_ms = clock_.now_ms();
   n.down = false;
   n.degraded = req.degraded;
+  n.epoch_refusals = req.epoch_refusals;
   n.token = token;
   Txn txn;
   if (persist) txn.batch.nodes.push_back(n.rec);
@@ -132,6 +144,7 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
     NodeEntry& e = nodes_[n.rec.name];
     const int64_t version = e.version;
     log_degraded(n.rec.name, e.degraded, n.degraded);
+    log_refusals(n.rec.name, e.epoch_refusals, n.epoch_refusals);
     e = n;
     e.version = version;
     if (persist || was_down || degraded_changed) {

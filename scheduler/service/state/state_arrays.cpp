@@ -1,9 +1,10 @@
 // ClusterState: job arrays (JobSpec `array`). A submission stores the parent and
-// its N elements in one batch. Elements are ordinary jobs (queued, placed,
-// retried, cancelled one by one); the parent is never queued. Its state follows
-// its elements' (array_state()), and commit_locked() keeps it so: settle_locked()
-// counts what a Txn does to elements and writes the parent in the same batch
-// when its state changes, so dependencies on the parent see the whole array.
+// its N elements (one per index, keyed parent + index + 1) in one batch. Elements
+// are ordinary jobs (queued, placed, retried, cancelled one by one); the parent is
+// never queued. Its state follows its elements' (array_state()), and
+// commit_locked() keeps it so: settle_locked() counts what a Txn does to elements
+// and writes the parent in the same batch when its state changes, so dependencies
+// on the parent see the whole array.
 #include <spdlog/spdlog.h>
 
 #include "tessel/scheduler/state.hpp"
@@ -56,7 +57,8 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
   ++next_seq_;
   // Every element has the parent's dependencies: one check holds for all.
   const DepCheck check = deps ? check_dependencies_locked(parent.spec) : DepCheck{};
-  const int count = parent.spec.array->count;
+  const std::vector<int> indices = api::array_indices(*parent.spec.array);
+  const int count = static_cast<int>(indices.size());
   parent.reason = check.reason;
   if (check.verdict == DepCheck::Verdict::never) {  // E.g. after_ok on a job that already failed.
     parent.state = api::JobState::cancelled;
@@ -65,23 +67,24 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
   Txn txn;
   txn.batch.jobs.reserve(static_cast<size_t>(count) + 1);
   txn.batch.jobs.push_back(parent);
-  for (int i = 0; i < count; ++i) {
+  for (int index : indices) {
     txn.batch.jobs.push_back(parent);
-    txn.batch.jobs.back().id = api::array_element_id(parent.id, i);
+    txn.batch.jobs.back().id = api::array_element_id(parent.id, index);
   }
   const int64_t key = key_of_seq(seq);
   // Files the committed jobs in memory: moves them out of the batch.
-  auto insert = [this, &txn, key, check, count]() REQUIRES(mu_) {
+  auto insert = [this, &txn, key, check, count, &indices]() REQUIRES(mu_) {
     auto& jobs = txn.batch.jobs;
     ArrayInfo& info = arrays_[key];
     info.count = count;
     info.parallel = jobs[0].spec.array->parallel;
     info.states[slot(jobs[0].state)] = count;
     const int64_t at = jobs[0].submitted_at_ms;
-    for (int i = 0; i <= count; ++i) {
-      const int64_t k = key + i;
-      JobEntry& entry = jobs_[k] = JobEntry{std::move(jobs[static_cast<size_t>(i)]), at, {}, 0, std::nullopt};
-      if (i > 0 && check.verdict != DepCheck::Verdict::never) enqueue_locked(k, entry, check);
+    jobs_[key] = JobEntry{std::move(jobs[0]), at, {}, 0, std::nullopt};
+    for (size_t i = 0; i < indices.size(); ++i) {
+      const int64_t k = key + indices[i] + 1;  // As job_key() of the element's id.
+      JobEntry& entry = jobs_[k] = JobEntry{std::move(jobs[i + 1]), at, {}, 0, std::nullopt};
+      if (check.verdict != DepCheck::Verdict::never) enqueue_locked(k, entry, check);
     }
     submissions_total_ += static_cast<uint64_t>(count);
     ++jobs_changes_;

@@ -4,7 +4,8 @@
 // assignments leave the desired state, so the agent sends SIGTERM, then SIGKILL
 // after their kill_grace_s; their cards stay fenced until it reports the tasks
 // gone), requeues them without using a retry, and holds their cards for the job
-// as they free up; once every card is free the job is placed on them.
+// as they free up; once every card is free the job is placed on them. The claim
+// on those cards is stored in the job's record, so it survives a restart.
 #include <algorithm>
 #include <tuple>
 
@@ -26,6 +27,10 @@ std::string join(const std::vector<std::string>& ids) {
   std::string out;
   for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
   return out;
+}
+
+std::string preempting_reason(const std::vector<std::string>& victims) {
+  return "preempting " + join(victims) + ": waiting for their tasks to end";
 }
 
 }  // namespace
@@ -51,6 +56,10 @@ std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& poli
     }
     if (!keep) {
       alloc_.release(hold_id(job_id));
+      if (entry != jobs_.end()) {  // In memory; its record drops the claim when next written.
+        entry->second.job.preempt_claim.clear();
+        entry->second.job.preempt_victims.clear();
+      }
       spdlog::info("job {}: preemption of {} dropped (job no longer pending or a node unavailable)", job_id,
                    join(p.victims));
       it = preempting_.erase(it);
@@ -91,6 +100,16 @@ std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& poli
     ++it;
   }
   return ready;
+}
+
+void ClusterState::restore_preemptions_locked() {
+  for (const auto& [key, entry] : pending_) {
+    api::Job& job = entry->job;
+    if (job.preempt_claim.empty()) continue;
+    preempting_[key] = Preemption{job.preempt_claim, job.preempt_victims};
+    job.reason = preempting_reason(job.preempt_victims);
+    spdlog::info("job {}: resumes its preemption of {}", job.id, join(job.preempt_victims));
+  }
 }
 
 void ClusterState::plan_preemption_locked(Txn& txn, const std::vector<PendingJob>& queue,
@@ -135,11 +154,19 @@ void ClusterState::plan_preemption_locked(Txn& txn, const std::vector<PendingJob
       stop_job_locked(txn, v->second, api::JobState::pending, "", std::nullopt, true, e.job.id);
     }
     const int64_t seq = job_key(e.job.id);
-    const std::string reason = "preempting " + join(out.plan->victims) + ": waiting for their tasks to end";
+    // The claim goes into the job's record with the victims' stops: a restarted
+    // scheduler resumes the preemption (restore_preemptions_locked()).
+    api::Job claimant = e.job;
+    claimant.preempt_claim = out.plan->allocations;
+    claimant.preempt_victims = out.plan->victims;
+    txn.batch.jobs.push_back(claimant);
+    const std::string reason = preempting_reason(out.plan->victims);
     txn.apply.push_back([this, seq, plan = *out.plan, reason]() REQUIRES(mu_) {
       preempting_[seq] = Preemption{plan.allocations, plan.victims};
       preemptions_total_ += plan.victims.size();
       JobEntry& entry = jobs_[seq];
+      entry.job.preempt_claim = plan.allocations;
+      entry.job.preempt_victims = plan.victims;
       entry.job.reason = reason;  // Shown, not stored: after a restart the pass gives it a reason again.
       spdlog::info("job {} preempts {} (project {} within its guarantee)", entry.job.id, join(plan.victims),
                    entry.job.spec.project);

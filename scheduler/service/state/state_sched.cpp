@@ -73,6 +73,8 @@ void ClusterState::schedule_pass() {
     nj.state = api::JobState::assigned;
     nj.allocations = p.allocations;
     nj.reason.clear();
+    nj.preempt_claim.clear();  // Placed: a preemption for it is over.
+    nj.preempt_victims.clear();
     const api::Allocation* rank0 = nullptr;
     for (const auto& a : nj.allocations)
       if (a.rank == 0) rank0 = &a;

@@ -158,6 +158,7 @@ StatsSnapshot ClusterState::stats() const {
   for (const auto& [name, n] : nodes_) {
     const std::string st = node_state_locked(n);
     ++s.nodes_by_state[st];
+    if (n.epoch_refusals.total > 0) s.agent_epoch_refusals[name] = n.epoch_refusals.total;
     versions.add(n.rec.inventory);
     for (const auto& d : n.rec.inventory.devices) {
       CardCounts& c = s.cards_by_model[d.model];

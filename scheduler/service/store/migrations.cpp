@@ -12,6 +12,8 @@ namespace {
 const std::vector<const char*>& migrations() {
   static const std::vector<const char*> m = {
       // 0 -> 1: jobs (body = api::to_json(Job)), nodes and fences as JSON documents.
+      // One migration of three statements, concatenated on purpose.
+      // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
       "CREATE TABLE jobs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL);"
       "CREATE TABLE nodes (name TEXT PRIMARY KEY, body TEXT NOT NULL);"
       "CREATE TABLE fences (id TEXT PRIMARY KEY, body TEXT NOT NULL);",
@@ -27,6 +29,9 @@ const std::vector<const char*>& migrations() {
       // 3 -> 4: accounting, one usage record per ended job attempt (body =
       // usage_record_to_json), keyed "JOB/ATTEMPT"; kept when the job is pruned.
       "CREATE TABLE usage_records (key TEXT PRIMARY KEY, body TEXT NOT NULL);",
+      // 4 -> 5: admin-issued agent tokens, one per node, only their SHA-256 (body =
+      // node_token_to_json).
+      "CREATE TABLE node_tokens (node TEXT PRIMARY KEY, body TEXT NOT NULL);",
   };
   return m;
 }
@@ -41,8 +46,8 @@ Status migrate(Db& db) {
   }
   const auto& m = migrations();
   if (version > static_cast<int64_t>(m.size()))
-    return Error{"database schema version " + std::to_string(version) + " is newer than this binary (" +
-                 std::to_string(m.size()) + ")"};
+    return Error::conflict("database schema version " + std::to_string(version) + " is newer than this binary (" +
+                           std::to_string(m.size()) + ")");
   for (auto v = version; v < static_cast<int64_t>(m.size()); ++v) {
     std::string sql = std::string("BEGIN;") + m[v] + "PRAGMA user_version = " + std::to_string(v + 1) + ";COMMIT;";
     if (auto s = db.exec(sql); !s) {

@@ -55,7 +55,7 @@ std::string node_record_to_json(const NodeRecord& n) {
 
 Result<NodeRecord> node_record_from_json(const std::string& text) {
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Error{"node record: not a JSON object"};
+  if (j.is_discarded() || !j.is_object()) return Error::conflict("node record: not a JSON object");
   try {
     NodeRecord n;
     n.name = j.at("name").get<std::string>();
@@ -71,7 +71,7 @@ Result<NodeRecord> node_record_from_json(const std::string& text) {
     n.inventory = *parsed;
     return n;
   } catch (const std::exception& e) {  // json::exception or api::JsonIntError
-    return Error{std::string("node record: ") + e.what()};
+    return Error::conflict(std::string("node record: ") + e.what());
   }
 }
 
@@ -81,7 +81,7 @@ std::string fence_to_json(const Fence& f) {
 
 Result<Fence> fence_from_json(const std::string& text) {
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Error{"fence record: not a JSON object"};
+  if (j.is_discarded() || !j.is_object()) return Error::conflict("fence record: not a JSON object");
   try {
     Fence f;
     f.id = j.at("id").get<std::string>();
@@ -91,7 +91,7 @@ Result<Fence> fence_from_json(const std::string& text) {
     f.allocation = *a;
     return f;
   } catch (const json::exception& e) {
-    return Error{std::string("fence record: ") + e.what()};
+    return Error::conflict(std::string("fence record: ") + e.what());
   }
 }
 
@@ -99,9 +99,9 @@ std::string project_to_json(const api::Project& p) { return api::to_json(p).dump
 
 Result<api::Project> project_from_json(const std::string& text) {
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Error{"project record: not a JSON object"};
+  if (j.is_discarded() || !j.is_object()) return Error::conflict("project record: not a JSON object");
   auto parsed = api::parse_project(j);
-  if (!parsed.project) return Error{"project record: " + parsed.error->message};
+  if (!parsed.project) return Error::conflict("project record: " + parsed.error->message);
   return *parsed.project;
 }
 
@@ -113,7 +113,7 @@ std::string usage_record_to_json(const UsageRecord& u) {
 
 Result<UsageRecord> usage_record_from_json(const std::string& text) {
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Error{"usage record: not a JSON object"};
+  if (j.is_discarded() || !j.is_object()) return Error::conflict("usage record: not a JSON object");
   try {
     UsageRecord u;
     u.job_id = j.at("job_id").get<std::string>();
@@ -121,13 +121,31 @@ Result<UsageRecord> usage_record_from_json(const std::string& text) {
     u.project = j.at("project").get<std::string>();
     u.user = j.at("user").get<std::string>();
     const json& cards = j.at("cards");
-    if (!cards.is_object()) return Error{"usage record " + u.job_id + ": cards is not an object"};
+    if (!cards.is_object()) return Error::conflict("usage record " + u.job_id + ": cards is not an object");
     for (const auto& [model, n] : cards.items()) u.cards[model] = api::json_int<int64_t>(n, "cards." + model);
     u.start_ms = api::json_int_at<int64_t>(j, "start_ms");
     u.end_ms = api::json_int_at<int64_t>(j, "end_ms");
     return u;
   } catch (const std::exception& e) {  // json::exception or api::JsonIntError
-    return Error{std::string("usage record: ") + e.what()};
+    return Error::conflict(std::string("usage record: ") + e.what());
+  }
+}
+
+std::string node_token_to_json(const NodeToken& t) {
+  return json{{"node", t.node}, {"sha256", t.sha256}, {"issued_at_ms", t.issued_at_ms}}.dump();
+}
+
+Result<NodeToken> node_token_from_json(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error{"node token record: not a JSON object"};
+  try {
+    NodeToken t;
+    t.node = j.at("node").get<std::string>();
+    t.sha256 = j.at("sha256").get<std::string>();
+    t.issued_at_ms = api::json_int_at<int64_t>(j, "issued_at_ms");
+    return t;
+  } catch (const std::exception& e) {  // json::exception or api::JsonIntError
+    return Error{std::string("node token record: ") + e.what()};
   }
 }
 

@@ -65,8 +65,8 @@ Result<int> lock_database(const std::string& path) {
     ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
     ::close(fd);
     if (err == EWOULDBLOCK)
-      return Error{"database " + path + " is in use by another tessel-scheduler" +
-                   (n > 0 ? " (pid " + std::string(holder, static_cast<size_t>(n)) + ")" : "")};
+      return Error::conflict("database " + path + " is in use by another tessel-scheduler" +
+                             (n > 0 ? " (pid " + std::string(holder, static_cast<size_t>(n)) + ")" : ""));
     return Error{"locking " + lock_path + ": " + std::strerror(err)};
   }
   const std::string pid = std::to_string(::getpid());
@@ -374,7 +374,7 @@ Result<Snapshot> read_snapshot(Db& db) {
     if (!st.ok()) return Error{"loading jobs: " + db.errmsg()};
     auto r = st.each_row([&]() -> Status {
       auto j = nlohmann::json::parse(st.column_text(0), nullptr, false);
-      if (j.is_discarded()) return Error{"corrupt row"};
+      if (j.is_discarded()) return Error::conflict("jobs table: a row is not JSON");
       auto job = api::job_from_json(j);
       if (!job) return job.error();
       s.jobs.push_back(std::move(*job));
@@ -425,6 +425,17 @@ Result<Snapshot> read_snapshot(Db& db) {
       return ok_status();
     });
     if (!r) return r.error().wrap("loading usage");
+  }
+  {
+    Stmt st(db.raw(), "SELECT body FROM node_tokens ORDER BY node");
+    if (!st.ok()) return Error{"loading node tokens: " + db.errmsg()};
+    auto r = st.each_row([&]() -> Status {
+      auto t = node_token_from_json(st.column_text(0));
+      if (!t) return t.error();
+      s.node_tokens.push_back(std::move(*t));
+      return ok_status();
+    });
+    if (!r) return r.error().wrap("loading node tokens");
   }
   return s;
 }

@@ -59,8 +59,12 @@ class SqliteStore final : public Store {
     Stmt usage(
         db_->raw(),
         "INSERT INTO usage_records(key, body) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET body = excluded.body");
+    Stmt node_token(
+        db_->raw(),
+        "INSERT INTO node_tokens(node, body) VALUES(?1, ?2) ON CONFLICT(node) DO UPDATE SET body = excluded.body");
+    Stmt unnode_token(db_->raw(), "DELETE FROM node_tokens WHERE node = ?1");
     if (!job.ok() || !node.ok() || !fence.ok() || !unfence.ok() || !unnode.ok() || !project.ok() || !unproject.ok() ||
-        !unjob.ok() || !usage.ok())
+        !unjob.ok() || !usage.ok() || !node_token.ok() || !unnode_token.ok())
       return Error{"prepare: " + db_->errmsg()};
     auto run = [&](Stmt& st) -> Status {
       int rc = st.step();
@@ -111,6 +115,15 @@ class SqliteStore final : public Store {
         usage.bind(1, u.key());
         usage.bind(2, usage_record_to_json(u));
         if (auto s = run(usage); !s) return s.error().wrap("writing usage " + u.key());
+      }
+      for (const auto& t : b.put_node_tokens) {
+        node_token.bind(1, t.node);
+        node_token.bind(2, node_token_to_json(t));
+        if (auto s = run(node_token); !s) return s.error().wrap("writing the token of node " + t.node);
+      }
+      for (const auto& name : b.delete_node_tokens) {
+        unnode_token.bind(1, name);
+        if (auto s = run(unnode_token); !s) return s.error().wrap("deleting the token of node " + name);
       }
     }
     return ok_status();

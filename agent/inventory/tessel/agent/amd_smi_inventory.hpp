@@ -13,6 +13,8 @@ namespace tessel::agent {
 // (amd_smi_parse.hpp). Errors as run_tool's ("amd-smi timed out after 10 s") or the
 // parser's. amd-smi reports no health flag: every card is healthy. `runner` must
 // outlive the source.
+// When config.amd_smi does not resolve but rocm-smi is in config.path_env, the source
+// reads rocm-smi instead (rocm_smi_parse.hpp), errors named "rocm-smi".
 std::unique_ptr<InventorySource> make_amd_smi_inventory(CommandRunner& runner, const InventoryConfig& config);
 
 }  // namespace tessel::agent

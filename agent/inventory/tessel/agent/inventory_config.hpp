@@ -9,12 +9,14 @@
 namespace tessel::agent {
 
 struct InventoryConfig {
-  std::string hl_smi = "hl-smi";          // A path, or a name looked up in path_env.
-  std::string nvidia_smi = "nvidia-smi";  // Same.
-  std::string amd_smi = "amd-smi";        // Same.
-  std::string npu_smi = "npu-smi";        // Same.
-  std::string xpu_smi = "xpu-smi";        // Same.
-  std::string neuron_ls = "neuron-ls";    // Same.
+  std::string hl_smi = "hl-smi";              // A path, or a name looked up in path_env.
+  std::string nvidia_smi = "nvidia-smi";      // Same.
+  std::string amd_smi = "amd-smi";            // Same.
+  std::string npu_smi = "npu-smi";            // Same.
+  std::string xpu_smi = "xpu-smi";            // Same.
+  std::string neuron_ls = "neuron-ls";        // Same.
+  std::string mthreads_gmi = "mthreads-gmi";  // Same.
+  std::string cnmon = "cnmon";                // Same.
   std::filesystem::path sysfs_root = "/sys";
   std::chrono::milliseconds timeout{10000};
   std::string path_env;  // PATH used for bare names; set it from process_path_env().

@@ -15,9 +15,10 @@ namespace tessel::agent {
 
 // The vendor of the first tool that resolves to an executable (path, or name in
 // config.path_env), in this order: hl-smi (habana), nvidia-smi (nvidia), amd-smi
-// (amd), npu-smi (ascend), xpu-smi (intel), neuron-ls (neuron); else the error "no hl-smi,
-// nvidia-smi, amd-smi, npu-smi, xpu-smi or neuron-ls found". Looks at files only; runs
-// nothing.
+// (amd), npu-smi (ascend), xpu-smi (intel), neuron-ls (neuron), mthreads-gmi
+// (mthreads), cnmon (cambricon); then a TPU chip under config.sysfs_root (tpu); else the
+// error "no hl-smi, nvidia-smi, amd-smi, npu-smi, xpu-smi, neuron-ls, mthreads-gmi, cnmon
+// or TPU chip found". Looks at files only; runs nothing.
 Result<api::Vendor> detect_vendor(const InventoryConfig& config);
 
 // `vendor` is one of vendor_choices(). The source reads through `runner`, which must

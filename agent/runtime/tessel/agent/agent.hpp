@@ -104,6 +104,8 @@ class Agent {
   void publish_status() EXCLUDES(mu_);
   // Whether an answer at `epoch` may be acted on (AgentConfig::epochs).
   bool admit(int64_t epoch, const char* what) const { return !cfg_.epochs || cfg_.epochs->admit(epoch, what); }
+  // What the guard refused so far, for registrations and heartbeats.
+  api::EpochRefusals refusals() const { return cfg_.epochs ? cfg_.epochs->refusals() : api::EpochRefusals{}; }
 
   void poll_loop() EXCLUDES(mu_);
 

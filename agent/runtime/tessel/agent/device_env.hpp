@@ -17,6 +17,13 @@
 //   neuron: NEURON_RT_VISIBLE_CORES, the global NeuronCore ids of the devices as ranges
 //           ("4-7"; device d of c cores holds d*c .. d*c+c-1, c = Device::cores); neuron,
 //           xla (torch-neuronx runs torch.distributed on the "xla" backend).
+//   tpu:    TPU_VISIBLE_CHIPS (chip indices, ascending), TPU_CHIPS_PER_PROCESS_BOUNDS (the
+//           sub-slice: 1,1,1 / 1,2,1 / 2,2,1 / 2,4,1 for 1, 2, 4, 8 chips; other counts
+//           fail), TPU_PROCESS_BOUNDS=1,1,1 (one process per host); tpu, xla.
+//   cambricon: MLU_VISIBLE_DEVICES (cnmon card numbers, in the assignment's order); mlu,
+//           cncl.
+//   mthreads: MUSA_VISIBLE_DEVICES (mthreads-gmi indices, in the assignment's order); musa,
+//           mccl.
 // Always: TESSEL_DEVICE_TYPE (the torch device string) and TESSEL_DIST_BACKEND (the
 // torch.distributed backend).
 

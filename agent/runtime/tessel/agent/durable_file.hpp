@@ -5,6 +5,7 @@
 // `path` and fsyncs the parent directory, so after a crash `path` holds either
 // the old or the new contents, never a torn mix. Not safe against two writers
 // of the same path at once (each task file has one writer).
+// Every file is created mode 0600: they hold jobs' env and commands.
 
 #include <string>
 
@@ -21,10 +22,14 @@ Status append_line_durable(const std::string& path, const std::string& line);
 // Creates `path` (and parents) as a directory and fsyncs its parent.
 Status make_dir_durable(const std::string& path);
 // Creates `path`, writes a few bytes, fdatasyncs and removes it: whether the file
-// system under it takes writes now. The error is the bare errno text ("No space left
-// on device"); the file is removed in every case.
+// system under it takes writes now. The error is `unavailable` with the bare errno
+// text ("No space left on device"); the file is removed in every case.
 Status write_probe(const std::string& path);
 // Reads a whole file; errors say why ("open: No such file or directory").
 Result<std::string> read_small_file(const std::string& path, size_t max_bytes = 1 << 20);
+// "what: <strerror(errno)>" with the code errno names: ENOENT not_found, EACCES and
+// EPERM permission_denied, EEXIST conflict, any other (EIO, ENOSPC, EROFS, ...)
+// unavailable. The errors of the functions above carry these codes.
+Error errno_error(const std::string& what);
 
 }  // namespace tessel::agent

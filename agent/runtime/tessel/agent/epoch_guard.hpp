@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "tessel/api/agent_protocol.hpp"
 #include "tessel/base/result.hpp"
 #include "tessel/sync/mutex.hpp"
 
@@ -29,6 +30,9 @@ class EpochGuard {
   bool admit(int64_t epoch, const char* what) EXCLUDES(mu_);
   int64_t highest() const EXCLUDES(mu_);
   uint64_t refused_total() const EXCLUDES(mu_);
+  // What was refused since this guard opened: sent in every registration and
+  // heartbeat, so the current leader learns an old one is still answering.
+  api::EpochRefusals refusals() const EXCLUDES(mu_);
 
  private:
   EpochGuard(std::string path, int64_t highest) : path_(std::move(path)), highest_(highest) {}
@@ -37,7 +41,7 @@ class EpochGuard {
   mutable Mutex mu_;
   int64_t highest_ GUARDED_BY(mu_);
   int64_t last_warned_ GUARDED_BY(mu_) = -1;  // The refused epoch logged last.
-  uint64_t refused_ GUARDED_BY(mu_) = 0;
+  api::EpochRefusals refusals_ GUARDED_BY(mu_);
 };
 
 // Where a state dir keeps the guard's file.

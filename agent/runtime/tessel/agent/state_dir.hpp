@@ -6,6 +6,8 @@
 // binds while it runs so that supervisors can tell it about their tasks (task_events.hpp).
 // A task without a `workdir` of its own runs in tasks/<id>/work (work_dir()), a directory
 // the agent makes for it, owned by the job's user; it goes when the task dir goes.
+// Modes: the root, tasks/ and each task dir are 0711 (a job's user reaches its own work
+// dir by its absolute path, and lists none of them), work dirs 0700, files 0600.
 // Thread-compatible: methods touch only files; callers serialise per task.
 
 #include <cstdint>
@@ -43,7 +45,7 @@ class StateDir {
  public:
   explicit StateDir(std::string root) : root_(std::move(root)) {}
 
-  Status init() const;  // Creates root/tasks.
+  Status init() const;  // Creates root/tasks; makes root and tasks/ 0711.
   const std::string& root() const { return root_; }
   std::string task_dir(const std::string& id) const { return root_ + "/tasks/" + id; }
   std::string log_path(const std::string& id, int local_rank) const {

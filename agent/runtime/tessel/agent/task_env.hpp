@@ -11,7 +11,10 @@
 //   Always: TESSEL_JOB_ID, TESSEL_NODE, TESSEL_ASSIGNMENT_ID, TESSEL_PORT, RANK,
 //           WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK, MASTER_ADDR, MASTER_PORT.
 //   An array's element ("j-00000042_7", its spec has `array`): TESSEL_ARRAY_ID (the
-//           parent, "j-00000042"), TESSEL_ARRAY_INDEX (7), TESSEL_ARRAY_COUNT.
+//           parent, "j-00000042"), TESSEL_ARRAY_INDEX (7, the index as submitted:
+//           --array 5-20 gives 5..20), TESSEL_ARRAY_COUNT, and TESSEL_ARRAY_MIN and
+//           TESSEL_ARRAY_MAX, its lowest and highest index (as Slurm's
+//           SLURM_ARRAY_TASK_MIN/MAX).
 //   One task per node (not task per device), for a launcher such as torchrun, unless
 //   the job set the variable itself: PET_NNODES = nnodes, PET_NODE_RANK = node_rank,
 //   PET_MASTER_ADDR, PET_MASTER_PORT, PET_NPROC_PER_NODE = the assignment's cards (1

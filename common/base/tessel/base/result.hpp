@@ -14,14 +14,16 @@ namespace tessel {
 // What kind of failure an Error is. http_status_of() (tessel/base/http_status.hpp)
 // is the one place it becomes an HTTP status; everything else only names the kind.
 enum class ErrorCode {
-  internal,           // A bug or an unexpected failure (500). The default.
-  invalid_argument,   // Bad input; `field` names it when it is one field (400).
-  unauthenticated,    // No or unknown credentials (401).
-  permission_denied,  // Known caller, not allowed (403).
-  not_found,          // (404)
-  conflict,           // The request does not fit the current state (409).
-  payload_too_large,  // (413)
-  unavailable,        // Try again later: storage failing, shutting down, peer unreachable (503).
+  internal,                         // A bug or an unexpected failure (500). The default.
+  invalid_argument,                 // Bad input; `field` names it when it is one field (400).
+  unauthenticated,                  // No or unknown credentials (401).
+  permission_denied,                // Known caller, not allowed (403).
+  not_found,                        // (404)
+  conflict,                         // The request does not fit the current state (409).
+  payload_too_large,                // (413)
+  unavailable,                      // Try again later: storage failing, shutting down, peer unreachable (503).
+  method_not_allowed,               // A known path that does not take this method (405).
+  request_header_fields_too_large,  // The request line and headers are over the server's limit (431).
 };
 const char* to_string(ErrorCode c);
 
@@ -58,6 +60,8 @@ inline const char* to_string(ErrorCode c) {
     case ErrorCode::conflict: return "conflict";
     case ErrorCode::payload_too_large: return "payload_too_large";
     case ErrorCode::unavailable: return "unavailable";
+    case ErrorCode::method_not_allowed: return "method_not_allowed";
+    case ErrorCode::request_header_fields_too_large: return "request_header_fields_too_large";
     case ErrorCode::internal: break;
   }
   return "internal";

@@ -35,6 +35,9 @@ struct UsageQuery {
   bool all = true;
   std::string user;
   std::set<std::string> projects;
+  // Filters (empty: none), applied after who-sees-what: only this project's records,
+  // only this user's.
+  std::string only_project, only_user;
 };
 
 struct UsageRow {

@@ -1,8 +1,12 @@
 #pragma once
 // Authenticator: maps an Authorization header to a Principal and decides what
 // that principal may do. Without a token table everyone is admin "anonymous".
-// Immutable after construction; safe to share between threads.
+// A token not in the table may be an issued agent token (NodeTokens): `issued`
+// names its node, and it acts as role agent NAME, bound to that node like a tokens
+// file's `TOKEN agent NAME`. Immutable after construction; safe to share between
+// threads (`issued` must be too).
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -17,7 +21,10 @@ enum class Action { read, submit, cancel, admin, agent };
 
 class Authenticator {
  public:
-  explicit Authenticator(std::optional<TokenTable> tokens) : tokens_(std::move(tokens)) {}
+  // The node an issued agent token belongs to, if it is one.
+  using IssuedLookup = std::function<std::optional<std::string>(const std::string& token)>;
+  explicit Authenticator(std::optional<TokenTable> tokens, IssuedLookup issued = nullptr)
+      : tokens_(std::move(tokens)), issued_(std::move(issued)) {}
 
   bool enabled() const { return tokens_.has_value(); }
 
@@ -26,6 +33,7 @@ class Authenticator {
 
  private:
   std::optional<TokenTable> tokens_;
+  IssuedLookup issued_;
 };
 
 // An agent's token is bound to the node its NAME names: it may register, heartbeat,

@@ -6,7 +6,10 @@
 // restored from one snapshot of the database (Store::load, a REPEATABLE READ
 // transaction). A request finding that view older than `max_age` loads a new one first
 // (one load at a time; concurrent requests wait for it), so an answer is at most
-// max_age plus one load behind the last commit. What a follower cannot know: pending
+// max_age plus one load behind the last commit. The follower's store reads only the
+// rows written since its previous load (PgStore, read_only); when there were none the
+// view is kept as it is, else a new one is restored from the merged tables, logging
+// one line at debug. What a follower cannot know: pending
 // jobs' queue positions and estimated starts (the leader's scheduling pass computes
 // them) and which nodes are down or degraded (the leader learns that from heartbeats,
 // which are not stored): every node shows as its stored record says. When the

@@ -66,6 +66,7 @@ struct StatsSnapshot {
   int64_t long_polls_waiting = 0;
   int64_t long_polls_max = 0;  // 0: no limit.
   uint64_t long_polls_shed_total = 0;
+  std::map<std::string, uint64_t> agent_epoch_refusals;  // By node; nodes whose agent refused none are left out.
   Histogram queue_wait{{}};
   Histogram scheduling_latency{{}};
   std::vector<ProjectStats> projects;

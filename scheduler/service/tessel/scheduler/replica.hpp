@@ -29,9 +29,10 @@ struct ReplicaOptions {
   std::chrono::milliseconds read_max_age{500};
 };
 
-// Prometheus text: tessel_leader (1 on the leader, 0 on a follower) and
-// tessel_leader_epoch (the lease's epoch as this replica last saw it).
-std::string render_replica_metrics(bool leader, int64_t epoch);
+// Prometheus text: tessel_leader (1 on the leader, 0 on a follower),
+// tessel_leader_epoch (the lease's epoch as this replica last saw it) and
+// tessel_leader_changes_total (`changes`: Follower::leader_changes()).
+std::string render_replica_metrics(bool leader, int64_t epoch, uint64_t changes);
 
 // Waits for the lease, serving the follower's HTTP meanwhile.
 class Follower {
@@ -48,6 +49,10 @@ class Follower {
   int64_t lead(const std::function<void(const LeaseView&)>& after_try = nullptr);
   // Makes lead() return 0; safe from any thread (a signal thread).
   void stop();
+  // Changes of leader this replica has seen since it started: the lease's epoch moving
+  // on between two of its tries, and its own takeover (the first try only sets where
+  // it starts from, unless it takes the lease).
+  uint64_t leader_changes() const EXCLUDES(mu_);
 
  private:
   // lead()'s second thread: LISTENs for the leader's clean release
@@ -57,9 +62,11 @@ class Follower {
   ReplicaOptions o_;
   FollowerReads* reads_;
   std::unique_ptr<http::Server> server_;
-  Mutex mu_;
+  mutable Mutex mu_;
   CondVar cv_;
   bool stop_ GUARDED_BY(mu_) = false;
+  bool tried_ GUARDED_BY(mu_) = false;  // A try has read the lease.
+  uint64_t changes_ GUARDED_BY(mu_) = 0;
   bool released_ GUARDED_BY(mu_) = false;  // A release was notified: try now.
   bool done_ GUARDED_BY(mu_) = false;      // lead() is returning: the listener ends.
   LeaseView view_ GUARDED_BY(mu_);

@@ -38,6 +38,7 @@
 #include "tessel/scheduler/card_history.hpp"
 #include "tessel/time/clock.hpp"
 #include "tessel/scheduler/metrics.hpp"
+#include "tessel/scheduler/node_tokens.hpp"
 #include "tessel/scheduler/store.hpp"
 #include "tessel/scheduler/tokens.hpp"
 #include "tessel/sync/mutex.hpp"
@@ -59,6 +60,8 @@ struct StateOptions {
   int64_t history_days = 90;
   // Preemption: a running job is never preempted before it ran this long (--preempt-min-runtime).
   int64_t preempt_min_runtime_ms = 60'000;
+  // restore() logs its summary at debug, not info (a follower's view, restored often).
+  bool quiet_restore = false;
 };
 
 struct JobFilter {
@@ -125,6 +128,8 @@ class ClusterState {
   // Idempotent. Only admins or the job's owner may cancel.
   Result<api::Job> cancel(const std::string& id, const Principal& who) EXCLUDES(mu_);
   Result<LogTarget> log_target(const std::string& job_id, int rank) const EXCLUDES(mu_);
+  // The job's state history, oldest first (state_events.cpp); nullopt for an unknown job.
+  std::optional<std::vector<api::JobEvent>> job_events(const std::string& id) const EXCLUDES(mu_);
 
   // --- Projects (REST, state_projects.cpp) ---
   // Every project, by name; the built-in api::kDefaultProject (shares 1, no quotas)
@@ -179,6 +184,10 @@ class ClusterState {
   ChangeCounts change_counts() const { return {jobs_changes_.load(), nodes_changes_.load(), metrics_changes_.load()}; }
   std::string status_line() const EXCLUDES(mu_);  // For systemd STATUS=.
 
+  // Admin-issued agent tokens (restored with the rest; own lock, never mu_).
+  NodeTokens& node_tokens() { return node_tokens_; }
+  const NodeTokens& node_tokens() const { return node_tokens_; }
+
   // --- Agent protocol ---
   Result<api::RegisterResponse> register_node(const api::RegisterRequest& req, const std::string& token) EXCLUDES(mu_);
   Result<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req, const std::string& token) EXCLUDES(mu_);
@@ -223,6 +232,8 @@ class ClusterState {
     std::string token;
     int64_t version = 0;
     std::string degraded;  // From its agent's last heartbeat (not stored): nothing is placed here.
+    // What its agent refused for an old leader epoch, as its last heartbeat said (not stored).
+    api::EpochRefusals epoch_refusals;
   };
   // Writes a batch under mu_, then runs `apply` steps if it succeeded.
   struct Txn {
@@ -264,6 +275,11 @@ class ClusterState {
   void log_change(const api::Job& job, const std::string& what) const;
   // A job as the API shows it: with its queue position and estimated start.
   static api::Job view_of(const JobEntry& e);
+
+  // State history (state_events.cpp): an event for each change of state or attempt
+  // that `txn` writes, added to the records it writes and, once applied, to memory.
+  void record_events_locked(Txn& txn) REQUIRES(mu_);
+  static api::JobEvent submitted_event(const api::Job& job);
 
   // Projects (state_projects.cpp).
   // Fills in the default project; 400 naming `project` when it does not exist.
@@ -359,8 +375,8 @@ class ClusterState {
   // that the pass could not place stops the victims the pure policy picks
   // (ModuleGroupAllocator::plan_preemption) and waits for their cards, which are
   // held for it (under "preempt:<job>") as their tasks end; once all are, it is
-  // placed on them before anything else. In memory only: after a restart the job
-  // competes for the freed cards like any other (ahead, being within its guarantee).
+  // placed on them before anything else. The claim (cards and victims) is stored in
+  // the job's record (api::Job::preempt_claim), so a restarted scheduler resumes it.
   struct Preemption {
     std::vector<api::Allocation> allocations;  // The cards it will take.
     std::vector<std::string> victims;
@@ -369,6 +385,8 @@ class ClusterState {
   // holds their cards as they free up, and returns (holding the cards for the job)
   // those whose cards are all free. Adds their cards to the projects' held counts.
   std::vector<Placement> advance_preemptions_locked(PassPolicy& policy, int64_t now) REQUIRES(mu_);
+  // At restore, after the queues: the pending jobs whose records hold a claim.
+  void restore_preemptions_locked() REQUIRES(mu_);
   // After schedule(): the first job within its guarantee left pending that a plan
   // exists for stops its victims in `txn` (one preemption per pass; stopping them
   // wakes the next pass).
@@ -381,6 +399,7 @@ class ClusterState {
   const Clock& clock_;
   const StateOptions opts_;
   CardHistory card_history_;  // Its own lock: heartbeats record, the console reads.
+  NodeTokens node_tokens_{[this](const WriteBatch& b) { return write_store(b); }, clock_};
 
   mutable Mutex mu_;
   struct Watch {

@@ -58,6 +58,15 @@ struct UsageRecord {
   bool operator==(const UsageRecord&) const = default;
 };
 
+// An admin-issued agent token (POST /v1/nodes/{name}/token), bound to its node:
+// only the token's SHA-256 is kept (schema version 5), one per node.
+struct NodeToken {
+  std::string node;
+  std::string sha256;  // Lower-case hex of the token's SHA-256.
+  int64_t issued_at_ms = 0;
+  bool operator==(const NodeToken&) const = default;
+};
+
 struct WriteBatch {
   std::vector<api::Job> jobs;            // Upserted; the id carries the sequence number.
   std::vector<std::string> delete_jobs;  // Ids of ended jobs pruned from history; applied after `jobs`.
@@ -70,10 +79,13 @@ struct WriteBatch {
   // implementation keeps them in a table keyed by name.
   std::vector<api::Project> put_projects;
   std::vector<std::string> delete_projects;
-  std::vector<UsageRecord> put_usage;  // Upserted by key().
+  std::vector<UsageRecord> put_usage;           // Upserted by key().
+  std::vector<NodeToken> put_node_tokens;       // Upserted by node.
+  std::vector<std::string> delete_node_tokens;  // Node names; applied after put_node_tokens.
   bool empty() const {
     return jobs.empty() && nodes.empty() && delete_nodes.empty() && put_fences.empty() && delete_fences.empty() &&
-           put_projects.empty() && delete_projects.empty() && put_usage.empty() && delete_jobs.empty();
+           put_projects.empty() && delete_projects.empty() && put_usage.empty() && delete_jobs.empty() &&
+           put_node_tokens.empty() && delete_node_tokens.empty();
   }
 };
 
@@ -83,6 +95,9 @@ struct Snapshot {
   std::vector<Fence> fences;
   std::vector<api::Project> projects;  // Ascending name.
   std::vector<UsageRecord> usage;      // Ascending key.
+  std::vector<NodeToken> node_tokens;  // Ascending node.
+  // A follower's PgStore only: nothing changed since its previous load (the fields are complete all the same).
+  bool unchanged = false;
 };
 
 class Store {
@@ -171,5 +186,7 @@ std::string project_to_json(const api::Project& p);
 Result<api::Project> project_from_json(const std::string& text);
 std::string usage_record_to_json(const UsageRecord& u);
 Result<UsageRecord> usage_record_from_json(const std::string& text);
+std::string node_token_to_json(const NodeToken& t);
+Result<NodeToken> node_token_from_json(const std::string& text);
 
 }  // namespace tessel::scheduler

@@ -1,0 +1,36 @@
+#include "tessel/agent/tool_json.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+namespace tessel::agent {
+
+Result<std::string> json_text(const nlohmann::json* v, const std::string& where, size_t max_len) {
+  if (v == nullptr || v->is_null()) return std::string();
+  if (!v->is_string()) return Error{where + ": must be a string"};
+  std::string s = v->get<std::string>();
+  const bool printable = std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= 0x20 && c <= 0x7e; });
+  if (s.size() > max_len || !printable)
+    return Error{where + ": must be printable ASCII of at most " + std::to_string(max_len) + " bytes"};
+  return s;
+}
+
+Result<int> json_card_index(const nlohmann::json* v, const std::string& where) {
+  const std::string msg = where + ": must be an integer 0..1023";
+  if (v != nullptr && v->is_number_integer()) {
+    const auto x = v->get<int64_t>();
+    if (x < 0 || x > 1023) return Error{msg};
+    return static_cast<int>(x);
+  }
+  if (v == nullptr || !v->is_string()) return Error{msg};
+  const std::string& s = v->get_ref<const std::string&>();
+  if (s.empty() || s.size() > 4 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return Error{msg};
+  const int x = std::stoi(s);
+  if (x > 1023) return Error{msg};
+  return x;
+}
+
+}  // namespace tessel::agent

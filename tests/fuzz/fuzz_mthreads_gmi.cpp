@@ -1,0 +1,20 @@
+// libFuzzer target: the mthreads-gmi query JSON parser must return a value or an error for
+// any input, never crash, and what it returns must serialise and read back.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "tessel/agent/mthreads_gmi_parse.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto r = tessel::agent::mthreads::parse_mthreads_gmi_query(text);
+  if (r.ok()) {
+    tessel::api::NodeInventory inv{tessel::api::Vendor::mthreads, r->driver_version, r->devices};
+    if (!tessel::api::inventory_from_json(tessel::api::to_json(inv)).ok()) std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,120 @@
+// The mthreads-gmi inventory end to end: the real runner and the fake mthreads-gmi replaying
+// the fixtures, including its failure modes, a missing tool and vendor detection.
+#include "tessel/agent/mthreads_gmi_inventory.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tessel/agent/vendor_detect.hpp"
+#include "test_util.hpp"
+
+namespace tessel::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ScopedEnv;
+
+class MthreadsGmiInventoryTest : public ::testing::Test {
+ protected:
+  InventoryConfig config() const {
+    InventoryConfig c;
+    c.mthreads_gmi = FAKE_MTHREADS_GMI_PATH;
+    c.timeout = 10s;
+    c.path_env = "";
+    return c;
+  }
+  std::string read_error(const InventoryConfig& c) {
+    auto r = make_mthreads_gmi_inventory(runner_, c)->read();
+    return r.ok() ? std::string("(ok)") : r.error().message;
+  }
+
+  ProcessRunner runner_;
+  ScopedEnv fixture_{"FAKE_MTHREADS_GMI_FIXTURE", testing::fixture_path("mthreads-gmi/s5000-8.json")};
+  ScopedEnv mode_{"FAKE_MTHREADS_GMI_MODE", "normal"};
+};
+
+TEST_F(MthreadsGmiInventoryTest, ReadsEightS5000) {
+  auto inv = make_mthreads_gmi_inventory(runner_, config())->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(inv->vendor, api::Vendor::mthreads);
+  EXPECT_EQ(inv->driver_version, "3.3.5-server");
+  ASSERT_EQ(inv->devices.size(), 8u);
+  EXPECT_EQ(inv->devices[2].uuid, "00000002-5000-4000-8000-00000000004a");
+  EXPECT_EQ(inv->devices[2].bus_id, "00000000:4a:00.0");
+  EXPECT_EQ(inv->devices[2].model, "MTT S5000");
+  EXPECT_EQ(inv->devices[2].memory_used_mib, 2048);
+  EXPECT_EQ(inv->devices[2].power_w, 99);  // "98.50W", rounded half away from zero.
+  EXPECT_TRUE(inv->devices[7].healthy);
+}
+
+TEST_F(MthreadsGmiInventoryTest, PartialOutputIsReportedWithItsPlace) {
+  testing::TempDir dir;
+  testing::write_file(dir.path() / "cut.json",
+                      "{\"Driver Version\": \"3.3.5-server\", \"GPU\": [{\"Index\": \"0\"}, {\"Ind");
+  ScopedEnv f("FAKE_MTHREADS_GMI_FIXTURE", (dir.path() / "cut.json").string());
+  EXPECT_EQ(read_error(config()), "mthreads-gmi: not JSON");
+  testing::write_file(dir.path() / "noindex.json",
+                      "{\"GPU\": [{\"Index\": \"0\"}, {\"Product Name\": \"MTT S5000\"}]}");
+  ScopedEnv g("FAKE_MTHREADS_GMI_FIXTURE", (dir.path() / "noindex.json").string());
+  EXPECT_EQ(read_error(config()), "mthreads-gmi GPU[1].Index: must be an integer 0..1023");
+}
+
+TEST_F(MthreadsGmiInventoryTest, FailureModesGiveClearMessages) {
+  {
+    ScopedEnv m("FAKE_MTHREADS_GMI_MODE", "fail");
+    EXPECT_EQ(read_error(config()),
+              "mthreads-gmi exited 3: mthreads-gmi: failed to open device (fake failure) | second line of detail");
+  }
+  {
+    ScopedEnv m("FAKE_MTHREADS_GMI_MODE", "garbage");
+    EXPECT_EQ(read_error(config()), "mthreads-gmi: not JSON");
+  }
+  {
+    ScopedEnv m("FAKE_MTHREADS_GMI_MODE", "crash");
+    EXPECT_EQ(read_error(config()).rfind("mthreads-gmi killed by signal 11 (SIGSEGV)", 0), 0u) << read_error(config());
+  }
+}
+
+TEST_F(MthreadsGmiInventoryTest, EmptyOutputIsAnError) {
+  testing::TempDir dir;
+  testing::write_file(dir.path() / "empty.txt", "");
+  ScopedEnv f("FAKE_MTHREADS_GMI_FIXTURE", (dir.path() / "empty.txt").string());
+  EXPECT_EQ(read_error(config()), "mthreads-gmi: not JSON");
+}
+
+TEST_F(MthreadsGmiInventoryTest, HungToolTimesOut) {
+  ScopedEnv m("FAKE_MTHREADS_GMI_MODE", "hang");
+  InventoryConfig c = config();
+  c.timeout = 300ms;
+  EXPECT_EQ(read_error(c), "mthreads-gmi timed out after 0.3 s");
+}
+
+TEST_F(MthreadsGmiInventoryTest, MissingTool) {
+  InventoryConfig c = config();
+  c.mthreads_gmi = "/nonexistent/mthreads-gmi";
+  EXPECT_EQ(read_error(c), "mthreads-gmi not found at /nonexistent/mthreads-gmi");
+  c.mthreads_gmi = "mthreads-gmi";
+  c.path_env = "/nonexistent";
+  EXPECT_EQ(read_error(c), "mthreads-gmi not found in PATH");
+}
+
+TEST_F(MthreadsGmiInventoryTest, AutoFindsMthreadsGmiInPath) {
+  InventoryConfig c = config();
+  c.mthreads_gmi = "mthreads-gmi";
+  c.path_env = "/nonexistent:" + std::filesystem::path(FAKE_MTHREADS_GMI_PATH).parent_path().string();
+  auto v = detect_vendor(c);
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(*v, api::Vendor::mthreads);
+  auto source = make_inventory_source("auto", runner_, c);
+  ASSERT_TRUE(source.ok()) << source.error().message;
+  auto inv = (*source)->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(inv->vendor, api::Vendor::mthreads);
+  auto by_name = make_inventory_source("mthreads", runner_, c);
+  ASSERT_TRUE(by_name.ok());
+  EXPECT_EQ((*by_name)->read()->devices.size(), 8u);
+}
+
+}  // namespace
+}  // namespace tessel::agent
