@@ -123,6 +123,8 @@ int run(const std::vector<std::string>& args, Environment& env) {
   auto* token_revoke = node_token->add_subcommand("revoke", "Revoke a node's issued agent token");
   token_revoke->add_option("node", token_node, "Node name")->required();
   token_revoke->callback([&] { action = [&](Session& s) { return cmd_node_token_revoke(s, token_node); }; });
+  auto* token_list = node_token->add_subcommand("list", "The nodes with an issued agent token, and when it was issued");
+  token_list->callback([&] { action = [&](Session& s) { return cmd_node_token_list(s); }; });
   // After its subcommands' callbacks: lists only when none was given.
   nodes->callback([&] {
     if (!node_token->parsed()) action = [&](Session& s) { return cmd_nodes(s, nodes_wide); };

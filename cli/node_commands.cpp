@@ -1,5 +1,7 @@
 #include "tessel/cli/node_commands.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "tessel/cli/json_get.hpp"
@@ -105,6 +107,32 @@ int cmd_node_token_revoke(Session& s, const std::string& name) {
     s.print_json(*r);
   else
     s.env().out << name << ": token revoked\n";
+  return kExitOk;
+}
+
+int cmd_node_token_list(Session& s) {
+  const std::string command = "nodes token list";
+  auto* c = s.client(command);
+  if (!c) return kExitUsage;
+  auto r = c->get("/v1/node-tokens");
+  if (!r) return s.fail(command, r.error());
+  if (s.json_output()) {
+    s.print_json(*r);
+    return kExitOk;
+  }
+  const auto& tokens = get_field(*r, "tokens");
+  if (!tokens.is_array()) return s.fail(command, Error{"server answer has no \"tokens\" array"});
+  if (tokens.empty()) {
+    s.env().out << "No issued node tokens.\n";
+    return kExitOk;
+  }
+  size_t width = 4;  // "NODE"
+  for (const auto& t : tokens) width = std::max(width, get_string(t, "node").size());
+  auto row = [&](const std::string& node, const std::string& issued) {
+    s.env().out << node << std::string(width - node.size() + 2, ' ') << issued << '\n';
+  };
+  row("NODE", "ISSUED");
+  for (const auto& t : tokens) row(get_string(t, "node"), get_string(t, "issued_at"));
   return kExitOk;
 }
 

@@ -27,6 +27,8 @@ int inventory_main(int argc, char** argv, std::ostream& out, std::ostream& err) 
   app.add_option("--nvidia-smi", config.nvidia_smi, "nvidia-smi path or name (looked up in PATH)")
       ->capture_default_str();
   app.add_option("--amd-smi", config.amd_smi, "amd-smi path or name (looked up in PATH)")->capture_default_str();
+  app.add_option("--rocm-smi", config.rocm_smi, "rocm-smi path or name (run when amd-smi is not found)")
+      ->capture_default_str();
   app.add_option("--npu-smi", config.npu_smi, "npu-smi path or name (looked up in PATH)")->capture_default_str();
   app.add_option("--xpu-smi", config.xpu_smi, "xpu-smi path or name (looked up in PATH)")->capture_default_str();
   app.add_option("--neuron-ls", config.neuron_ls, "neuron-ls path or name (looked up in PATH)")->capture_default_str();

@@ -6,7 +6,6 @@
 #include "tessel/agent/mthreads_gmi_inventory.hpp"
 #include "tessel/agent/neuron_ls_inventory.hpp"
 #include "tessel/agent/npu_smi_inventory.hpp"
-#include "tessel/agent/rocm_smi_parse.hpp"
 #include "tessel/agent/tpu_inventory.hpp"
 #include "tessel/agent/xpu_smi_inventory.hpp"
 
@@ -37,7 +36,7 @@ const Tool kTools[] = {
 Result<api::Vendor> detect_vendor(const InventoryConfig& config) {
   for (const Tool& t : kTools)
     if (resolve_executable(t.name, config.*t.path, config.path_env) ||
-        (t.vendor == api::Vendor::amd && resolve_executable("rocm-smi", amd::kRocmSmi, config.path_env)))
+        (t.vendor == api::Vendor::amd && resolve_executable("rocm-smi", config.rocm_smi, config.path_env)))
       return t.vendor;
   if (has_tpu(config.sysfs_root)) return api::Vendor::tpu;
   return Error{"no hl-smi, nvidia-smi, amd-smi, npu-smi, xpu-smi, neuron-ls, mthreads-gmi, cnmon or TPU chip found"};

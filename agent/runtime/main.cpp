@@ -31,7 +31,8 @@ namespace {
 struct Options {
   std::string scheduler, node, address, listen = "0.0.0.0:7451", token_file;
   std::string state_dir = "/var/lib/tessel-agent", vendor = "auto", hl_smi = "hl-smi", nvidia_smi = "nvidia-smi";
-  std::string amd_smi = "amd-smi", npu_smi = "npu-smi", xpu_smi = "xpu-smi", neuron_ls = "neuron-ls";
+  std::string amd_smi = "amd-smi", rocm_smi = "rocm-smi", npu_smi = "npu-smi", xpu_smi = "xpu-smi",
+              neuron_ls = "neuron-ls";
   std::string mthreads_gmi = "mthreads-gmi", cnmon = "cnmon";
   std::string sysfs_root = "/sys", run_as, log_level = "info";
   double heartbeat_interval = 0;
@@ -99,6 +100,7 @@ int agent_main(const Options& o) {
   icfg.hl_smi = o.hl_smi;
   icfg.nvidia_smi = o.nvidia_smi;
   icfg.amd_smi = o.amd_smi;
+  icfg.rocm_smi = o.rocm_smi;
   icfg.npu_smi = o.npu_smi;
   icfg.xpu_smi = o.xpu_smi;
   icfg.neuron_ls = o.neuron_ls;
@@ -184,6 +186,8 @@ int main(int argc, char** argv) {
   app.add_option("--hl-smi", o.hl_smi, "hl-smi path or name")->capture_default_str();
   app.add_option("--nvidia-smi", o.nvidia_smi, "nvidia-smi path or name")->capture_default_str();
   app.add_option("--amd-smi", o.amd_smi, "amd-smi path or name")->capture_default_str();
+  app.add_option("--rocm-smi", o.rocm_smi, "rocm-smi path or name (run when amd-smi is not found)")
+      ->capture_default_str();
   app.add_option("--npu-smi", o.npu_smi, "npu-smi path or name")->capture_default_str();
   app.add_option("--xpu-smi", o.xpu_smi, "xpu-smi path or name")->capture_default_str();
   app.add_option("--neuron-ls", o.neuron_ls, "neuron-ls path or name")->capture_default_str();

@@ -381,6 +381,30 @@ TEST_F(CliBinary, NodeTokenIssueAndRevoke) {
   EXPECT_NE(r.exit_code, 0);
 }
 
+TEST_F(CliBinary, NodeTokenList) {
+  api.on("GET", "/v1/node-tokens", 200,
+         json{{"tokens",
+               {{{"node", "gaudi-a"}, {"issued_at", "2026-01-01T00:00:00Z"}},
+                {{"node", "gaudi-long-name"}, {"issued_at", "2026-01-02T03:04:05Z"}}}}}
+             .dump());
+  auto r = run_tessel(with_server({"nodes", "token", "list"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "NODE             ISSUED\n"
+            "gaudi-a          2026-01-01T00:00:00Z\n"
+            "gaudi-long-name  2026-01-02T03:04:05Z\n");
+  r = run_tessel(with_server({"nodes", "token", "list", "-o", "json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["tokens"].size(), 2U);
+  api.on("GET", "/v1/node-tokens", 200, R"({"tokens":[]})");
+  r = run_tessel(with_server({"nodes", "token", "list"}));
+  EXPECT_EQ(r.out, "No issued node tokens.\n");
+  api.on("GET", "/v1/node-tokens", 403, R"({"error":{"code":"forbidden","message":"role user may not do this"}})");
+  r = run_tessel(with_server({"nodes", "token", "list"}));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "tessel: nodes token list: role user may not do this (forbidden)\n");
+}
+
 // A replica list: the first URL refuses connections, the second is a follower
 // that redirects to the leader (307, as tessel-scheduler --advertise does); the
 // token and the body go along.

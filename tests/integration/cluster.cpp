@@ -109,8 +109,12 @@ void Cluster::start_vendor_agent(const std::string& node, const std::string& ven
 
 void Cluster::start_with_vendor(const std::string& node, const VendorTool& tool) {
   start_scheduler();
-  start_vendor_agent(node, tool.vendor, {tool.flag, tool.fake},
-                     {{tool.fixture_var, std::string(TESSEL_FIXTURES_DIR) + "/" + tool.fixture}});
+  std::vector<std::string> args;
+  if (!tool.flag.empty()) args = {tool.flag, tool.fake};
+  args.insert(args.end(), tool.args.begin(), tool.args.end());
+  std::map<std::string, std::string> env;
+  if (!tool.fixture_var.empty()) env[tool.fixture_var] = std::string(TESSEL_FIXTURES_DIR) + "/" + tool.fixture;
+  start_vendor_agent(node, tool.vendor, std::move(args), std::move(env));
   ASSERT_TRUE(wait_node_state(node, "ready"));
 }
 
@@ -163,18 +167,22 @@ std::string Cluster::log(const std::string& node, const std::string& job, int ra
   return testkit::read_file(task_dir(node, job, rank) + "/rank" + std::to_string(local) + ".log");
 }
 
+testkit::RestClient Cluster::rest() const {
+  testkit::RestClient c(port_);
+  c.set_token(api_token);
+  return c;
+}
+
 json Cluster::get(const std::string& path, int* status) {
-  auto r = testkit::RestClient(port_).get(path);
+  auto r = rest().get(path);
   if (status) *status = r.status;
   return r.status ? r.body : json();
 }
 
-int Cluster::post(const std::string& path, const json& body) {
-  return testkit::RestClient(port_).post(path, body).status;
-}
+int Cluster::post(const std::string& path, const json& body) { return rest().post(path, body).status; }
 
 json Cluster::submit(const json& spec) {
-  auto r = testkit::RestClient(port_).post("/v1/jobs", spec);
+  auto r = rest().post("/v1/jobs", spec);
   EXPECT_TRUE(r.status / 100 == 2) << (r.status ? r.text : std::string("no answer"));
   return r.status ? r.body : json();
 }

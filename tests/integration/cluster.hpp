@@ -39,9 +39,11 @@ class Cluster {
                           std::map<std::string, std::string> env);
   // Another vendor's fake tool as the agent runs it: --vendor `vendor`, `flag` naming
   // the fake binary `fake`, and `fixture` (under tests/fixtures) in the fake's
-  // environment variable `fixture_var`.
+  // environment variable `fixture_var`; `args`: more agent flags. A vendor read without
+  // a tool (TPU: a PCI scan) leaves `flag` and `fixture_var` empty.
   struct VendorTool {
     std::string vendor, flag, fake, fixture_var, fixture;
+    std::vector<std::string> args = {};
   };
   // Starts the scheduler and agent `node` on `tool`, and waits until the node is ready.
   void start_with_vendor(const std::string& node, const VendorTool& tool);
@@ -71,12 +73,14 @@ class Cluster {
   std::vector<std::string> scheduler_args;  // Extra flags for the next start_scheduler().
   int heartbeat_timeout_s = 2;              // The next start_scheduler()'s --heartbeat-timeout.
   std::vector<std::string> agent_args;      // Extra flags for the next start_agent().
+  std::string api_token;                    // Bearer token of the REST helpers ("": none).
   int port() const { return port_; }
 
   // REST.
   nlohmann::json submit(const nlohmann::json& spec);  // Returns the job; asserts 201/200.
   nlohmann::json get(const std::string& path, int* status = nullptr);
   int post(const std::string& path, const nlohmann::json& body);
+  testkit::RestClient rest() const;  // To port(), with api_token.
   std::optional<nlohmann::json> wait_job(const std::string& id, const std::vector<std::string>& states,
                                          std::chrono::milliseconds t = std::chrono::seconds(20));
   // The job once its pending reason mentions `needle` (nullopt, and a failure, if never).

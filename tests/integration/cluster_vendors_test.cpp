@@ -12,9 +12,15 @@
 //                     groups of up to 4 inside one NUMA half
 //   cambricon cnmon  8 × MLU370-X8 (cnmon_info.json written in its cwd): aligned
 //                     blocks, MLU_VISIBLE_DEVICES
+//   amd     rocm-smi 2 × MI100, read when amd-smi is absent (--rocm-smi)
+//   tpu     PCI scan 8 × TPU v6e under a sysfs tree the test writes (--sysfs-root):
+//                     TPU_VISIBLE_CHIPS and the sub-slice's bounds
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -49,6 +55,9 @@ struct Vendor {
   std::string device_type, dist_backend;
   json waiting_spec;
   std::string waiting_reason;
+  // What the node needs before its agent starts, given the cluster's directory: more
+  // agent flags (none when unset).
+  std::function<std::vector<std::string>(const std::string& dir)> prepare = {};
 };
 
 void PrintTo(const Vendor& v, std::ostream* os) { *os << v.name; }
@@ -201,9 +210,89 @@ const Vendor kCambricon{"Cambricon",
                         on_one_card_of("mthreads"),
                         "mthreads"};
 
+// AMD's legacy tool: the agent reads rocm-smi when amd-smi is not there.
+const char* const kMi100Uuids[] = {"GPU-7ef570db1b346018", "GPU-6be2ee3b2b314cfc"};
+const Vendor kAmdRocmSmi{"AmdRocmSmi",
+                         "mi100",
+                         {"amd",
+                          "--rocm-smi",
+                          FAKE_ROCM_SMI_BIN,
+                          "FAKE_ROCM_SMI_FIXTURE",
+                          "rocm-smi/determined-2.json",
+                          {"--amd-smi", "/nonexistent/amd-smi"}},
+                         [](const json& inv) {
+                           ASSERT_EQ(inv["devices"].size(), 2u);
+                           EXPECT_EQ(inv["devices"][1]["uuid"], kMi100Uuids[1]);
+                           EXPECT_EQ(inv["devices"][1]["bus_id"], "0000:43:00.0");
+                         },
+                         "",
+                         {1, 2},
+                         [](Cluster::EnvRun& run) {
+                           std::string rocr;
+                           for (size_t i = 0; i < run.indices.size(); ++i)
+                             rocr += (i ? "," : "") + std::string(kMi100Uuids[run.indices[i]]);
+                           EXPECT_EQ(run.env["ROCR_VISIBLE_DEVICES"], rocr);
+                         },
+                         "cuda",
+                         "nccl",
+                         on_one_card_of("tpu"),
+                         "tpu"};
+
+// A TPU v6e-8 host as sysfs shows it: eight functions of vendor 0x1ae0, device 0x006f,
+// and Google's network card (0x0042), which is not a chip.
+std::vector<std::string> write_tpu_sysfs(const std::string& dir) {
+  const std::filesystem::path root = std::filesystem::path(dir) / "sysfs";
+  auto function = [&](const std::string& address, const char* device) {
+    const auto f = root / "bus/pci/devices" / address;
+    std::filesystem::create_directories(f);
+    std::ofstream(f / "vendor") << "0x1ae0\n";
+    std::ofstream(f / "device") << device << "\n";
+  };
+  for (int i = 0; i < 8; ++i) {
+    char address[16];
+    std::snprintf(address, sizeof address, "0000:00:%02x.0", 4 + i);
+    function(address, "0x006f");
+  }
+  function("0000:00:0c.0", "0x0042");
+  return {"--sysfs-root", root.string()};
+}
+
+const Vendor kTpu{
+    "Tpu",
+    "tpu1",
+    {"tpu", "", "", "", ""},
+    [](const json& inv) {
+      ASSERT_EQ(inv["devices"].size(), 8u);
+      EXPECT_EQ(inv["devices"][0]["model"], "TPU v6e");
+      EXPECT_EQ(inv["devices"][7]["uuid"], "TPU-0000:00:0b.0");
+    },
+    "TPU v6e",
+    {1, 2, 4, 8},
+    [](Cluster::EnvRun& run) {
+      const std::vector<int> idx = sorted(run.indices);
+      const int devices = static_cast<int>(idx.size());
+      EXPECT_EQ(idx.front() % devices, 0) << "not an aligned block";
+      EXPECT_EQ(run.env["TPU_VISIBLE_CHIPS"], join(idx));
+      const char* bounds = devices == 1 ? "1,1,1" : devices == 2 ? "1,2,1" : devices == 4 ? "2,2,1" : "2,4,1";
+      EXPECT_EQ(run.env["TPU_CHIPS_PER_PROCESS_BOUNDS"], bounds);
+      EXPECT_EQ(run.env["TPU_PROCESS_BOUNDS"], "1,1,1");
+    },
+    "tpu",
+    "xla",
+    on_one_card_of("cambricon"),
+    "cambricon",
+    write_tpu_sysfs};
+
 class ClusterVendor : public ::testing::TestWithParam<Vendor> {
  protected:
-  void SetUp() override { c.start_with_vendor(GetParam().node, GetParam().tool); }
+  void SetUp() override {
+    Cluster::VendorTool tool = GetParam().tool;
+    if (GetParam().prepare) {
+      const std::vector<std::string> more = GetParam().prepare(c.root());
+      tool.args.insert(tool.args.end(), more.begin(), more.end());
+    }
+    c.start_with_vendor(GetParam().node, tool);
+  }
   Cluster c;
 };
 
@@ -235,7 +324,7 @@ TEST_P(ClusterVendor, AJobTheNodeCannotRunWaitsWithTheReason) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Vendors, ClusterVendor,
-                         ::testing::Values(kAmd, kAscend, kIntel, kNeuron, kMthreads, kCambricon),
+                         ::testing::Values(kAmd, kAscend, kIntel, kNeuron, kMthreads, kCambricon, kAmdRocmSmi, kTpu),
                          [](const ::testing::TestParamInfo<Vendor>& info) { return info.param.name; });
 
 }  // namespace

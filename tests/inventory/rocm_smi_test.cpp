@@ -96,5 +96,25 @@ TEST(RocmSmiFallback, AmdInventoryReadsRocmSmiWhenAmdSmiIsAbsent) {
   EXPECT_EQ(amd.error().message.rfind("amd-smi exited 3: ", 0), 0u) << amd.error().message;
 }
 
+// --rocm-smi: a path outside PATH, as the agent's and tessel-inventory's flag give it.
+TEST(RocmSmiFallback, ItsPathCanBeGiven) {
+  ScopedEnv fixture("FAKE_ROCM_SMI_FIXTURE", testing::fixture_path("rocm-smi/determined-2.json"));
+  ScopedEnv mode("FAKE_ROCM_SMI_MODE", "normal");
+  ProcessRunner runner;
+  InventoryConfig c;
+  c.amd_smi = "/nonexistent/amd-smi";
+  c.rocm_smi = FAKE_ROCM_SMI_PATH;
+  c.path_env = "/nonexistent";
+  auto v = detect_vendor(c);
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(*v, api::Vendor::amd);
+  auto inv = make_amd_smi_inventory(runner, c)->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  ASSERT_EQ(inv->devices.size(), 2u);
+  EXPECT_EQ(inv->devices[0].uuid, "GPU-7ef570db1b346018");
+  c.rocm_smi = "/nonexistent/rocm-smi";
+  EXPECT_FALSE(detect_vendor(c).ok());
+}
+
 }  // namespace
 }  // namespace tessel::agent

@@ -1,4 +1,4 @@
-// POST/DELETE /v1/nodes/{name}/token: admin-issued agent tokens, one per node,
+// POST/DELETE /v1/nodes/{name}/token and GET /v1/node-tokens: admin-issued agent tokens, one per node,
 // bound to it like the tokens file's agent tokens; rotation and revocation take
 // effect at once; only the token's SHA-256 is stored, and it survives a restart.
 #include "harness.hpp"
@@ -122,6 +122,33 @@ TEST(NodeToken, AdminsOnlyAndNamesAreChecked) {
   auto bad = h.post("/v1/nodes/bad%20name/token", json::object(), kAdmin);
   ASSERT_EQ(bad->status, 400) << bad->body;
   EXPECT_EQ(Harness::body(bad)["error"]["field"], "name");
+}
+
+TEST(NodeToken, ListShowsNodesAndTimesNeverTokens) {
+  Harness h(tokens());
+  auto empty = h.get("/v1/node-tokens", kAdmin);
+  ASSERT_EQ(empty->status, 200) << empty->body;
+  EXPECT_EQ(Harness::body(empty), json({{"tokens", json::array()}}));
+  const std::string n3 = issue(h, "n3");
+  const std::string n1 = issue(h, "n1");
+  auto r = h.get("/v1/node-tokens", kAdmin);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json listed = Harness::body(r)["tokens"];
+  ASSERT_EQ(listed.size(), 2U) << r->body;
+  EXPECT_EQ(listed[0]["node"], "n1");  // By name.
+  EXPECT_EQ(listed[1]["node"], "n3");
+  EXPECT_EQ(listed[0]["issued_at"].get<std::string>().size(), 20U) << r->body;  // 2026-01-01T00:00:00Z
+  EXPECT_EQ(listed[0].size(), 2U) << r->body;
+  for (const std::string& secret : {n1, n3, sha256_hex(n1), sha256_hex(n3)})
+    EXPECT_EQ(r->body.find(secret), std::string::npos) << r->body;
+  // The tokens file's agent token (n2) is not an issued one.
+  EXPECT_EQ(r->body.find("\"n2\""), std::string::npos) << r->body;
+  EXPECT_EQ(h.get("/v1/node-tokens", kAlice)->status, 403);
+  EXPECT_EQ(h.get("/v1/node-tokens", n1)->status, 403);
+  EXPECT_EQ(h.get("/v1/node-tokens", "")->status, 401);
+  ASSERT_EQ(revoke(h, "n1", kAdmin)->status, 200);
+  EXPECT_EQ(Harness::body(h.get("/v1/node-tokens", kAdmin))["tokens"],
+            json::parse(R"([{"node": "n3", "issued_at": ")" + listed[1]["issued_at"].get<std::string>() + "\"}]"));
 }
 
 TEST(NodeToken, RefusedWithoutAuthentication) {

@@ -19,27 +19,33 @@ RestClient::Reply to_reply(const httplib::Result& r) {
 }  // namespace
 
 namespace {
-// Calls `f` with a fresh client to host:port.
+// Calls `f` with a fresh client to host:port, with the bearer `token` unless empty.
 template <class F>
-RestClient::Reply call(const std::string& host, int port, const RestClient::Timeouts& t, F f) {
+RestClient::Reply call(const std::string& host, int port, const RestClient::Timeouts& t, const std::string& token,
+                       F f) {
   httplib::Client c(host, port);
   c.set_connection_timeout(static_cast<time_t>(t.connect.count()), 0);
   c.set_read_timeout(static_cast<time_t>(t.read.count()), 0);
+  if (!token.empty()) c.set_bearer_token_auth(token);
   return to_reply(f(c));
 }
 }  // namespace
 
 RestClient::Reply RestClient::get(const std::string& path) const {
-  return call(host_, port_, timeouts_, [&](httplib::Client& c) { return c.Get(path.c_str()); });
+  return call(host_, port_, timeouts_, token_, [&](httplib::Client& c) { return c.Get(path.c_str()); });
 }
 
 RestClient::Reply RestClient::post(const std::string& path, const json& body) const {
-  return call(host_, port_, timeouts_,
+  return call(host_, port_, timeouts_, token_,
               [&](httplib::Client& c) { return c.Post(path.c_str(), body.dump(), "application/json"); });
 }
 
 RestClient::Reply RestClient::post(const std::string& path) const {
-  return call(host_, port_, timeouts_, [&](httplib::Client& c) { return c.Post(path.c_str()); });
+  return call(host_, port_, timeouts_, token_, [&](httplib::Client& c) { return c.Post(path.c_str()); });
+}
+
+RestClient::Reply RestClient::del(const std::string& path) const {
+  return call(host_, port_, timeouts_, token_, [&](httplib::Client& c) { return c.Delete(path.c_str()); });
 }
 
 std::vector<json> RestClient::all_jobs() const {

@@ -23,6 +23,8 @@ class RestClient {
       : host_(std::move(host)), port_(port), timeouts_(t) {}
   void set_port(int port) { port_ = port; }
   int port() const { return port_; }
+  // Sent as "Authorization: Bearer TOKEN" with every call ("" sends none).
+  void set_token(std::string token) { token_ = std::move(token); }
 
   struct Reply {
     int status = 0;       // 0: no HTTP answer (connection failed).
@@ -32,6 +34,7 @@ class RestClient {
   Reply get(const std::string& path) const;
   Reply post(const std::string& path, const nlohmann::json& body) const;
   Reply post(const std::string& path) const;  // No body at all.
+  Reply del(const std::string& path) const;
 
   // GET /v1/jobs, every page.
   std::vector<nlohmann::json> all_jobs() const;
@@ -47,6 +50,7 @@ class RestClient {
   std::string host_;
   int port_;
   Timeouts timeouts_;
+  std::string token_;
 };
 
 }  // namespace tessel::testkit

@@ -1,6 +1,6 @@
 #pragma once
 // Subcommands about nodes and capacity: nodes, node, inventory, drain, undrain,
-// delete-node, nodes token issue|revoke.
+// delete-node, nodes token issue|revoke|list.
 // Each returns the process exit code (see app.hpp) and prints through the Session.
 
 #include <string>
@@ -22,5 +22,7 @@ int cmd_delete_node(Session& s, const std::string& name);
 int cmd_node_token_issue(Session& s, const std::string& name);
 // DELETE /v1/nodes/NAME/token (admin).
 int cmd_node_token_revoke(Session& s, const std::string& name);
+// GET /v1/node-tokens (admin): a NODE ISSUED table of the nodes with an issued token.
+int cmd_node_token_list(Session& s);
 
 }  // namespace tessel::cli

@@ -1,4 +1,5 @@
-// REST: /v1/nodes, /v1/nodes/{name}/history, /v1/nodes/{name}/token, /v1/inventory.
+// REST: /v1/nodes, /v1/nodes/{name}/history, /v1/nodes/{name}/token, /v1/node-tokens,
+// /v1/inventory.
 #include "tessel/scheduler/http_util.hpp"
 
 namespace tessel::scheduler {
@@ -131,6 +132,14 @@ void add_node_routes(http::Router& r, RouteContext& ctx) {
         reply(json_reply(200, {{"node", req.captures[0]}, {"revoked", true}}));
       },
       http::Exec::blocking);
+  // Which nodes have an issued token, and since when: never the token or its hash.
+  r.add("GET", "/v1/node-tokens", [&ctx](http::Request& req, const http::Reply& reply) {
+    if (auto who = authorize(ctx, req, Action::admin); !who) return reply(who.error());
+    json tokens = json::array();
+    for (const auto& t : ctx.state.node_tokens().list())
+      tokens.push_back({{"node", t.node}, {"issued_at", api::format_rfc3339(t.issued_at_ms)}});
+    reply(json_reply(200, {{"tokens", std::move(tokens)}}));
+  });
   r.add("GET", "/v1/inventory", [&ctx](http::Request& req, const http::Reply& reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
     reply(json_reply(200, to_json(ctx.state.inventory())));

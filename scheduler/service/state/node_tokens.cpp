@@ -80,6 +80,14 @@ Status NodeTokens::revoke(const std::string& node) {
   return ok_status();
 }
 
+std::vector<NodeToken> NodeTokens::list() const {
+  MutexLock lk(mu_);
+  std::vector<NodeToken> out;
+  out.reserve(by_node_.size());
+  for (const auto& [node, rec] : by_node_) out.push_back(rec);
+  return out;
+}
+
 std::optional<std::string> NodeTokens::node_of(const std::string& token) const {
   const std::string hash = sha256_hex(token);
   MutexLock lk(mu_);

@@ -12,6 +12,7 @@ struct InventoryConfig {
   std::string hl_smi = "hl-smi";              // A path, or a name looked up in path_env.
   std::string nvidia_smi = "nvidia-smi";      // Same.
   std::string amd_smi = "amd-smi";            // Same.
+  std::string rocm_smi = "rocm-smi";          // Same; run only when amd_smi is not found.
   std::string npu_smi = "npu-smi";            // Same.
   std::string xpu_smi = "xpu-smi";            // Same.
   std::string neuron_ls = "neuron-ls";        // Same.

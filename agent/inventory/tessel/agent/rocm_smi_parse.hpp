@@ -24,9 +24,6 @@
 
 namespace tessel::agent::amd {
 
-// The fallback looks rocm-smi up by this name in PATH only (no flag of its own).
-inline constexpr const char* kRocmSmi = "rocm-smi";
-
 // The arguments the fallback runs rocm-smi with.
 const std::vector<std::string>& rocm_smi_args();
 

@@ -50,6 +50,9 @@ class NodeTokens {
   Result<Issued> issue(const std::string& node) EXCLUDES(mu_);
   // Deletes `node`'s token: not_found when it has none; unavailable as for issue().
   Status revoke(const std::string& node) EXCLUDES(mu_);
+  // Every issued token's node and time of issue, by node name (hashes included: the
+  // caller shows no more than the node and the time).
+  std::vector<NodeToken> list() const EXCLUDES(mu_);
   // The node whose issued token `token` is, if any.
   std::optional<std::string> node_of(const std::string& token) const EXCLUDES(mu_);
 
