@@ -19,6 +19,12 @@ const std::string kScripts = TESSEL_LAUNCHERS_DIR;
 class ClusterLaunch : public ::testing::Test {
  protected:
   void SetUp() override {
+    // These tests are about torch.distributed, not liveness. While four Python
+    // processes import torch on two cores, an ASan agent's heartbeats (each after an
+    // inventory read, a fake hl-smi process) have come more than the test cluster's
+    // usual 2 s apart, and the scheduler failed the job with "node n2 down" (seen in
+    // CI's sanitizer run, 3 of 3 tests, then 2 of 4 runs alone).
+    c.heartbeat_timeout_s = 15;
     c.start_scheduler();
     c.start_agent("n1");
     c.start_agent("n2");
