@@ -97,7 +97,17 @@ Result<bool> Agent::heartbeat_once(const api::NodeInventory& inv) {
 }
 
 std::optional<api::NodeInventory> Agent::refresh_inventory() {
-  auto inv = inventory_.read();
+  if (!inventory_read_.valid()) inventory_read_ = std::async(std::launch::async, [this] { return inventory_.read(); });
+  if (inventory_read_.wait_for(cfg_.inventory_wait) != std::future_status::ready) {
+    if (!inventory_slow_)
+      spdlog::warn("reading inventory takes over {} ms: heartbeats carry the last inventory until it ends",
+                   cfg_.inventory_wait.count());
+    inventory_slow_ = true;
+    MutexLock lock(mu_);
+    return last_inv_;
+  }
+  inventory_slow_ = false;
+  auto inv = inventory_read_.get();
   MutexLock lock(mu_);
   if (inv) {
     last_inv_ = *inv;

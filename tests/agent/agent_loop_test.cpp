@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -119,8 +121,31 @@ class FakeApi : public SchedulerApi {
   bool cancelled_ = false;  // Guarded by s_.mu.
 };
 
+// Answers at once, or, after hang(), not before release() (a hung vendor tool).
 struct FakeInventory : InventorySource {
-  Result<api::NodeInventory> read() override { return api::NodeInventory{}; }
+  Result<api::NodeInventory> read() override {
+    std::unique_lock l(mu);
+    ++reads;
+    max_in_flight = std::max(max_in_flight, ++in_flight);
+    cv.wait_for(l, 10s, [&] { return !hung; });
+    --in_flight;
+    return api::NodeInventory{};
+  }
+  void hang() {
+    std::lock_guard l(mu);
+    hung = true;
+  }
+  void release() {
+    {
+      std::lock_guard l(mu);
+      hung = false;
+    }
+    cv.notify_all();
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  bool hung = false;
+  int reads = 0, in_flight = 0, max_in_flight = 0;  // Guarded by mu.
 };
 
 // Pretends to start supervisors (the "supervisor" is this test process, alive).
@@ -185,6 +210,7 @@ class AgentLoopTest : public ::testing::Test {
     cfg.backoff_base = 5ms;
     cfg.backoff_cap = 50ms;
     cfg.events_socket = events_socket_path(root);
+    cfg.inventory_wait = inventory_wait;
     cfg.epochs = epochs.get();
     agent = std::make_unique<Agent>(cfg, hb, poll, rep, inventory, *tasks, notifier);
     thread = std::thread([this] { agent->run(); });
@@ -223,6 +249,7 @@ class AgentLoopTest : public ::testing::Test {
   FakeApi hb{sched}, poll{sched}, rep{sched};
   std::atomic<bool> supervisor_alive{true};  // What the TaskManager sees of a recorded supervisor.
   FakeInventory inventory;
+  std::chrono::milliseconds inventory_wait{2000};  // The next start()'s AgentConfig::inventory_wait.
   FakeLauncher launcher{dir};
   RecordingNotifier notifier;
   std::unique_ptr<EpochGuard> epochs;
@@ -424,6 +451,41 @@ TEST_F(AgentLoopTest, HeartbeatsCarryNoTasks) {
   ASSERT_TRUE(until([&] { return sched.heartbeats > 3; }));
   EXPECT_EQ(sched.heartbeats_with_tasks, 0);
   EXPECT_GE(sched.reports, 1);
+}
+
+// A vendor tool that hangs delays no heartbeat by more than inventory_wait: the
+// heartbeats go on with the last inventory, and no second read starts while it hangs.
+TEST_F(AgentLoopTest, AHungInventoryReadDelaysNoHeartbeat) {
+  inventory_wait = 30ms;
+  start();
+  ASSERT_TRUE(until([&] { return sched.heartbeats > 2; }));
+  inventory.hang();
+  int reads_when_hung = 0;
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        std::lock_guard l(inventory.mu);
+        reads_when_hung = inventory.reads;
+        return inventory.in_flight == 1;
+      },
+      10s));
+  int heartbeats_when_hung = 0;
+  {
+    std::lock_guard l(sched.mu);
+    heartbeats_when_hung = sched.heartbeats;
+  }
+  ASSERT_TRUE(until([&] { return sched.heartbeats >= heartbeats_when_hung + 5; }));
+  {
+    std::lock_guard l(inventory.mu);
+    EXPECT_EQ(inventory.reads, reads_when_hung);
+    EXPECT_EQ(inventory.max_in_flight, 1);
+  }
+  inventory.release();
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        std::lock_guard l(inventory.mu);
+        return inventory.reads > reads_when_hung;
+      },
+      10s));
 }
 
 TEST_F(AgentLoopTest, SupervisorThatDiedWithoutAWordIsFoundByThePeriodicCheck) {

@@ -4,8 +4,11 @@
 //  * heartbeat loop (run()): reads the inventory, registers (with its task reports),
 //    then heartbeats every interval with fresh inventory only (liveness and telemetry,
 //    no reports); re-registers on 404; backs off with jitter while the scheduler is
-//    unreachable. Before each registration or heartbeat it writes a small file in the
-//    state dir (TaskManager::probe_state_dir): while that fails, the node is reported
+//    unreachable. The inventory is read on a thread of its own (one read at a time),
+//    waited for at most AgentConfig::inventory_wait: a slow or hung vendor tool
+//    delays no heartbeat by more, and the heartbeat carries the last inventory until
+//    the read ends (a failed read then marks the cards unhealthy, as before). Before each registration or heartbeat it
+//    writes a small file in the state dir (TaskManager::probe_state_dir): while that fails, the node is reported
 //    `degraded` with the reason, and the scheduler places nothing on it.
 //  * long-poll loop (own thread): GET assignments?version=V&wait_s=N and applies each
 //    desired state at once through TaskManager (starts / stops); a changed answer
@@ -35,6 +38,7 @@
 #include <cstdint>
 #include <memory>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 
@@ -64,6 +68,8 @@ struct AgentConfig {
   // Empty, or when it cannot be bound: task changes are found by the reporter's check
   // every heartbeat interval only.
   std::string events_socket;
+  // How long a heartbeat waits for the inventory read it started (see above).
+  std::chrono::milliseconds inventory_wait{2000};
   // The agent's time (its watchdog's progress); null: the system clock.
   const Clock* clock = nullptr;
   // Called with RegisterResponse::scheduler_key after each registration (the log
@@ -142,6 +148,10 @@ class Agent {
   std::optional<api::NodeInventory> last_inv_ GUARDED_BY(mu_);
   const Clock& clock_;                   // cfg_.clock or the system clock.
   std::atomic<int64_t> progress_ns_{0};  // Last heartbeat-loop progress (clock_.steady_ns()).
+  bool inventory_slow_ = false;          // Heartbeat loop only: the last wait ran out.
+  // Heartbeat loop only: the inventory read in flight, if any. Last, so that it is
+  // destroyed first: its destructor waits for the read, which uses inventory_.
+  std::future<Result<api::NodeInventory>> inventory_read_;
 };
 
 }  // namespace tessel::agent
