@@ -67,8 +67,7 @@ Status Follower::start(http::ServerOptions so) {
   return ok_status();
 }
 
-void Follower::listen_for_release() {
-  std::unique_ptr<PgConn> conn;
+void Follower::listen_for_release(std::unique_ptr<PgConn> conn) {
   for (;;) {
     {
       MutexLock lk(mu_);
@@ -101,7 +100,14 @@ void Follower::listen_for_release() {
 }
 
 int64_t Follower::lead(const std::function<void(const LeaseView&)>& after_try) {
-  std::thread listener([this] { listen_for_release(); });
+  // LISTEN before the first try: once this replica has answered as a follower, a
+  // release the leader announces is heard (not found at the next try, o_.renew later).
+  std::unique_ptr<PgConn> listening;
+  if (auto c = lease_.listen_for_release())
+    listening = std::move(*c);
+  else
+    spdlog::debug("leader lease: {}", c.error().message);
+  std::thread listener([this, conn = std::move(listening)]() mutable { listen_for_release(std::move(conn)); });
   int64_t epoch = 0;
   for (;;) {
     auto v = lease_.acquire_or_renew(0);

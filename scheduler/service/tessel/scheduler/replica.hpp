@@ -56,8 +56,9 @@ class Follower {
 
  private:
   // lead()'s second thread: LISTENs for the leader's clean release
-  // (PgLease::listen_for_release) and wakes lead() to try at once.
-  void listen_for_release() EXCLUDES(mu_);
+  // (PgLease::listen_for_release) on `conn` (null: it connects, and again after a
+  // failure) and wakes lead() to try at once.
+  void listen_for_release(std::unique_ptr<PgConn> conn) EXCLUDES(mu_);
   PgLease& lease_;
   ReplicaOptions o_;
   FollowerReads* reads_;
