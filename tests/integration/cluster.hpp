@@ -24,6 +24,18 @@ namespace tessel::itest {
 using testkit::eventually;
 using testkit::pid_alive;
 
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 class Cluster {
  public:
   Cluster();
@@ -71,9 +83,12 @@ class Cluster {
   std::string log(const std::string& node, const std::string& job, int rank = 0, int local = 0) const;
   std::string root() const { return root_.str(); }
   std::vector<std::string> scheduler_args;  // Extra flags for the next start_scheduler().
-  int heartbeat_timeout_s = 2;              // The next start_scheduler()'s --heartbeat-timeout.
-  std::vector<std::string> agent_args;      // Extra flags for the next start_agent().
-  std::string api_token;                    // Bearer token of the REST helpers ("": none).
+  // The next start_scheduler()'s --heartbeat-timeout: 2 s, or 5 s in a sanitizer
+  // build, whose agents on a loaded machine have gone more than 2 s between heartbeats
+  // (CI: "node n1 down" under a running job).
+  int heartbeat_timeout_s = kSanitized ? 5 : 2;
+  std::vector<std::string> agent_args;  // Extra flags for the next start_agent().
+  std::string api_token;                // Bearer token of the REST helpers ("": none).
   int port() const { return port_; }
 
   // REST.
