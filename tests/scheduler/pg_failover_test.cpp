@@ -481,8 +481,9 @@ TEST_F(ReplicaProcesses, FollowerReadsNeedTheSameTokens) {
 // agent finds the new leader and records its epoch; the old one steps down when it
 // wakes, and the agent keeps working with the new one. The old leader, waking, answers
 // the long poll the agent sent it before the pause (open for wait_s 25 + 10 s; the new
-// epoch reaches the agent after its 10 s heartbeat timeout) with its old epoch: the
-// agent refuses it and tells the new leader, which shows it in its metrics.
+// epoch reaches the agent after its 10 s heartbeat timeout) with its old epoch, when it
+// answers before it steps down: the agent refuses it and tells the new leader, which
+// shows it in its metrics.
 TEST_F(ReplicaProcesses, AgentsMoveToTheNewEpochAfterAPausedLeader) {
   start_pair();
   testkit::Child agent = start_agent();
@@ -494,16 +495,31 @@ TEST_F(ReplicaProcesses, AgentsMoveToTheNewEpochAfterAPausedLeader) {
   ASSERT_TRUE(testkit::eventually([&] { return agent_epoch() == 2; }, 40s)) << slurp(dir_.str("agent.log"));
   a_.child.signal(SIGCONT);
   ASSERT_TRUE(testkit::eventually([&] { return !a_.child.running(); }, 10s)) << slurp(a_.out);
-  std::string metrics;
-  EXPECT_TRUE(testkit::eventually(
+  // Waking, the old leader either answers the long poll it held (then the agent refuses
+  // the answer and the new leader counts the refusal) or steps down first and closes the
+  // connection unanswered ("end of stream"): a race, lost more often on a loaded machine.
+  std::string agent_log;
+  const auto refused = [&] {
+    return agent_log.find("refusing assignments from a scheduler at epoch 1") != std::string::npos;
+  };
+  ASSERT_TRUE(testkit::eventually(
       [&] {
-        metrics = testkit::RestClient(b_.port).get("/metrics").text;
-        return metrics.find("tessel_agent_epoch_refusals_total{node=\"n1\"} ") != std::string::npos;
+        agent_log = slurp(dir_.str("agent.log"));
+        return refused() || agent_log.find("long poll for assignments: no answer") != std::string::npos;
       },
       10s))
-      << metrics << slurp(dir_.str("agent.log"));
-  EXPECT_NE(slurp(dir_.str("agent.log")).find("refusing assignments from a scheduler at epoch 1"), std::string::npos);
-  EXPECT_NE(slurp(b_.out).find("node n1: its agent refused"), std::string::npos) << slurp(b_.out);
+      << agent_log;
+  if (refused()) {
+    std::string metrics;
+    EXPECT_TRUE(testkit::eventually(
+        [&] {
+          metrics = testkit::RestClient(b_.port).get("/metrics").text;
+          return metrics.find("tessel_agent_epoch_refusals_total{node=\"n1\"} ") != std::string::npos;
+        },
+        10s))
+        << metrics << agent_log;
+    EXPECT_NE(slurp(b_.out).find("node n1: its agent refused"), std::string::npos) << slurp(b_.out);
+  }
   auto job = testkit::RestClient(b_.port).post("/v1/jobs", {{"command", {"true"}}, {"devices", 1}});
   ASSERT_EQ(job.status, 201) << job.text;
   const std::string id = job.body.at("id");
