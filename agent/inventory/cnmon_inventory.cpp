@@ -76,11 +76,7 @@ class CnmonInventory final : public InventorySource {
     if (!text) return text.error();
     auto parsed = cambricon::parse_cnmon_info(*text);
     if (!parsed) return parsed.error();
-    api::NodeInventory inv;
-    inv.vendor = api::Vendor::cambricon;
-    inv.driver_version = parsed->driver_version;
-    inv.devices = std::move(parsed->devices);
-    return inv;
+    return to_inventory(api::Vendor::cambricon, std::move(*parsed));
   }
 
  private:

@@ -52,6 +52,14 @@ Result<std::string> run_tool(const std::string& label, const std::string& tool, 
   return std::move(run->out);
 }
 
+api::NodeInventory to_inventory(api::Vendor vendor, smi::ParsedDevices parsed) {
+  api::NodeInventory inv;
+  inv.vendor = vendor;
+  inv.driver_version = std::move(parsed.driver_version);
+  inv.devices = std::move(parsed.devices);
+  return inv;
+}
+
 namespace {
 
 class OneCallInventory final : public InventorySource {
@@ -64,11 +72,7 @@ class OneCallInventory final : public InventorySource {
     if (!out) return out.error();
     auto parsed = tool_.parse(*out);
     if (!parsed) return parsed.error();
-    api::NodeInventory inv;
-    inv.vendor = tool_.vendor;
-    inv.driver_version = parsed->driver_version;
-    inv.devices = std::move(parsed->devices);
-    return inv;
+    return to_inventory(tool_.vendor, std::move(*parsed));
   }
 
  private:

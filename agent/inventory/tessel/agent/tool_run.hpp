@@ -23,6 +23,9 @@ namespace tessel::agent {
 Result<std::string> run_tool(const std::string& label, const std::string& tool, const std::vector<std::string>& args,
                              CommandRunner& runner, const InventoryConfig& config);
 
+// The node inventory of `vendor` from a parser's devices and driver version.
+api::NodeInventory to_inventory(api::Vendor vendor, smi::ParsedDevices parsed);
+
 // A tool whose one call gives the whole inventory (amd-smi, npu-smi): which, how to
 // call it, and its parser (which also decides each card's health).
 struct OneCallTool {
