@@ -125,7 +125,7 @@ void LogServer::serve_log(http::Request& req, const http::Reply& reply) {
   reply(std::move(res));
 }
 
-Result<int> LogServer::start(const std::string& listen) {
+Result<int> LogServer::start(const std::string& listen, size_t max_connections) {
   auto hp = parse_host_port(listen);
   if (!hp) return hp.error().wrap("--listen");
   http::Router router;
@@ -136,9 +136,8 @@ Result<int> LogServer::start(const std::string& listen) {
   opts.port = hp->port;
   opts.io_threads = 1;  // Log reads are small and many followers share it.
   opts.blocking_threads = 1;
-  // Readers come through the scheduler, a few at a time; the agent keeps systemd's
-  // open-file limit, so stay well below it (past this a reader gets a 503 at once).
-  opts.limits.max_connections = 512;
+  // Past the cap a reader gets a 503 at once (tessel-agent fits it to the open-file limit).
+  opts.limits.max_connections = max_connections;
   opts.name = "agent log server";
   server_ = std::make_unique<http::Server>(opts, std::move(router));
   auto port = server_->start();

@@ -22,6 +22,7 @@
 #include "tessel/agent/supervisor.hpp"
 #include "tessel/agent/vendor_detect.hpp"
 #include "tessel/base/host_port.hpp"
+#include "tessel/http/fd_limit.hpp"
 
 using namespace tessel;
 using namespace tessel::agent;
@@ -36,6 +37,8 @@ struct Options {
   std::string mthreads_gmi = "mthreads-gmi", cnmon = "cnmon";
   std::string sysfs_root = "/sys", run_as, log_level = "info";
   double heartbeat_interval = 0;
+  size_t log_max_connections = 4096;
+  bool log_max_connections_given = false;
 };
 
 int fail(const std::string& msg, int code = 1) {
@@ -125,7 +128,10 @@ int agent_main(const Options& o) {
   dir.remove_acknowledged_older_than(system_clock().now_ms(), 24LL * 3600 * 1000);
 
   LogServer logs(dir, tasks);
-  auto port = logs.start(o.listen);
+  // A log reader holds two descriptors: its connection and the log file.
+  const size_t log_cap = http::connection_cap(http::raise_fd_limit(), o.log_max_connections, 2,
+                                              o.log_max_connections_given, "--log-max-connections");
+  auto port = logs.start(o.listen, log_cap);
   if (!port) return fail(port.error().message);
   auto hp = parse_host_port(o.listen);
   std::cout << "listening on " << hp->host << ":" << *port << std::endl;
@@ -178,6 +184,10 @@ int main(int argc, char** argv) {
   app.add_option("--node", o.node, "Node name (default: host name)");
   app.add_option("--address", o.address, "Address others reach this node by (default: node name)");
   app.add_option("--listen", o.listen, "HOST:PORT of the agent's HTTP server (logs)")->capture_default_str();
+  auto* log_conns =
+      app.add_option("--log-max-connections", o.log_max_connections,
+                     "log readers at once; past it a 503 (default 4096, or what the open file limit fits)")
+          ->check(CLI::Range(size_t{1}, size_t{1} << 20));
   app.add_option("--token-file", o.token_file, "File whose first non-empty line is the bearer token");
   app.add_option("--state-dir", o.state_dir, "Durable task state")->capture_default_str();
   app.add_option("--vendor", o.vendor, "habana|nvidia|amd|intel|ascend|neuron|tpu|cambricon|mthreads|auto")
@@ -206,6 +216,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  o.log_max_connections_given = log_conns->count() > 0;
   if (auto s = tessel::init_logging("tessel-agent", o.log_level); !s) {
     std::cerr << "tessel-agent: " << s.error().message << "\n";
     return 2;

@@ -1,6 +1,5 @@
 // tessel-scheduler: the central service (see scheduler/service/tessel/scheduler/service.hpp),
 // plus `backup` and `check` of its database.
-#include <sys/resource.h>
 
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 #include "tessel/log/logging.hpp"
 #include "tessel/scheduler/backup.hpp"
 #include "tessel/base/random.hpp"
+#include "tessel/http/fd_limit.hpp"
 #include "tessel/scheduler/pg_conn.hpp"
 #include "tessel/scheduler/pg_lease.hpp"
 #include "tessel/scheduler/replica.hpp"
@@ -59,38 +59,6 @@ bool split_listen(const std::string& s, std::string& host, int& port) {
   } catch (...) {
     return false;
   }
-}
-
-// Every agent keeps a connection open (its long poll) and heartbeats open more, so the
-// usual soft limit of 1,024 descriptors (systemd's default for services too) would stop
-// accept() at about a thousand nodes. Raise the soft limit to the hard one, as nginx
-// (worker_rlimit_nofile) and Go's runtime do, and say so when even that is short.
-// Returns the soft limit now in force.
-rlim_t raise_fd_limit() {
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 1024;
-  const rlim_t want = std::min<rlim_t>(lim.rlim_max, rlim_t{1} << 20);  // RLIM_INFINITY is not settable.
-  if (lim.rlim_cur < want) {
-    rlimit raised{want, lim.rlim_max};
-    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim.rlim_cur = want;
-  }
-  spdlog::debug("open file limit {}", lim.rlim_cur);
-  return lim.rlim_cur;
-}
-
-// Past the open-file limit accept() fails and new connections wait in the backlog:
-// keep the connection cap below it, so that a client past the cap gets its 503 at
-// once instead. An explicit --http-max-connections above the limit is warned about.
-size_t connection_cap(rlim_t fd_limit, size_t configured, bool explicit_flag) {
-  constexpr rlim_t kReserve = 256;  // The database, logs, the listening socket.
-  const size_t fits = fd_limit > 2 * kReserve ? static_cast<size_t>(fd_limit - kReserve) : fd_limit / 2;
-  if (configured <= fits) return configured;
-  if (explicit_flag)
-    spdlog::warn("--http-max-connections {} is above what the open file limit {} allows ({}): raise LimitNOFILE",
-                 configured, fd_limit, fits);
-  else
-    spdlog::info("at most {} HTTP connections (open file limit {})", fits, fd_limit);
-  return explicit_flag ? configured : fits;
 }
 
 // What a signal or a lost lease stops: set() names it (the follower's wait, then the
@@ -363,7 +331,10 @@ int main(int argc, char** argv) {
   });
   signals.detach();
 
-  lim.max_connections = connection_cap(raise_fd_limit(), lim.max_connections, max_conns->count() > 0);
+  // Every agent keeps a connection open (its long poll) and heartbeats open more: raise
+  // the open-file limit and keep the cap below it (one descriptor a connection).
+  lim.max_connections = tessel::http::connection_cap(tessel::http::raise_fd_limit(), lim.max_connections, 1,
+                                                     max_conns->count() > 0, "--http-max-connections");
   // Replicas: wait as a follower until this one holds the leader lease.
   std::unique_ptr<PgLease> lease;
   int64_t epoch = 0;

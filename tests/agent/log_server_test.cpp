@@ -1,9 +1,12 @@
 // The agent's log server answers only the scheduler: the key from its last
-// registration, and no other bearer token.
+// registration, and no other bearer token; past its connection cap, a 503 at once.
 #include "tessel/agent/log_server.hpp"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+
+#include <chrono>
+#include <thread>
 
 #include "temp_dir.hpp"
 #include "tessel/agent/launcher.hpp"
@@ -24,16 +27,20 @@ class LogServerTest : public ::testing::Test {
     cfg.node = "n1";
     tasks = std::make_unique<TaskManager>(dir, launcher, cfg);
     logs = std::make_unique<LogServer>(dir, *tasks);
-    auto port = logs->start("127.0.0.1:0");
-    ASSERT_TRUE(port) << port.error().message;
-    client = std::make_unique<httplib::Client>("127.0.0.1", *port);
+    auto started = logs->start("127.0.0.1:0", max_connections);
+    ASSERT_TRUE(started) << started.error().message;
+    port = *started;
+    client = std::make_unique<httplib::Client>("127.0.0.1", port);
   }
-  int get(const std::string& bearer) {
+  int get(const std::string& bearer, httplib::Client* via = nullptr) {
     httplib::Headers h;
     if (!bearer.empty()) h.emplace("Authorization", "Bearer " + bearer);
-    auto r = client->Get("/v1/tasks/j-00000001.0.0/logs", h);
+    auto r = (via ? via : client.get())->Get("/v1/tasks/j-00000001.0.0/logs", h);
     return r ? r->status : -1;
   }
+
+  size_t max_connections = 4096;
+  int port = 0;
 
   testkit::TempDir tmp{"tessel-log-server"};
   StateDir dir{tmp.str()};
@@ -58,6 +65,29 @@ TEST_F(LogServerTest, AcceptsOnlyTheLatestSchedulerKey) {
   logs->set_scheduler_key(second);
   EXPECT_EQ(get(first), 401);
   EXPECT_EQ(get(second), 404);
+}
+
+class CappedLogServerTest : public LogServerTest {
+ protected:
+  void SetUp() override {
+    max_connections = 1;
+    LogServerTest::SetUp();
+  }
+};
+
+TEST_F(CappedLogServerTest, PastItsConnectionCapAReaderGetsA503AtOnce) {
+  const std::string key(64, 'k');
+  logs->set_scheduler_key(key);
+  client->set_keep_alive(true);
+  EXPECT_EQ(get(key), 404);  // Answered, and its connection stays open: the one allowed.
+  httplib::Client second("127.0.0.1", port);
+  EXPECT_EQ(get(key, &second), 503);
+  client.reset();  // The first reader leaves: its place is free again (once the server sees it go).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int status = 0;
+  while ((status = get(key, &second)) == 503 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(status, 404);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // before the first registration). A node's own token or a user's is never enough.
 // Errors are JSON {"error":{"code","message","field"}}.
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -27,9 +28,9 @@ class LogServer {
   LogServer(const LogServer&) = delete;
   LogServer& operator=(const LogServer&) = delete;
 
-  // Binds "host:port" (port 0: any free port) and serves on a background thread.
-  // Returns the bound port. Call once.
-  Result<int> start(const std::string& listen);
+  // Binds "host:port" (port 0: any free port) and serves on a background thread, at
+  // most `max_connections` readers at once. Returns the bound port. Call once.
+  Result<int> start(const std::string& listen, size_t max_connections = 4096);
   void stop();
   // The scheduler's credential from RegisterResponse::scheduler_key; replaces the last.
   void set_scheduler_key(std::string key) EXCLUDES(mu_);
