@@ -3,7 +3,7 @@
 # must be formatted as the repository's .clang-format says. Reformats nothing: it
 # lists each file that differs and exits 1. Fix a file with `clang-format -i FILE`.
 # Environment: CLANG_FORMAT (default clang-format; CI uses Debian 12's, version 14,
-# and other versions may format some constructs differently).
+# and other versions may format some constructs differently), JOBS (default nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,10 +29,14 @@ while IFS= read -r -d '' f; do
 done < <(list_files)
 ((${#files[@]})) || { echo "format: no C++ files found"; exit 1; }
 
+# Every core checks a share of the files; each prints the names of those that differ.
 bad=()
-for f in "${files[@]}"; do
-  if ! "$clang_format" --style=file --dry-run -Werror "$f" >/dev/null 2>&1; then bad+=("$f"); fi
-done
+while IFS= read -r f; do bad+=("$f"); done < <(
+  printf '%s\0' "${files[@]}" |
+    xargs -0 -P "${JOBS:-$(nproc)}" -n 16 sh -c \
+      'cf=$1; shift; for f; do "$cf" --style=file --dry-run -Werror "$f" >/dev/null 2>&1 || echo "$f"; done' \
+      _ "$clang_format" | sort
+)
 
 if ((${#bad[@]})); then
   echo "format: ${#bad[@]} of ${#files[@]} files differ from .clang-format ($("$clang_format" --version | head -1)):"

@@ -8,7 +8,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
-  clang libclang-rt-14-dev clang-format clang-tidy
+  clang libclang-rt-14-dev clang-format clang-tidy lld
   libgtest-dev libgmock-dev
   libsqlite3-dev libsystemd-dev systemd
   libpq-dev postgresql-15

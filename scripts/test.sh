@@ -4,7 +4,8 @@
 # on the non-test sources (scripts/check-tidy.sh) and ctest;
 # then one ASan+UBSan build (clang, with its lock checks: -Wthread-safety, and libFuzzer's
 # coverage instrumentation) of everything that does not link LibTorch: its tests run
-# under the sanitizers, then each libFuzzer target of the same build for a bounded time.
+# under the sanitizers, then each libFuzzer target of the same build for a bounded time
+# (JOBS targets at once).
 # Environment: JOBS (build parallelism, default nproc), FUZZ_SECONDS (per target, default 20),
 # SKIP_ASAN=1 / SKIP_FUZZ=1 to shorten local runs (CI runs everything).
 set -euo pipefail
@@ -59,20 +60,32 @@ elif [[ ${SKIP_FUZZ:-0} != 1 ]]; then
 fi
 
 if [[ ${SKIP_FUZZ:-0} != 1 ]]; then
-  step "fuzz targets (libFuzzer), ${fuzz_seconds}s each"
+  step "fuzz targets (libFuzzer), ${fuzz_seconds}s each, ${jobs} at once"
   shopt -s nullglob
-  fuzzers=("$fuzz_build"/bin/fuzz_*)
+  fuzzers=()
+  for fuzzer in "$fuzz_build"/bin/fuzz_*; do [[ -x $fuzzer && -f $fuzzer ]] && fuzzers+=("$fuzzer"); done
   ((${#fuzzers[@]})) || { echo "fuzz: no fuzz targets were built"; exit 1; }
-  for fuzzer in "${fuzzers[@]}"; do
-    [[ -x $fuzzer && -f $fuzzer ]] || continue
+  # One target: its seed corpus copied to a temp dir (libFuzzer adds to it), its log
+  # printed only when it finds something.
+  fuzz_one() {
+    local fuzzer=$1 name corpus
     name=$(basename "$fuzzer")
     corpus=$(mktemp -d)
     if [[ -d tests/fuzz/corpus/$name ]]; then cp -r "tests/fuzz/corpus/$name/." "$corpus/"; fi
     echo "fuzz: $name"
-    "$fuzzer" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 \
-      "$corpus" 2>"$corpus.log" || { tail -50 "$corpus.log"; echo "fuzz: $name FAILED"; exit 1; }
+    if ! "$fuzzer" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 \
+      "$corpus" 2>"$corpus.log"; then
+      tail -50 "$corpus.log"
+      echo "fuzz: $name FAILED"
+      rm -rf "$corpus" "$corpus.log"
+      return 1
+    fi
     rm -rf "$corpus" "$corpus.log"
-  done
+  }
+  export -f fuzz_one
+  export FUZZ_SECONDS=$fuzz_seconds
+  printf '%s\n' "${fuzzers[@]}" | xargs -P "$jobs" -I{} bash -c 'fuzz_one "$1"' _ {} ||
+    { echo "fuzz: a target failed (above)"; exit 1; }
 fi
 
 step "all tests passed"

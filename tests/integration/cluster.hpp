@@ -17,24 +17,14 @@
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "rest_client.hpp"
+#include "sanitized.hpp"
 #include "temp_dir.hpp"
 
 namespace tessel::itest {
 
 using testkit::eventually;
+using testkit::kSanitized;
 using testkit::pid_alive;
-
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
 
 class Cluster {
  public:
