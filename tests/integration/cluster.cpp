@@ -1,8 +1,5 @@
 #include "cluster.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,6 +9,7 @@
 #include <sstream>
 
 #include "files.hpp"
+#include "ports.hpp"
 
 namespace tessel::itest {
 
@@ -45,27 +43,11 @@ Cluster::~Cluster() {
   scheduler_.kill9();
 }
 
-namespace {
-// A port the kernel considers free right now. Each test cluster draws its
-// MASTER_PORT range (that port and the 19 above it) from one, so clusters of tests running in parallel on this
-// host (ctest -j) do not hand the same rendezvous port to two jobs.
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
-}  // namespace
-
 void Cluster::start_scheduler() {
-  if (master_port_ == 0) master_port_ = free_port();
+  // Each test cluster draws its MASTER_PORT range (that port and the 19 above it) from
+  // a port free now, so clusters of tests running in parallel on this host (ctest -j)
+  // do not hand the same rendezvous port to two jobs.
+  if (master_port_ == 0) master_port_ = testkit::free_port();
   std::string prefix = root_.str("scheduler" + std::to_string(sched_starts_++));
   testkit::SchedulerOptions o;
   o.bin = TESSEL_SCHEDULER_BIN;

@@ -1,10 +1,7 @@
 // testkit::PostgresServer: initdb + pg_ctl in a temp dir, as the postgres user when root.
 #include "postgres_server.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pwd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +12,7 @@
 #include <vector>
 
 #include "child_process.hpp"
+#include "ports.hpp"
 
 namespace tessel::testkit {
 
@@ -25,23 +23,6 @@ namespace {
 bool has_server_tools(const std::string& dir) {
   return !dir.empty() && ::access((dir + "/initdb").c_str(), X_OK) == 0 &&
          ::access((dir + "/pg_ctl").c_str(), X_OK) == 0 && ::access((dir + "/psql").c_str(), X_OK) == 0;
-}
-
-// A loopback port nothing listens on now (bound to 0, then closed).
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("socket failed");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("binding a free port failed");
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
 }
 
 std::string read_file(const std::string& path) {

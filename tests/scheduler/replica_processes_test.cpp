@@ -1,227 +1,37 @@
-// Replicas on one real PostgreSQL: the leader lease (take, renew, expire, release),
-// fenced writes of a scheduler that lost it, and two real tessel-scheduler processes
-// where the follower redirects, takes over after kill -9 of the leader within the
-// lease and a margin, after a clean stop at once, and a SIGSTOPped old leader can no
-// longer write and steps down when it wakes.
-#include <arpa/inet.h>
-#include <httplib.h>
-#include <netinet/in.h>
+// Replicas as real processes: two (or three) tessel-scheduler replicas on one real
+// PostgreSQL, where the follower redirects and serves reads, takes over after kill -9
+// of the leader within the lease and a margin, after a clean stop at once, a SIGSTOPped
+// old leader can no longer write and steps down when it wakes, and the CLI and a real
+// agent follow the leader.
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <httplib.h>
+
 #include <chrono>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
-#include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "binaries.hpp"
-#include "db_files.hpp"
 #include "eventually.hpp"
-#include "postgres_server.hpp"
+#include "files.hpp"
+#include "ports.hpp"
+#include "replicas_fixture.hpp"
 #include "rest_client.hpp"
 #include "temp_dir.hpp"
-#include "tessel/scheduler/pg_lease.hpp"
-#include "tessel/scheduler/store.hpp"
 
 namespace tessel::scheduler::testing {
 namespace {
 
 using namespace std::chrono_literals;
+using testkit::free_port;
 
-class Replicas : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!testkit::PostgresServer::find_bindir()) GTEST_SKIP() << testkit::PostgresServer::skip_reason();
-    pg_ = std::make_unique<testkit::PostgresServer>(/*fsync=*/false);
-    uri_ = pg_->create_database("replicas");
-  }
-  std::unique_ptr<PgLease> lease(const std::string& holder, std::chrono::milliseconds length = 3s) {
-    auto l = PgLease::open(uri_, LeaseOptions{holder, "http://" + holder, length});
-    EXPECT_TRUE(l.ok()) << l.error().message;
-    return l.ok() ? std::move(*l) : nullptr;
-  }
-  void expire_lease() { pg_->psql("replicas", "UPDATE leader SET expires_at = now() - interval '1 second'"); }
-  std::unique_ptr<testkit::PostgresServer> pg_;
-  std::string uri_;
-};
-
-TEST_F(Replicas, LeaseIsTakenRenewedAndTakenOverOnlyOnceExpired) {
-  auto a = lease("a"), b = lease("b");
-  ASSERT_TRUE(a && b);
-  auto va = a->acquire_or_renew(0);
-  ASSERT_TRUE(va.ok()) << va.error().message;
-  EXPECT_TRUE(va->leader);
-  EXPECT_EQ(va->epoch, 1);
-  auto vb = b->acquire_or_renew(0);
-  ASSERT_TRUE(vb.ok());
-  EXPECT_FALSE(vb->leader);
-  EXPECT_EQ(vb->epoch, 1);
-  EXPECT_EQ(vb->advertise, "http://a");
-  EXPECT_TRUE(a->acquire_or_renew(1)->leader);  // Renewal keeps the epoch.
-  EXPECT_EQ(a->acquire_or_renew(1)->epoch, 1);
-  expire_lease();
-  vb = b->acquire_or_renew(0);
-  EXPECT_TRUE(vb->leader);
-  EXPECT_EQ(vb->epoch, 2);
-  va = a->acquire_or_renew(1);  // The old leader's renewal finds the new epoch.
-  EXPECT_FALSE(va->leader);
-  EXPECT_EQ(va->epoch, 2);
-  EXPECT_EQ(va->advertise, "http://b");
-  ASSERT_TRUE(b->release(2).ok());  // A clean stop: the next try takes it at once.
-  va = a->acquire_or_renew(0);
-  EXPECT_TRUE(va->leader);
-  EXPECT_EQ(va->epoch, 3);
-}
-
-// A leader whose lease another replica took can no longer commit: its write is
-// rolled back and it is told to step down.
-TEST_F(Replicas, WritesOfAnOldEpochAreRefused) {
-  auto a = lease("a");
-  ASSERT_TRUE(a);
-  ASSERT_EQ(a->acquire_or_renew(0)->epoch, 1);
-  std::atomic<int64_t> fenced{0};
-  PgStoreOptions o;
-  o.leader_epoch = 1;
-  o.on_fenced = [&](int64_t now) { fenced = now; };
-  auto store = open_pg_store(uri_, o);
-  ASSERT_TRUE(store.ok()) << store.error().message;
-  WriteBatch b;
-  b.jobs = {test_job(1)};
-  ASSERT_TRUE((*store)->write(b).ok());
-  expire_lease();
-  auto other = lease("b");
-  ASSERT_EQ(other->acquire_or_renew(0)->epoch, 2);
-  b.jobs = {test_job(2)};
-  auto s = (*store)->write(b);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().code, ErrorCode::unavailable);
-  EXPECT_NE(s.error().message.find("not the leader any more"), std::string::npos) << s.error().message;
-  EXPECT_EQ(fenced, 2);
-  auto snap = (*store)->load();
-  ASSERT_TRUE(snap.ok());
-  ASSERT_EQ(snap->jobs.size(), 1u);  // Job 2 was rolled back.
-}
-
-// A follower's store (read_only) reads only the rows written since its previous load:
-// with nothing written it says so (the follower keeps its view); a row changed by hand
-// behind the trigger (its `changed` kept) is not read again until a DELETE on its
-// table makes the next load read that table in full.
-TEST_F(Replicas, FollowerLoadsReadOnlyTheRowsWrittenSinceItsLastLoad) {
-  auto writer = open_pg_store(uri_);
-  ASSERT_TRUE(writer.ok()) << writer.error().message;
-  PgStoreOptions ro;
-  ro.read_only = true;
-  auto reader = open_pg_store(uri_, ro);
-  ASSERT_TRUE(reader.ok()) << reader.error().message;
-  auto load = [&] {
-    auto snap = (*reader)->load();
-    EXPECT_TRUE(snap.ok()) << snap.error().message;
-    return snap.ok() ? std::move(*snap) : Snapshot{};
-  };
-  auto names = [](const Snapshot& s) {
-    std::vector<std::string> out;
-    for (const auto& j : s.jobs) out.push_back(j.id + "=" + j.name);
-    return out;
-  };
-  WriteBatch b;
-  b.jobs = {test_job(1), test_job(2), test_job(3)};
-  ASSERT_TRUE((*writer)->write(b).ok());
-  Snapshot s = load();
-  EXPECT_FALSE(s.unchanged);
-  ASSERT_EQ(s.jobs.size(), 3u);
-  s = load();
-  EXPECT_TRUE(s.unchanged);
-  EXPECT_EQ(s.jobs.size(), 3u);  // Complete all the same.
-
-  pg_->psql("replicas",
-            "ALTER TABLE jobs DISABLE TRIGGER jobs_changed;"
-            "UPDATE jobs SET body = replace(body, '\"job-1\"', '\"by-hand\"') WHERE seq = 1;"
-            "ALTER TABLE jobs ENABLE TRIGGER jobs_changed");
-  s = load();
-  EXPECT_TRUE(s.unchanged);
-  EXPECT_EQ(s.jobs.at(0).name, "job-1");  // Not read again.
-
-  api::Job two = test_job(2);
-  two.name = "renamed";
-  b.jobs = {two, test_job(4)};
-  ASSERT_TRUE((*writer)->write(b).ok());
-  s = load();
-  EXPECT_FALSE(s.unchanged);
-  EXPECT_EQ(names(s), (std::vector<std::string>{make_job_id(1) + "=job-1", make_job_id(2) + "=renamed",
-                                                make_job_id(3) + "=job-3", make_job_id(4) + "=job-4"}));
-
-  b = WriteBatch{};
-  b.delete_jobs = {make_job_id(3)};
-  ASSERT_TRUE((*writer)->write(b).ok());
-  s = load();
-  EXPECT_FALSE(s.unchanged);
-  EXPECT_EQ(names(s), (std::vector<std::string>{make_job_id(1) + "=by-hand", make_job_id(2) + "=renamed",
-                                                make_job_id(4) + "=job-4"}));
-  EXPECT_TRUE(load().unchanged);
-}
-
-// What the incremental load saves, printed: a follower's loads of 5000 jobs, the first
-// (every row), one after nothing was written, one after one job was written, and a
-// full load (what each follower load was before).
-TEST_F(Replicas, FollowerLoadCostWith5000Jobs) {
-  auto writer = open_pg_store(uri_);
-  ASSERT_TRUE(writer.ok()) << writer.error().message;
-  WriteBatch b;
-  for (int i = 1; i <= 5000; ++i) b.jobs.push_back(test_job(i));
-  ASSERT_TRUE((*writer)->write(b).ok());
-  PgStoreOptions ro;
-  ro.read_only = true;
-  auto reader = open_pg_store(uri_, ro);
-  ASSERT_TRUE(reader.ok()) << reader.error().message;
-  auto timed = [&](const char* what) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto snap = (*reader)->load();
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
-    EXPECT_TRUE(snap.ok());
-    EXPECT_EQ(snap->jobs.size(), 5000u);
-    std::cout << "follower load of 5000 jobs, " << what << ": " << us.count() / 1000.0 << " ms\n";
-    return snap->unchanged;
-  };
-  EXPECT_FALSE(timed("first (every row)"));
-  EXPECT_TRUE(timed("nothing written since"));
-  b.jobs = {test_job(77)};
-  ASSERT_TRUE((*writer)->write(b).ok());
-  EXPECT_FALSE(timed("one job written since"));
-  const auto t0 = std::chrono::steady_clock::now();
-  ASSERT_TRUE((*writer)->load().ok());  // What every follower load cost before.
-  std::cout << "full load of 5000 jobs (a leader's start): "
-            << std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count() /
-                   1000.0
-            << " ms\n";
-}
-
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Two tessel-scheduler replicas with a 1 s lease renewed every 250 ms.
 class ReplicaProcesses : public Replicas {
  protected:
   struct Replica {
@@ -260,7 +70,7 @@ class ReplicaProcesses : public Replicas {
   // a leads, b follows.
   void start_pair() {
     start(a_, "a");
-    ASSERT_TRUE(testkit::eventually([&] { return role(a_) == "leader"; }, 20s)) << slurp(a_.out);
+    ASSERT_TRUE(testkit::eventually([&] { return role(a_) == "leader"; }, 20s)) << testkit::read_file(a_.out);
     start(b_, "b");
     ASSERT_TRUE(testkit::eventually(
         [&] {
@@ -269,7 +79,7 @@ class ReplicaProcesses : public Replicas {
                  h.body.value("leader", "") == url(a_);
         },
         20s))
-        << slurp(b_.out);
+        << testkit::read_file(b_.out);
   }
   // A real agent on node n1 given both replicas' URLs, the follower's first.
   testkit::Child start_agent() {
@@ -286,7 +96,7 @@ class ReplicaProcesses : public Replicas {
   }
   // The leader epoch the agent has recorded in its state dir (0: none yet).
   int64_t agent_epoch() {
-    const std::string text = slurp(dir_.str("agent") + "/epoch");
+    const std::string text = testkit::read_file(dir_.str("agent") + "/epoch");
     return text.empty() ? 0 : std::stoll(text);
   }
   testkit::TempDir dir_{"tessel-replicas"};
@@ -327,7 +137,7 @@ TEST_F(ReplicaProcesses, FollowerRedirectsAndTakesOverAfterKill9) {
   a_.child.kill9();
   const auto killed = std::chrono::steady_clock::now();
   // Takeover within the lease (1 s) and a margin.
-  ASSERT_TRUE(testkit::eventually([&] { return submit(b_) == 201; }, 10s)) << slurp(b_.out);
+  ASSERT_TRUE(testkit::eventually([&] { return submit(b_) == 201; }, 10s)) << testkit::read_file(b_.out);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed);
   EXPECT_LT(took, 4s);
   std::cout << "takeover after kill -9: " << took.count() << " ms\n";
@@ -356,7 +166,7 @@ TEST_F(ReplicaProcesses, CliFollowsTheLeaderAndSkipsADeadReplica) {
     testkit::Child cli(std::move(o));
     const int status = cli.wait();
     return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                          slurp(dir_.str(name + ".out")) + slurp(dir_.str(name + ".err")));
+                          testkit::read_file(dir_.str(name + ".out")) + testkit::read_file(dir_.str(name + ".err")));
   };
   auto [code, out] = tessel(url(b_) + "," + url(a_), "via-follower");
   ASSERT_EQ(code, 0) << out;
@@ -382,9 +192,9 @@ TEST_F(ReplicaProcesses, AgentFollowsTheLeaderAcrossAKill9) {
     auto n = testkit::RestClient(r.port).get("/v1/nodes/n1");
     return n.status == 200 && n.body.is_object() && n.body.value("state", "") == "ready";
   };
-  ASSERT_TRUE(testkit::eventually([&] { return ready_on(a_); }, 20s)) << slurp(dir_.str("agent.log"));
+  ASSERT_TRUE(testkit::eventually([&] { return ready_on(a_); }, 20s)) << testkit::read_file(dir_.str("agent.log"));
   a_.child.kill9();
-  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << slurp(b_.out);
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << testkit::read_file(b_.out);
   auto job = testkit::RestClient(b_.port).post("/v1/jobs", {{"command", {"true"}}, {"devices", 1}});
   ASSERT_EQ(job.status, 201) << job.text;
   const std::string id = job.body.at("id");
@@ -394,7 +204,7 @@ TEST_F(ReplicaProcesses, AgentFollowsTheLeaderAcrossAKill9) {
         return j.status == 200 && j.body.value("state", "") == "succeeded";
       },
       20s))
-      << slurp(dir_.str("agent.log"));
+      << testkit::read_file(dir_.str("agent.log"));
 }
 
 // A follower answers reads itself, from the database, marked X-Tessel-Role: follower;
@@ -415,7 +225,7 @@ TEST_F(ReplicaProcesses, FollowerServesReadsFromTheDatabase) {
         return true;
       },
       10s))
-      << slurp(b_.out);
+      << testkit::read_file(b_.out);
   EXPECT_EQ(role_header, "follower");
   EXPECT_EQ(nlohmann::json::parse(body).value("id", ""), id);
   auto list = follower.Get("/v1/jobs");
@@ -445,7 +255,7 @@ TEST_F(ReplicaProcesses, FollowerServesReadsFromTheDatabase) {
   ASSERT_TRUE(leader);
   EXPECT_FALSE(leader->has_header("X-Tessel-Role"));
   // Its reloads log nothing at info (one line at debug each).
-  EXPECT_EQ(slurp(b_.out).find("restored "), std::string::npos) << slurp(b_.out);
+  EXPECT_EQ(testkit::read_file(b_.out).find("restored "), std::string::npos) << testkit::read_file(b_.out);
 }
 
 // A follower's reads take the same tokens as the leader's.
@@ -487,14 +297,16 @@ TEST_F(ReplicaProcesses, FollowerReadsNeedTheSameTokens) {
 TEST_F(ReplicaProcesses, AgentsMoveToTheNewEpochAfterAPausedLeader) {
   start_pair();
   testkit::Child agent = start_agent();
-  ASSERT_TRUE(testkit::eventually([&] { return agent_epoch() == 1; }, 20s)) << slurp(dir_.str("agent.log"));
+  ASSERT_TRUE(testkit::eventually([&] { return agent_epoch() == 1; }, 20s))
+      << testkit::read_file(dir_.str("agent.log"));
   a_.child.signal(SIGSTOP);
-  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << slurp(b_.out);
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << testkit::read_file(b_.out);
   EXPECT_EQ(epoch(b_), 2);
   // Calls to the paused leader time out (10 s), then the agent tries the next replica.
-  ASSERT_TRUE(testkit::eventually([&] { return agent_epoch() == 2; }, 40s)) << slurp(dir_.str("agent.log"));
+  ASSERT_TRUE(testkit::eventually([&] { return agent_epoch() == 2; }, 40s))
+      << testkit::read_file(dir_.str("agent.log"));
   a_.child.signal(SIGCONT);
-  ASSERT_TRUE(testkit::eventually([&] { return !a_.child.running(); }, 10s)) << slurp(a_.out);
+  ASSERT_TRUE(testkit::eventually([&] { return !a_.child.running(); }, 10s)) << testkit::read_file(a_.out);
   // Waking, the old leader either answers the long poll it held (then the agent refuses
   // the answer and the new leader counts the refusal) or steps down first and closes the
   // connection unanswered ("end of stream"): a race, lost more often on a loaded machine.
@@ -504,7 +316,7 @@ TEST_F(ReplicaProcesses, AgentsMoveToTheNewEpochAfterAPausedLeader) {
   };
   ASSERT_TRUE(testkit::eventually(
       [&] {
-        agent_log = slurp(dir_.str("agent.log"));
+        agent_log = testkit::read_file(dir_.str("agent.log"));
         return refused() || agent_log.find("long poll for assignments: no answer") != std::string::npos;
       },
       10s))
@@ -518,13 +330,14 @@ TEST_F(ReplicaProcesses, AgentsMoveToTheNewEpochAfterAPausedLeader) {
         },
         10s))
         << metrics << agent_log;
-    EXPECT_NE(slurp(b_.out).find("node n1: its agent refused"), std::string::npos) << slurp(b_.out);
+    EXPECT_NE(testkit::read_file(b_.out).find("node n1: its agent refused"), std::string::npos)
+        << testkit::read_file(b_.out);
   }
   auto job = testkit::RestClient(b_.port).post("/v1/jobs", {{"command", {"true"}}, {"devices", 1}});
   ASSERT_EQ(job.status, 201) << job.text;
   const std::string id = job.body.at("id");
   ASSERT_TRUE(testkit::eventually([&] { return testkit::RestClient(b_.port).job_state(id) == "succeeded"; }, 30s))
-      << slurp(dir_.str("agent.log"));
+      << testkit::read_file(dir_.str("agent.log"));
   EXPECT_EQ(agent_epoch(), 2);
 }
 
@@ -532,12 +345,12 @@ TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnce) {
   start_pair();
   a_.child.signal(SIGTERM);
   const auto stopped = std::chrono::steady_clock::now();
-  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << slurp(b_.out);
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << testkit::read_file(b_.out);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - stopped);
   std::cout << "handover after SIGTERM: " << took.count() << " ms\n";
   EXPECT_LT(took, 1500ms);  // One try interval (250 ms) after the release, plus the stop itself.
   const int st = a_.child.wait();
-  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << slurp(a_.out);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << testkit::read_file(a_.out);
 }
 
 // Chaos, bounded: three replicas and a real agent; the leader is killed (-9) in the
@@ -550,7 +363,7 @@ TEST_F(ReplicaProcesses, ThreeReplicasKill9InAStreamOfSubmissions) {
   start_pair();
   Replica c;
   start(c, "c");
-  ASSERT_TRUE(testkit::eventually([&] { return role(c) == "follower"; }, 20s)) << slurp(c.out);
+  ASSERT_TRUE(testkit::eventually([&] { return role(c) == "follower"; }, 20s)) << testkit::read_file(c.out);
   testkit::AgentOptions o;
   o.bin = TESSEL_AGENT_BIN;
   o.scheduler_url = url(b_) + "," + url(c) + "," + url(a_);
@@ -562,7 +375,7 @@ TEST_F(ReplicaProcesses, ThreeReplicasKill9InAStreamOfSubmissions) {
   o.stderr_path = dir_.str("agent.log");
   testkit::Child agent = testkit::start_agent(o);
   ASSERT_TRUE(testkit::eventually([&] { return testkit::RestClient(a_.port).node("n1").has_value(); }, 20s))
-      << slurp(dir_.str("agent.log"));
+      << testkit::read_file(dir_.str("agent.log"));
 
   // The long task: each launch of it appends its pid; it outlives the takeover.
   const std::string pids = dir_.str("long.pids");
@@ -571,10 +384,10 @@ TEST_F(ReplicaProcesses, ThreeReplicasKill9InAStreamOfSubmissions) {
   ASSERT_EQ(long_job.status, 201) << long_job.text;
   const std::string long_id = long_job.body.at("id");
   ASSERT_TRUE(testkit::eventually([&] { return testkit::RestClient(a_.port).job_state(long_id) == "running"; }, 20s))
-      << slurp(dir_.str("agent.log"));
-  ASSERT_TRUE(testkit::eventually([&] { return !slurp(pids).empty(); }, 10s));
+      << testkit::read_file(dir_.str("agent.log"));
+  ASSERT_TRUE(testkit::eventually([&] { return !testkit::read_file(pids).empty(); }, 10s));
   const nlohmann::json before = *testkit::RestClient(a_.port).job(long_id);
-  const std::string long_pid = slurp(pids);
+  const std::string long_pid = testkit::read_file(pids);
 
   using Clock = std::chrono::steady_clock;
   std::mutex mu;
@@ -617,7 +430,7 @@ TEST_F(ReplicaProcesses, ThreeReplicasKill9InAStreamOfSubmissions) {
   (void)testkit::eventually([&] { return acked_count() >= at_resume + 10; }, 10s);
   stop = true;
   stream.join();
-  ASSERT_TRUE(resumed) << slurp(b_.out) << slurp(c.out);
+  ASSERT_TRUE(resumed) << testkit::read_file(b_.out) << testkit::read_file(c.out);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(*first_after_kill - *killed_at);
   std::cout << "first submission accepted " << took.count() << " ms after kill -9 (" << acked.size()
             << " acknowledged)\n";
@@ -643,19 +456,19 @@ TEST_F(ReplicaProcesses, ThreeReplicasKill9InAStreamOfSubmissions) {
   // the same process alive, never launched again; then it succeeds once.
   const auto after = testkit::RestClient(leader.port).job(long_id);
   ASSERT_TRUE(after.has_value());
-  EXPECT_EQ(after->value("state", ""), "running") << after->dump() << slurp(dir_.str("agent.log"));
+  EXPECT_EQ(after->value("state", ""), "running") << after->dump() << testkit::read_file(dir_.str("agent.log"));
   EXPECT_EQ(after->at("attempt"), before.at("attempt"));
   EXPECT_EQ(after->at("allocations"), before.at("allocations"));
   EXPECT_EQ(after->value("started_at", ""), before.value("started_at", ""));
-  EXPECT_EQ(slurp(pids), long_pid) << "launched again";
+  EXPECT_EQ(testkit::read_file(pids), long_pid) << "launched again";
   EXPECT_EQ(::kill(std::stoi(long_pid), 0), 0) << "pid " << long_pid << " is gone";
   ASSERT_TRUE(
       testkit::eventually([&] { return testkit::RestClient(leader.port).job_state(long_id) == "succeeded"; }, 30s))
-      << slurp(dir_.str("agent.log"));
+      << testkit::read_file(dir_.str("agent.log"));
   const auto done = testkit::RestClient(leader.port).job(long_id);
   EXPECT_EQ(done->at("attempt"), before.at("attempt"));
   EXPECT_EQ(done->value("exit_code", -1), 0);
-  EXPECT_EQ(slurp(pids), long_pid) << "launched again";
+  EXPECT_EQ(testkit::read_file(pids), long_pid) << "launched again";
 }
 
 // The leader's clean stop notifies its release: a follower takes over at once, not at
@@ -668,7 +481,7 @@ TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnceThroughNotify) {
   start_pair();
   a_.child.signal(SIGTERM);
   const auto stopped = std::chrono::steady_clock::now();
-  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 20s)) << slurp(b_.out);
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 20s)) << testkit::read_file(b_.out);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - stopped);
   std::cout << "handover after SIGTERM (tries every 30 s): " << took.count() << " ms\n";
   EXPECT_EQ(epoch(b_), 2);
@@ -679,16 +492,16 @@ TEST_F(ReplicaProcesses, CleanStopHandsOverAtOnceThroughNotify) {
 TEST_F(ReplicaProcesses, PausedLeaderCannotWriteAndStepsDown) {
   start_pair();
   a_.child.signal(SIGSTOP);
-  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << slurp(b_.out);
+  ASSERT_TRUE(testkit::eventually([&] { return role(b_) == "leader"; }, 10s)) << testkit::read_file(b_.out);
   std::string id_b;
   ASSERT_EQ(submit(b_, &id_b), 201);
   a_.child.signal(SIGCONT);
   const int status = submit(a_);
   EXPECT_NE(status, 201) << "the old leader committed after losing its lease";
-  ASSERT_TRUE(testkit::eventually([&] { return !a_.child.running(); }, 10s)) << slurp(a_.out);
+  ASSERT_TRUE(testkit::eventually([&] { return !a_.child.running(); }, 10s)) << testkit::read_file(a_.out);
   const int st = a_.child.wait();
-  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 3) << slurp(a_.out);
-  EXPECT_NE(slurp(a_.out).find("stepping down"), std::string::npos) << slurp(a_.out);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 3) << testkit::read_file(a_.out);
+  EXPECT_NE(testkit::read_file(a_.out).find("stepping down"), std::string::npos) << testkit::read_file(a_.out);
   EXPECT_EQ(testkit::RestClient(b_.port).all_jobs().size(), 1u);
 }
 
@@ -696,7 +509,7 @@ TEST_F(ReplicaProcesses, PausedLeaderCannotWriteAndStepsDown) {
 // alive while it waits, or systemd would kill it before it ever leads.
 TEST_F(ReplicaProcesses, FollowerTellsSystemdItIsReadyAndAlive) {
   start(a_, "a");
-  ASSERT_TRUE(testkit::eventually([&] { return role(a_) == "leader"; }, 20s)) << slurp(a_.out);
+  ASSERT_TRUE(testkit::eventually([&] { return role(a_) == "leader"; }, 20s)) << testkit::read_file(a_.out);
   const std::string path = dir_.str("notify.sock");
   int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
@@ -724,7 +537,7 @@ TEST_F(ReplicaProcesses, FollowerTellsSystemdItIsReadyAndAlive) {
       },
       20s);
   ::close(fd);
-  EXPECT_TRUE(ok) << all << slurp(dir_.str("b.log"));
+  EXPECT_TRUE(ok) << all << testkit::read_file(dir_.str("b.log"));
 }
 
 }  // namespace
