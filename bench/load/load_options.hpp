@@ -1,0 +1,30 @@
+#pragma once
+// bench_load's flags, and the agent timings its simulated nodes keep.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace tessel::bench_load {
+
+struct Options {
+  std::vector<int> nodes = {1000, 5000};
+  double seconds = 30;
+  double interval = 5;
+  double warmup = -1;  // < 0: one interval.
+  int hb_threads = 1;
+  int reg_threads = 64;
+  int report_every = 6;  // Heartbeats per report; 0: no reports.
+  int source_ips = 0;    // 0: one per 10,000 nodes.
+  bool long_poll = true;
+  bool nodelay = true;         // TCP_NODELAY and one write per request (the agent does both).
+  bool hb_keep_alive = false;  // Keep heartbeat connections open (the agent does not).
+  std::string scheduler = TESSEL_SCHEDULER_BIN;
+  std::string scheduler_log_level = "warn";
+  std::vector<std::string> scheduler_args;  // --scheduler-arg, repeated.
+};
+
+inline constexpr int kPollWaitS = 30;                           // The agent's long-poll wait.
+inline constexpr auto kReadTimeout = std::chrono::seconds(10);  // The agent's read timeout for a heartbeat or a report.
+
+}  // namespace tessel::bench_load
