@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +16,6 @@ namespace {
 
 constexpr size_t kMaxText = 64;
 constexpr size_t kMaxLongText = 128;
-constexpr size_t kMaxDevices = 64;  // What the inventory's wire format carries.
 constexpr double kMaxValue = 1e12;  // Far above any real reading; keeps int64 safe.
 
 const json* member(const json& obj, const char* key) {
@@ -104,18 +102,10 @@ Result<smi::ParsedDevices> parse_cnmon_info(std::string_view text_in) {
   if (doc.is_discarded()) return Error{"cnmon: not JSON"};
   const json* list = member(doc, "CnmonInfo");
   if (list == nullptr) return Error{"cnmon: expected {\"CnmonInfo\": [...]}"};
-  if (!list->is_array()) return Error{"cnmon CnmonInfo: must be a list"};
-  if (list->size() > kMaxDevices) return Error{"cnmon: more than " + std::to_string(kMaxDevices) + " devices"};
+  auto devices = json_device_list(*list, "cnmon", "CnmonInfo", "CardNum", read_card);
+  if (!devices) return devices.error();
   smi::ParsedDevices out;
-  std::set<int> seen;
-  for (size_t i = 0; i < list->size(); ++i) {
-    auto d = read_card((*list)[i], "cnmon CnmonInfo[" + std::to_string(i) + "]");
-    if (!d) return d.error();
-    if (!seen.insert(d->index).second) return Error{"cnmon: duplicate CardNum " + std::to_string(d->index)};
-    out.devices.push_back(std::move(*d));
-  }
-  std::sort(out.devices.begin(), out.devices.end(),
-            [](const api::Device& a, const api::Device& b) { return a.index < b.index; });
+  out.devices = std::move(*devices);
   return out;
 }
 

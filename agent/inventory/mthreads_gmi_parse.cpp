@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cmath>
 #include <optional>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +17,6 @@ namespace {
 
 constexpr size_t kMaxText = 64;
 constexpr size_t kMaxLongText = 128;
-constexpr size_t kMaxDevices = 64;  // What the inventory's wire format carries.
 constexpr double kMaxValue = 1e12;  // Far above any real reading; keeps int64 safe.
 
 std::string_view trim(std::string_view s) {
@@ -135,17 +133,9 @@ Result<smi::ParsedDevices> parse_mthreads_gmi_query(std::string_view text_in) {
     if (attached_none(doc)) return out;
     return Error{"mthreads-gmi: expected {\"GPU\": [...]}"};
   }
-  if (!list->is_array()) return Error{"mthreads-gmi GPU: must be a list"};
-  if (list->size() > kMaxDevices) return Error{"mthreads-gmi: more than " + std::to_string(kMaxDevices) + " devices"};
-  std::set<int> seen;
-  for (size_t i = 0; i < list->size(); ++i) {
-    auto d = read_device((*list)[i], "mthreads-gmi GPU[" + std::to_string(i) + "]");
-    if (!d) return d.error();
-    if (!seen.insert(d->index).second) return Error{"mthreads-gmi: duplicate Index " + std::to_string(d->index)};
-    out.devices.push_back(std::move(*d));
-  }
-  std::sort(out.devices.begin(), out.devices.end(),
-            [](const api::Device& a, const api::Device& b) { return a.index < b.index; });
+  auto devices = json_device_list(*list, "mthreads-gmi", "GPU", "Index", read_device);
+  if (!devices) return devices.error();
+  out.devices = std::move(*devices);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +32,27 @@ Result<int> json_card_index(const nlohmann::json* v, const std::string& where) {
   const int x = std::stoi(s);
   if (x > 1023) return Error{msg};
   return x;
+}
+
+Result<std::vector<api::Device>> json_device_list(const nlohmann::json& list, std::string_view tool,
+                                                  std::string_view list_name, std::string_view index_field,
+                                                  const JsonDeviceReader& read) {
+  constexpr size_t kMaxDevices = 64;  // What the inventory's wire format carries.
+  const std::string name(tool);
+  if (!list.is_array()) return Error{name + " " + std::string(list_name) + ": must be a list"};
+  if (list.size() > kMaxDevices) return Error{name + ": more than " + std::to_string(kMaxDevices) + " devices"};
+  std::vector<api::Device> devices;
+  std::set<int> seen;
+  for (size_t i = 0; i < list.size(); ++i) {
+    auto d = read(list[i], name + " " + std::string(list_name) + "[" + std::to_string(i) + "]");
+    if (!d) return d.error();
+    if (!seen.insert(d->index).second)
+      return Error{name + ": duplicate " + std::string(index_field) + " " + std::to_string(d->index)};
+    devices.push_back(std::move(*d));
+  }
+  std::sort(devices.begin(), devices.end(),
+            [](const api::Device& a, const api::Device& b) { return a.index < b.index; });
+  return devices;
 }
 
 }  // namespace tessel::agent
