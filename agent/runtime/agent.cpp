@@ -96,9 +96,15 @@ Result<bool> Agent::heartbeat_once(const api::NodeInventory& inv) {
   return true;
 }
 
-std::optional<api::NodeInventory> Agent::refresh_inventory() {
+void Agent::start_local_checks() {
   if (!inventory_read_.valid()) inventory_read_ = std::async(std::launch::async, [this] { return inventory_.read(); });
-  if (inventory_read_.wait_for(cfg_.inventory_wait) != std::future_status::ready) {
+  if (!probe_.valid())
+    probe_ = std::async(std::launch::async,
+                        [this] { return cfg_.probe_state_dir ? cfg_.probe_state_dir() : tasks_.probe_state_dir(); });
+}
+
+std::optional<api::NodeInventory> Agent::refresh_inventory(steady_clock::time_point deadline) {
+  if (inventory_read_.wait_until(deadline) != std::future_status::ready) {
     if (!inventory_slow_)
       spdlog::warn("reading inventory takes over {} ms: heartbeats carry the last inventory until it ends",
                    cfg_.inventory_wait.count());
@@ -123,6 +129,19 @@ std::optional<api::NodeInventory> Agent::refresh_inventory() {
       }
   }
   return last_inv_;
+}
+
+std::string Agent::probe_state_dir(steady_clock::time_point deadline) {
+  if (probe_.wait_until(deadline) != std::future_status::ready) {
+    const std::string problem =
+        "agent state dir: a write has not ended after " + std::to_string(cfg_.inventory_wait.count()) + " ms";
+    if (!probe_slow_) spdlog::error("{}: reported degraded until it ends", problem);
+    probe_slow_ = true;
+    return problem;
+  }
+  if (probe_slow_) spdlog::info("agent state dir: the slow write ended");
+  probe_slow_ = false;
+  return probe_.get();
 }
 
 milliseconds Agent::register_once(const api::NodeInventory& inv, Backoff& backoff) {
@@ -177,8 +196,12 @@ void Agent::heartbeat_loop() {
   Backoff backoff(cfg_.backoff_base, cfg_.backoff_cap, cfg_.seed);
   for (;;) {
     progress_ns_ = clock_.steady_ns();
-    const auto inv = refresh_inventory();
-    degraded_ = tasks_.probe_state_dir();  // Again before every heartbeat: it ends once writes succeed.
+    // The vendor tool and the state dir's disk may each hang: neither holds a
+    // heartbeat longer than inventory_wait (they run at once, on threads of their own).
+    start_local_checks();
+    const auto deadline = steady_clock::now() + cfg_.inventory_wait;
+    const auto inv = refresh_inventory(deadline);
+    degraded_ = probe_state_dir(deadline);  // Again before every heartbeat: it ends once writes succeed.
     bool registered;
     {
       MutexLock lock(mu_);

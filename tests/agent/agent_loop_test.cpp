@@ -121,15 +121,15 @@ class FakeApi : public SchedulerApi {
   bool cancelled_ = false;  // Guarded by s_.mu.
 };
 
-// Answers at once, or, after hang(), not before release() (a hung vendor tool).
-struct FakeInventory : InventorySource {
-  Result<api::NodeInventory> read() override {
+// A call that returns at once, or, after hang(), not before release() (at most 10 s):
+// a hung vendor tool, a stalled disk. Counts calls and those in flight.
+struct Gate {
+  void pass() {
     std::unique_lock l(mu);
-    ++reads;
+    ++calls;
     max_in_flight = std::max(max_in_flight, ++in_flight);
     cv.wait_for(l, 10s, [&] { return !hung; });
     --in_flight;
-    return api::NodeInventory{};
   }
   void hang() {
     std::lock_guard l(mu);
@@ -145,7 +145,15 @@ struct FakeInventory : InventorySource {
   std::mutex mu;
   std::condition_variable cv;
   bool hung = false;
-  int reads = 0, in_flight = 0, max_in_flight = 0;  // Guarded by mu.
+  int calls = 0, in_flight = 0, max_in_flight = 0;  // Guarded by mu.
+};
+
+struct FakeInventory : InventorySource {
+  Result<api::NodeInventory> read() override {
+    gate.pass();
+    return api::NodeInventory{};
+  }
+  Gate gate;
 };
 
 // Pretends to start supervisors (the "supervisor" is this test process, alive).
@@ -211,6 +219,12 @@ class AgentLoopTest : public ::testing::Test {
     cfg.backoff_cap = 50ms;
     cfg.events_socket = events_socket_path(root);
     cfg.inventory_wait = inventory_wait;
+    if (hang_probe) {
+      cfg.probe_state_dir = [this] {
+        probe_gate.pass();
+        return std::string();
+      };
+    }
     cfg.epochs = epochs.get();
     agent = std::make_unique<Agent>(cfg, hb, poll, rep, inventory, *tasks, notifier);
     thread = std::thread([this] { agent->run(); });
@@ -250,6 +264,8 @@ class AgentLoopTest : public ::testing::Test {
   std::atomic<bool> supervisor_alive{true};  // What the TaskManager sees of a recorded supervisor.
   FakeInventory inventory;
   std::chrono::milliseconds inventory_wait{2000};  // The next start()'s AgentConfig::inventory_wait.
+  bool hang_probe = false;  // The next start()'s state-dir probe passes probe_gate (and finds no problem).
+  Gate probe_gate;
   FakeLauncher launcher{dir};
   RecordingNotifier notifier;
   std::unique_ptr<EpochGuard> epochs;
@@ -459,13 +475,13 @@ TEST_F(AgentLoopTest, AHungInventoryReadDelaysNoHeartbeat) {
   inventory_wait = 30ms;
   start();
   ASSERT_TRUE(until([&] { return sched.heartbeats > 2; }));
-  inventory.hang();
+  inventory.gate.hang();
   int reads_when_hung = 0;
   ASSERT_TRUE(testkit::eventually(
       [&] {
-        std::lock_guard l(inventory.mu);
-        reads_when_hung = inventory.reads;
-        return inventory.in_flight == 1;
+        std::lock_guard l(inventory.gate.mu);
+        reads_when_hung = inventory.gate.calls;
+        return inventory.gate.in_flight == 1;
       },
       10s));
   int heartbeats_when_hung = 0;
@@ -475,17 +491,54 @@ TEST_F(AgentLoopTest, AHungInventoryReadDelaysNoHeartbeat) {
   }
   ASSERT_TRUE(until([&] { return sched.heartbeats >= heartbeats_when_hung + 5; }));
   {
-    std::lock_guard l(inventory.mu);
-    EXPECT_EQ(inventory.reads, reads_when_hung);
-    EXPECT_EQ(inventory.max_in_flight, 1);
+    std::lock_guard l(inventory.gate.mu);
+    EXPECT_EQ(inventory.gate.calls, reads_when_hung);
+    EXPECT_EQ(inventory.gate.max_in_flight, 1);
   }
-  inventory.release();
+  inventory.gate.release();
   ASSERT_TRUE(testkit::eventually(
       [&] {
-        std::lock_guard l(inventory.mu);
-        return inventory.reads > reads_when_hung;
+        std::lock_guard l(inventory.gate.mu);
+        return inventory.gate.calls > reads_when_hung;
       },
       10s));
+}
+
+// A state-dir write that hangs (a stalled disk) delays no heartbeat by more than
+// inventory_wait either: the heartbeats go on, reporting the node degraded while the
+// write has not ended, no second probe starts meanwhile, and once it ends the node is
+// no longer degraded.
+TEST_F(AgentLoopTest, AHungStateDirProbeDelaysNoHeartbeatAndReportsTheNodeDegraded) {
+  inventory_wait = 30ms;
+  hang_probe = true;
+  start();
+  ASSERT_TRUE(until([&] { return sched.heartbeats > 2 && sched.last_degraded.empty(); }));
+  probe_gate.hang();
+  int probes_when_hung = 0;
+  ASSERT_TRUE(testkit::eventually(
+      [&] {
+        std::lock_guard l(probe_gate.mu);
+        probes_when_hung = probe_gate.calls;
+        return probe_gate.in_flight == 1;
+      },
+      10s));
+  int heartbeats_when_hung = 0;
+  {
+    std::lock_guard l(sched.mu);
+    heartbeats_when_hung = sched.heartbeats;
+  }
+  ASSERT_TRUE(until([&] { return sched.heartbeats >= heartbeats_when_hung + 5; }));
+  {
+    std::lock_guard l(sched.mu);
+    EXPECT_EQ(sched.last_degraded, "agent state dir: a write has not ended after 30 ms");
+  }
+  {
+    std::lock_guard l(probe_gate.mu);
+    EXPECT_EQ(probe_gate.calls, probes_when_hung);
+    EXPECT_EQ(probe_gate.max_in_flight, 1);
+  }
+  probe_gate.release();
+  ASSERT_TRUE(until([&] { return sched.last_degraded.empty(); }));
 }
 
 TEST_F(AgentLoopTest, SupervisorThatDiedWithoutAWordIsFoundByThePeriodicCheck) {

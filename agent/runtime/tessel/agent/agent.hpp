@@ -9,7 +9,9 @@
 //    delays no heartbeat by more, and the heartbeat carries the last inventory until
 //    the read ends (a failed read then marks the cards unhealthy, as before). Before each registration or heartbeat it
 //    writes a small file in the state dir (TaskManager::probe_state_dir): while that fails, the node is reported
-//    `degraded` with the reason, and the scheduler places nothing on it.
+//    `degraded` with the reason, and the scheduler places nothing on it. The probe too runs on a thread of its own
+//    (one at a time) and is waited for within the same inventory_wait: a stalled disk delays no heartbeat by more,
+//    and while a probe has not ended the node is reported degraded ("a write has not ended after N ms").
 //  * long-poll loop (own thread): GET assignments?version=V&wait_s=N and applies each
 //    desired state at once through TaskManager (starts / stops); a changed answer
 //    marks the reports dirty.
@@ -68,8 +70,12 @@ struct AgentConfig {
   // Empty, or when it cannot be bound: task changes are found by the reporter's check
   // every heartbeat interval only.
   std::string events_socket;
-  // How long a heartbeat waits for the inventory read it started (see above).
+  // How long a heartbeat waits for the inventory read and the state-dir probe it
+  // started (see above), both together.
   std::chrono::milliseconds inventory_wait{2000};
+  // The state-dir probe: "" when the state dir takes writes, else why not. Null:
+  // TaskManager::probe_state_dir() (tests give one that hangs).
+  std::function<std::string()> probe_state_dir;
   // The agent's time (its watchdog's progress); null: the system clock.
   const Clock* clock = nullptr;
   // Called with RegisterResponse::scheduler_key after each registration (the log
@@ -99,7 +105,12 @@ class Agent {
 
   // Heartbeat loop (the thread that calls run()). Each step returns how long to wait.
   void heartbeat_loop() EXCLUDES(mu_);
-  std::optional<api::NodeInventory> refresh_inventory() EXCLUDES(mu_);
+  // Starts the inventory read and the state-dir probe, each unless one is in flight.
+  void start_local_checks();
+  // Both wait for their work at most until `deadline` (inventory_wait from the
+  // loop's step): the last inventory, and the state dir's problem ("" none).
+  std::optional<api::NodeInventory> refresh_inventory(std::chrono::steady_clock::time_point deadline) EXCLUDES(mu_);
+  std::string probe_state_dir(std::chrono::steady_clock::time_point deadline);
   std::chrono::milliseconds register_once(const api::NodeInventory& inv, Backoff& backoff) EXCLUDES(mu_);
   std::chrono::milliseconds heartbeat_step(const api::NodeInventory& inv, Backoff& backoff) EXCLUDES(mu_);
   // True: the scheduler took it; false: it does not know this node (register again);
@@ -149,9 +160,12 @@ class Agent {
   const Clock& clock_;                   // cfg_.clock or the system clock.
   std::atomic<int64_t> progress_ns_{0};  // Last heartbeat-loop progress (clock_.steady_ns()).
   bool inventory_slow_ = false;          // Heartbeat loop only: the last wait ran out.
-  // Heartbeat loop only: the inventory read in flight, if any. Last, so that it is
-  // destroyed first: its destructor waits for the read, which uses inventory_.
+  bool probe_slow_ = false;              // Heartbeat loop only: the last probe wait ran out.
+  // Heartbeat loop only: the inventory read and the state-dir probe in flight, if any.
+  // Last, so that they are destroyed first: their destructors wait for them, and they
+  // use inventory_ and tasks_.
   std::future<Result<api::NodeInventory>> inventory_read_;
+  std::future<std::string> probe_;
 };
 
 }  // namespace tessel::agent
