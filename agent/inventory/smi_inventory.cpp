@@ -32,10 +32,7 @@ Result<api::NodeInventory> SmiInventory::read() {
     firmware_key_.clear();
     return parsed.error();
   }
-  api::NodeInventory inv;
-  inv.vendor = dialect_.vendor;
-  inv.driver_version = parsed->driver_version;
-  inv.devices = std::move(parsed->devices);
+  api::NodeInventory inv = to_inventory(dialect_.vendor, std::move(*parsed));
   if (dialect_.vendor == api::Vendor::habana) {
     if (inv.driver_version.empty()) inv.driver_version = "unknown";  // Older hl-smi, or N/A.
     apply_sysfs_health(config_.sysfs_root, inv.devices);
