@@ -23,17 +23,6 @@ nlohmann::json error_body(const Error& err) {
 // Every error a handler answers goes through here, so through http_status_of().
 void reply_error(httplib::Response& res, const Error& err) { reply(res, http_status_of(err.code), error_body(err)); }
 
-// The code of an answer cpp-httplib made on its own (no handler ran, or it
-// could not read the request): the ErrorCode whose status it is, or the kind.
-ErrorCode code_of_httplib_status(int status) {
-  switch (status) {
-    case 404: return ErrorCode::not_found;
-    case 413: return ErrorCode::payload_too_large;
-    case 503: return ErrorCode::unavailable;
-    default: return status >= 400 && status < 500 ? ErrorCode::invalid_argument : ErrorCode::internal;
-  }
-}
-
 void reply_openai_error(httplib::Response& res, const Error& err) {
   const int status = http_status_of(err.code);
   reply(res, status, openai_error(err, status));
@@ -139,7 +128,7 @@ InferenceServer::InferenceServer(SamplingParams defaults, std::string model_name
     // httplib chose the status; keep it, and name the code that goes with it.
     if (res.body.empty())
       reply(res, res.status,
-            error_body(Error{"HTTP " + std::to_string(res.status), code_of_httplib_status(res.status)}));
+            error_body(Error{"HTTP " + std::to_string(res.status), error_code_of_library_status(res.status)}));
   });
 }
 

@@ -34,6 +34,12 @@ ErrorCode error_code_of_http_status(int status) {
   return ErrorCode::internal;
 }
 
+ErrorCode error_code_of_library_status(int status) {
+  const ErrorCode code = error_code_of_http_status(status);
+  if (code == ErrorCode::internal && status >= 400 && status < 500) return ErrorCode::invalid_argument;
+  return code;
+}
+
 std::optional<ErrorCode> parse_error_code(std::string_view name) {
   for (const auto& [code, status] : kStatuses)
     if (name == to_string(code)) return code;

@@ -35,5 +35,11 @@ TEST(HttpStatus, OtherStatusesAndNamesAreInternalOrUnknown) {
   EXPECT_FALSE(parse_error_code(""));
 }
 
+TEST(HttpStatus, ALibrarysOwnStatusIsItsCodeOrTheRequestsFaultOrInternal) {
+  for (ErrorCode c : kAll) EXPECT_EQ(error_code_of_library_status(http_status_of(c)), c) << to_string(c);
+  for (int s : {414, 416, 417, 499}) EXPECT_EQ(error_code_of_library_status(s), ErrorCode::invalid_argument) << s;
+  for (int s : {0, 200, 302, 500, 502, 504}) EXPECT_EQ(error_code_of_library_status(s), ErrorCode::internal) << s;
+}
+
 }  // namespace
 }  // namespace tessel

@@ -16,6 +16,11 @@ int http_status_of(ErrorCode code);
 // The inverse for those statuses; any other status is internal.
 ErrorCode error_code_of_http_status(int status);
 
+// For a status an HTTP library chose on its own (it answered before any handler ran,
+// e.g. 414 or 416): the inverse above, else invalid_argument for any other 4xx (the
+// request was at fault), else internal.
+ErrorCode error_code_of_library_status(int status);
+
 // The code whose to_string() is `name` ("not_found"), if any.
 std::optional<ErrorCode> parse_error_code(std::string_view name);
 
