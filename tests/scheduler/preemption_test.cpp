@@ -304,6 +304,36 @@ TEST(Preemption, AClaimInFlightSurvivesARestart) {
   for (const auto& j : snap->jobs) EXPECT_TRUE(j.preempt_claim.empty()) << j.id;
 }
 
+// A claim the scheduler drops (its nodes can no longer take the job) leaves the
+// job's stored record in the same pass, so a restart does not resume it.
+TEST(Preemption, ADroppedClaimLeavesTheStoredRecordAtOnce) {
+  testkit::TempDir dir("tessel-preempt-drop");
+  Cluster c(dir.str("s.db"));
+  c.add_node("n1");
+  c.add_projects();
+  const std::string b1 = c.submit(spec(4, "batch", true));
+  const std::string b2 = c.submit(spec(4, "batch", true));
+  c.state->schedule_pass();
+  c.report(b1, "running");
+  c.report(b2, "running");
+  c.clock.advance_ms(kMinRuntimeMs);
+  const std::string a = c.submit(spec(8, "vision"));
+  c.state->schedule_pass();
+  auto stored_claim = [&] {
+    auto snap = c.store->load();
+    EXPECT_TRUE(snap.ok());
+    for (const auto& j : snap->jobs)
+      if (j.id == a) return j.preempt_claim.size();
+    return size_t{0};
+  };
+  ASSERT_EQ(stored_claim(), 1u);  // One allocation: the 8 cards of n1.
+  ASSERT_TRUE(c.state->set_drained("n1", true).ok());
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(a).state, JobState::pending);
+  EXPECT_TRUE(c.job(a).preempt_claim.empty());
+  EXPECT_EQ(stored_claim(), 0u);
+}
+
 // --- Simulation ---
 
 // One node's agent: starts what its desired state lists, kills (SIGTERM, then

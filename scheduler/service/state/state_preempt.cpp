@@ -42,7 +42,8 @@ bool ClusterState::may_preempt_locked(const std::string& project) const {
                      [](const auto& q) { return q.second.guaranteed > 0; });
 }
 
-std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& policy, int64_t now) {
+std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& policy, int64_t now,
+                                                                std::vector<api::Job>& dropped) {
   std::vector<Placement> ready;
   for (auto it = preempting_.begin(); it != preempting_.end();) {
     const Preemption& p = it->second;
@@ -56,9 +57,10 @@ std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& poli
     }
     if (!keep) {
       alloc_.release(hold_id(job_id));
-      if (entry != jobs_.end()) {  // In memory; its record drops the claim when next written.
+      if (entry != jobs_.end()) {  // In memory now, and in its record with the pass's write.
         entry->second.job.preempt_claim.clear();
         entry->second.job.preempt_victims.clear();
+        dropped.push_back(entry->second.job);
       }
       spdlog::info("job {}: preemption of {} dropped (job no longer pending or a node unavailable)", job_id,
                    join(p.victims));

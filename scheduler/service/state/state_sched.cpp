@@ -34,7 +34,8 @@ void ClusterState::schedule_pass() {
   const int64_t now = clock_.now_ms();
   PassPolicy policy = pass_policy_locked(now);
   // Jobs whose victims' cards are all free take them first; the others wait for theirs.
-  const std::vector<Placement> preempted_for = advance_preemptions_locked(policy, now);
+  std::vector<api::Job> claims_dropped;  // Written with this pass, before its placements.
+  const std::vector<Placement> preempted_for = advance_preemptions_locked(policy, now, claims_dropped);
   std::vector<PendingJob> queue;
   std::vector<JobEntry*> entries;  // Parallel to queue.
   queue.reserve(pending_.size());
@@ -65,6 +66,9 @@ void ClusterState::schedule_pass() {
     if (auto it = pending_.find(job_key(r.job_id)); it != pending_.end()) it->second->estimated_start_ms = r.start_ms;
   }
   Txn txn;
+  // Records whose preemption claim was dropped: stored without it, so a restart does
+  // not resume it. First in the batch: a job placed in this pass is written again below.
+  txn.batch.jobs = std::move(claims_dropped);
   std::map<std::string, std::set<int>> ports_taken;  // Master ports handed out in this pass.
   for (const auto& p : res.placed) {
     const int64_t seq = job_key(p.job_id);

@@ -381,10 +381,12 @@ class ClusterState {
     std::vector<api::Allocation> allocations;  // The cards it will take.
     std::vector<std::string> victims;
   };
-  // Drops preemptions whose job is no longer pending or whose nodes cannot take it,
-  // holds their cards as they free up, and returns (holding the cards for the job)
-  // those whose cards are all free. Adds their cards to the projects' held counts.
-  std::vector<Placement> advance_preemptions_locked(PassPolicy& policy, int64_t now) REQUIRES(mu_);
+  // Drops preemptions whose job is no longer pending or whose nodes cannot take it
+  // (their jobs, the claim cleared, go to `dropped`, for the pass to write), holds
+  // their cards as they free up, and returns (holding the cards for the job) those
+  // whose cards are all free. Adds their cards to the projects' held counts.
+  std::vector<Placement> advance_preemptions_locked(PassPolicy& policy, int64_t now, std::vector<api::Job>& dropped)
+      REQUIRES(mu_);
   // At restore, after the queues: the pending jobs whose records hold a claim.
   void restore_preemptions_locked() REQUIRES(mu_);
   // After schedule(): the first job within its guarantee left pending that a plan
