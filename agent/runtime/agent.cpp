@@ -133,7 +133,7 @@ std::optional<api::NodeInventory> Agent::refresh_inventory(steady_clock::time_po
 
 std::string Agent::probe_state_dir(steady_clock::time_point deadline) {
   if (probe_.wait_until(deadline) != std::future_status::ready) {
-    const std::string problem =
+    std::string problem =
         "agent state dir: a write has not ended after " + std::to_string(cfg_.inventory_wait.count()) + " ms";
     if (!probe_slow_) spdlog::error("{}: reported degraded until it ends", problem);
     probe_slow_ = true;
