@@ -144,9 +144,14 @@ class World {
       resv = r.reservations[0];
       ++reservations_seen;
     }
+    std::set<std::string> waiting;
+    for (const auto& w : r.pending_reasons.entries()) {
+      ASSERT_EQ(q[w.queue_index].id, w.job_id);
+      waiting.insert(w.job_id);
+    }
     for (const PendingJob& j : q) {
       bool placed = testing::find_placement(r, j.id) != nullptr;
-      ASSERT_NE(placed, r.pending_reasons.count(j.id) > 0) << "job " << j.id << " must be placed xor have a reason";
+      ASSERT_NE(placed, waiting.count(j.id) > 0) << "job " << j.id << " must be placed xor have a reason";
     }
     for (const Placement& p : r.placed) {
       ASSERT_TRUE(pending_.count(p.job_id)) << p.job_id;

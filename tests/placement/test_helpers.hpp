@@ -47,8 +47,8 @@ inline const Placement* find_placement(const ScheduleResult& r, const std::strin
 }
 
 inline std::string reason(const ScheduleResult& r, const std::string& id) {
-  auto it = r.pending_reasons.find(id);
-  return it == r.pending_reasons.end() ? std::string("<placed or missing>") : it->second;
+  const std::string* why = r.pending_reasons.find(id);
+  return why ? *why : std::string("<placed or missing>");
 }
 
 }  // namespace tessel::scheduler::testing

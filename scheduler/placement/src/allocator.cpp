@@ -140,6 +140,18 @@ void ModuleGroupAllocator::release_on_node(const std::string& job_id, const std:
   if (h && n) st.release_cards(*h, *n);
 }
 
+uint32_t PendingReasons::intern(const std::string& text) {
+  auto [it, fresh] = text_index_.try_emplace(text, static_cast<uint32_t>(texts_.size()));
+  if (fresh) texts_.push_back(text);
+  return it->second;
+}
+
+const std::string* PendingReasons::find(std::string_view id) const {
+  for (const Entry& e : entries_)
+    if (e.job_id == id) return &texts_[e.text];
+  return nullptr;
+}
+
 ScheduleResult ModuleGroupAllocator::schedule(const std::vector<PendingJob>& queue, int64_t now_ms,
                                               std::vector<ProjectLimits>* limits) {
   detail::SchedulePass pass(impl_->state, now_ms, limits);

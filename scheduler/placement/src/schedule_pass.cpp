@@ -86,32 +86,36 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     order.push_back(&queue[k.index]);
     out.order.push_back(k.index);
   }
-  std::unordered_set<std::string> seen;
+  std::unordered_set<std::string_view> seen;  // Views of the queue's ids: no copies.
   seen.reserve(queue.size());
   out.pending_reasons.reserve(queue.size());
+  auto pend = [&](const PendingJob& job, uint32_t text) {
+    out.pending_reasons.add(job.id, static_cast<uint32_t>(&job - queue.data()), text);
+  };
+  auto pend_for = [&](const PendingJob& job, const std::string& why) { pend(job, out.pending_reasons.intern(why)); };
   for (const PendingJob* jp : order) {
     const PendingJob& job = *jp;
     if (!seen.insert(job.id).second) continue;  // The first entry's outcome stands.
     if (masks::size_log(job.devices) < 0 && job.devices != 0) {
-      out.pending_reasons[job.id] = reasons::invalid_devices(job.devices);
+      pend_for(job, reasons::invalid_devices(job.devices));
       continue;
     }
     if (job.nodes < 1) {
-      out.pending_reasons[job.id] = reasons::invalid_nodes(job.nodes);
+      pend_for(job, reasons::invalid_nodes(job.nodes));
       continue;
     }
     if (state_.find_job(job.id)) {
-      out.pending_reasons[job.id] = reasons::already_holds_cards();
+      pend_for(job, reasons::already_holds_cards());
       continue;
     }
-    std::vector<int> keys = keys_of(job);
+    const std::vector<int>& keys = keys_of(job);
     const bool limited = limits_ && job.project >= 0 && job.project < static_cast<int32_t>(limits_->size());
     if (limited && job.devices > 0) {  // What is known before placing: the model asked for, and "*".
       const int64_t cards = int64_t{job.devices} * job.nodes;
       auto why = over_limit(job, kAnyModel, cards);
       if (!why && !job.model.empty()) why = over_limit(job, job.model, cards);
       if (why) {
-        out.pending_reasons[job.id] = *why;
+        pend_for(job, *why);
         continue;
       }
     }
@@ -121,21 +125,21 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
         out.placed.push_back(apply(job, *plan));
       } else {
         bool waiting = false;
-        out.pending_reasons[job.id] = reason_for(job, keys, &waiting);
+        pend_for(job, reason_for(job, keys, &waiting));
       }
       continue;
     }
 
     bool use_reserved = may_use_reserved(job);
-    auto fail_key = std::make_tuple(job.vendor ? static_cast<int>(*job.vendor) : -1, job.model, job.devices,
-                                    use_reserved, job.driver_version);
+    auto fail_key = std::make_tuple(job.vendor ? static_cast<int>(*job.vendor) : -1, std::string_view(job.model),
+                                    job.devices, use_reserved, std::string_view(job.driver_version));
     auto known = failed_.find(fail_key);
     if (known == failed_.end() || job.nodes < known->second) {
       if (auto plan = plan_cards(job, keys, use_reserved)) {
         if (limited) {  // The placement's own models (a job without a model may take any).
           auto taking = cards_by_model(*plan);
           if (auto why = over_limit(job, taking)) {
-            out.pending_reasons[job.id] = *why;
+            pend_for(job, *why);
             continue;
           }
           for (const auto& [model, n] : taking) (*limits_)[static_cast<size_t>(job.project)].held[model] += n;
@@ -149,7 +153,7 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
 
     auto reason_key = std::tuple_cat(fail_key, std::make_tuple(job.nodes));
     if (auto it = reason_cache_.find(reason_key); it != reason_cache_.end()) {
-      out.pending_reasons[job.id] = it->second;
+      pend(job, it->second);
       continue;
     }
     bool waiting = false;
@@ -157,22 +161,24 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     if (waiting && reserved_ && !use_reserved && plan_cards(job, keys, /*use_reserved=*/true)) {
       why = reasons::waiting_behind_reservation(reserved_->job_id);
     }
-    out.pending_reasons[job.id] = why;
+    const uint32_t text = out.pending_reasons.intern(why);
+    pend(job, text);
     if (waiting && !reserved_) {
       reserve(job, keys, out);
       // The views changed: reserved cards are now blocked.
       failed_.clear();
       reason_cache_.clear();
     } else {
-      reason_cache_.emplace(reason_key, why);
+      reason_cache_.emplace(reason_key, text);
     }
   }
-  for (const Placement& p : out.placed) out.pending_reasons.erase(p.job_id);
   return out;
 }
 
-std::vector<int> SchedulePass::keys_of(const PendingJob& job) const {
-  std::vector<int> keys;
+const std::vector<int>& SchedulePass::keys_of(const PendingJob& job) {
+  auto [it, fresh] = keys_cache_.try_emplace({job.vendor ? static_cast<int>(*job.vendor) : -1, job.model});
+  if (!fresh) return it->second;
+  std::vector<int>& keys = it->second;
   for (api::Vendor v : api::supported_vendors()) {
     if (job.vendor && *job.vendor != v) continue;
     if (auto k = state_.find_key(v, job.model)) keys.push_back(*k);

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -42,7 +43,8 @@ class SchedulePass {
     std::vector<uint32_t> nodes;  // Ascending.
   };
 
-  std::vector<int> keys_of(const PendingJob& job) const;
+  // The (vendor, model) keys the job may use, found once per vendor and model a pass.
+  const std::vector<int>& keys_of(const PendingJob& job);
   // Whether the job may run on the node at all: its driver version constraint, and
   // for gangs the node's gang_block. filtered(): whether some node may fail that.
   static bool eligible(const Node& node, const PendingJob& job);
@@ -73,10 +75,14 @@ class SchedulePass {
   std::optional<Reserved> reserved_;
   // The previous pass's reservation (ClusterState::last_reservation), for reserve().
   std::optional<ClusterState::LastReservation> previous_;
+  // The keys below view strings of run()'s queue, which outlives the pass: with 100,000
+  // pending jobs, copying them into every lookup's key was a large share of a pass.
   // (vendor or -1, model, devices, may use reserved, driver version) -> fewest nodes that failed.
-  std::map<std::tuple<int, std::string, int, bool, std::string>, int> failed_;
-  // (the same, nodes) -> pending reason, for jobs that failed.
-  std::map<std::tuple<int, std::string, int, bool, std::string, int>, std::string> reason_cache_;
+  std::map<std::tuple<int, std::string_view, int, bool, std::string_view>, int> failed_;
+  // (the same, nodes) -> pending reason (its index in the result's texts), for jobs that failed.
+  std::map<std::tuple<int, std::string_view, int, bool, std::string_view, int>, uint32_t> reason_cache_;
+  // (vendor or -1, model) -> keys_of(): the (vendor, model) keys a job may use.
+  std::map<std::pair<int, std::string_view>, std::vector<int>> keys_cache_;
 };
 
 }  // namespace tessel::scheduler::detail

@@ -14,9 +14,12 @@ namespace {
 constexpr auto kFullPassEvery = std::chrono::seconds(1);
 
 // A preempted job keeps "preempted by j-..." in front of why it still waits.
+const std::string kPreempted = "preempted by ";
+
+bool was_preempted(const std::string& reason) { return reason.rfind(kPreempted, 0) == 0; }
+
 std::string pending_reason(const std::string& was, const std::string& now) {
-  static const std::string kPreempted = "preempted by ";
-  if (was.rfind(kPreempted, 0) != 0) return now;
+  if (!was_preempted(was)) return now;
   return was.substr(0, was.find(';')) + "; " + now;
 }
 }  // namespace
@@ -124,12 +127,21 @@ void ClusterState::schedule_pass() {
     for (const auto& p : res.placed) alloc_.release(p.job_id);
   }
   bool reasons_changed = false;
-  for (const auto& [id, reason] : res.pending_reasons) {
-    auto it = pending_.find(job_key(id));
-    if (it == pending_.end() || preempting_.count(it->first)) continue;  // Those keep "preempting ...".
-    const std::string shown = pending_reason(it->second->job.reason, reason);
-    if (it->second->job.reason != shown) {
-      it->second->job.reason = shown;
+  for (const PendingReasons::Entry& w : res.pending_reasons.entries()) {
+    JobEntry* e = entries[w.queue_index];  // Placements are not in the list.
+    if (e->job.state != api::JobState::pending) continue;
+    if (preempting_.count(queue[w.queue_index].seq)) continue;  // Those keep "preempting ...".
+    const std::string& now_why = res.pending_reasons.text(w);
+    if (!was_preempted(e->job.reason)) {  // Most jobs: the pass's reason as it is, copied only when it changed.
+      if (e->job.reason != now_why) {
+        e->job.reason = now_why;
+        reasons_changed = true;
+      }
+      continue;
+    }
+    std::string shown = pending_reason(e->job.reason, now_why);
+    if (e->job.reason != shown) {
+      e->job.reason = std::move(shown);
       reasons_changed = true;
     }
   }

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -90,13 +91,44 @@ struct Reservation {
   std::vector<api::Allocation> allocations;  // Ranks 0..nodes-1, like a Placement.
 };
 
+// Why the jobs a pass left pending wait: for each, a reason a person can act on, e.g.
+// "waiting for 4 free cards in one valid group", "no node has 8 healthy HL-225",
+// "unschedulable: cluster has 2 nodes", "reserved: waiting for job X's cards".
+// A pass over 100,000 jobs gives most of them one of a few reasons: each text is kept
+// once and each job holds its index, in a flat list (a hashed map of copies took a
+// quarter of such a pass).
+class PendingReasons {
+ public:
+  struct Entry {
+    std::string job_id;
+    uint32_t queue_index = 0;  // The job's index in the queue schedule() was given.
+    uint32_t text = 0;         // Index into the texts: text(entry).
+  };
+  // `text`'s index, adding it when new.
+  uint32_t intern(const std::string& text);
+  void add(std::string job_id, uint32_t queue_index, uint32_t text) {
+    entries_.push_back(Entry{std::move(job_id), queue_index, text});
+  }
+  const std::vector<Entry>& entries() const { return entries_; }
+  const std::string& text(const Entry& e) const { return texts_[e.text]; }
+  size_t size() const { return entries_.size(); }
+  // The reason of the job `id`, or null (placed, or not in the queue). Linear: for
+  // tests and tools; a caller with the queue goes by Entry::queue_index.
+  const std::string* find(std::string_view id) const;
+  size_t count(std::string_view id) const { return find(id) ? 1 : 0; }
+  void reserve(size_t jobs) { entries_.reserve(jobs); }
+
+ private:
+  std::vector<Entry> entries_;  // In the order the pass considered the jobs.
+  std::vector<std::string> texts_;
+  std::unordered_map<std::string, uint32_t> text_index_;
+};
+
 struct ScheduleResult {
   std::vector<Placement> placed;  // Already applied: their cards are held.
-  // For each job left pending: a reason a person can act on, e.g.
-  // "waiting for 4 free cards in one valid group", "no node has 8 healthy HL-225",
-  // "unschedulable: cluster has 2 nodes", "reserved: waiting for job X's cards".
-  // Hashed: a pass over 100,000 jobs fills it once per job.
-  std::unordered_map<std::string, std::string> pending_reasons;
+  // One entry for each job left pending (a later queue entry of an id already seen
+  // has none: the first entry's outcome stands).
+  PendingReasons pending_reasons;
   // At most one today: the first blocked job that could run once cards free up.
   // Informational; the cards are not held after schedule() returns.
   std::vector<Reservation> reservations;
