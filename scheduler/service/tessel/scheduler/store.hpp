@@ -146,12 +146,15 @@ Result<std::unique_ptr<Store>> open_pg_store(const std::string& uri, PgStoreOpti
 // SQLite file at `db` (`sync` applies to SQLite only).
 Result<std::unique_ptr<Store>> open_store(const std::string& db, SyncMode sync = SyncMode::full);
 
-// Wraps a store; while fail_writes is set every write fails and stores nothing.
+// Wraps a store; while fail_writes is set every write fails and stores nothing. An
+// empty batch writes nothing and succeeds, as in the real stores (a scheduling pass
+// that places nothing commits one).
 class FaultyStore final : public Store {
  public:
   explicit FaultyStore(std::unique_ptr<Store> inner) : inner_(std::move(inner)) {}
   std::atomic<bool> fail_writes{false};
   Status write(const WriteBatch& batch) override {
+    if (batch.empty()) return ok_status();
     if (fail_writes) return Error{"injected write failure"};
     return inner_->write(batch);
   }
