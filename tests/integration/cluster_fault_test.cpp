@@ -2,8 +2,6 @@
 // and coming back, and sd_notify — against the real binaries.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,6 +9,7 @@
 
 #include "cluster.hpp"
 #include "files.hpp"
+#include "notify_socket.hpp"
 
 using namespace tessel::itest;
 using nlohmann::json;
@@ -143,27 +142,10 @@ TEST_F(ClusterFault, NodeDownAndBackStaleTaskKilledBeforeCardsReused) {
 TEST(ClusterNotify, SdNotifyReadyAndStatus) {
   Cluster c;
   c.start_scheduler();
-  std::string path = c.root() + "/notify.sock";
-  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  timeval tv{0, 100000};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  c.start_agent("n1", "gaudi2-hl225-8.csv", {{"NOTIFY_SOCKET", path}, {"WATCHDOG_USEC", "400000"}});
-  std::string all;
-  bool ok = eventually(
-      [&] {
-        char buf[4096];
-        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-        if (n > 0) all += std::string(buf, static_cast<size_t>(n)) + "\n";
-        return all.find("READY=1") != std::string::npos && all.find("WATCHDOG=1") != std::string::npos &&
-               all.find("STATUS=registered with http://127.0.0.1:") != std::string::npos;
-      },
-      20s);
-  ::close(fd);
-  EXPECT_TRUE(ok) << all;
+  tessel::testkit::NotifySocket notify(c.root() + "/notify.sock");
+  c.start_agent("n1", "gaudi2-hl225-8.csv", {{"NOTIFY_SOCKET", notify.path()}, {"WATCHDOG_USEC", "400000"}});
+  EXPECT_TRUE(notify.wait_for_all({"READY=1", "WATCHDOG=1", "STATUS=registered with http://127.0.0.1:"}, 20s))
+      << notify.received();
 }
 
 }  // namespace

@@ -4,8 +4,6 @@
 // old leader can no longer write and steps down when it wakes, and the CLI and a real
 // agent follow the leader.
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <httplib.h>
@@ -21,6 +19,7 @@
 #include "binaries.hpp"
 #include "eventually.hpp"
 #include "files.hpp"
+#include "notify_socket.hpp"
 #include "ports.hpp"
 #include "replicas_fixture.hpp"
 #include "rest_client.hpp"
@@ -510,34 +509,17 @@ TEST_F(ReplicaProcesses, PausedLeaderCannotWriteAndStepsDown) {
 TEST_F(ReplicaProcesses, FollowerTellsSystemdItIsReadyAndAlive) {
   start(a_, "a");
   ASSERT_TRUE(testkit::eventually([&] { return role(a_) == "leader"; }, 20s)) << testkit::read_file(a_.out);
-  const std::string path = dir_.str("notify.sock");
-  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  timeval tv{0, 100000};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  testkit::NotifySocket notify(dir_.str("notify.sock"));
   b_.port = free_port();
   testkit::ChildOptions o;
   o.argv = {TESSEL_SCHEDULER_BIN, "--listen", "127.0.0.1:" + std::to_string(b_.port), "--db", uri_};
   o.argv.insert(o.argv.end(), {"--advertise", url(b_), "--lease", "1", "--lease-renew", "0.25"});
-  o.env = {{"NOTIFY_SOCKET", path}, {"WATCHDOG_USEC", "2000000"}};
+  o.env = {{"NOTIFY_SOCKET", notify.path()}, {"WATCHDOG_USEC", "2000000"}};
   o.stdout_path = dir_.str("b.out");
   o.stderr_path = dir_.str("b.log");
   b_.child = testkit::Child(o);
-  std::string all;
-  const bool ok = testkit::eventually(
-      [&] {
-        char buf[4096];
-        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-        if (n > 0) all += std::string(buf, static_cast<size_t>(n)) + "\n";
-        return all.find("READY=1") != std::string::npos && all.find("WATCHDOG=1") != std::string::npos &&
-               all.find("STATUS=follower; leader " + url(a_) + ", epoch 1") != std::string::npos;
-      },
-      20s);
-  ::close(fd);
-  EXPECT_TRUE(ok) << all << testkit::read_file(dir_.str("b.log"));
+  EXPECT_TRUE(notify.wait_for_all({"READY=1", "WATCHDOG=1", "STATUS=follower; leader " + url(a_) + ", epoch 1"}, 20s))
+      << notify.received() << testkit::read_file(dir_.str("b.log"));
 }
 
 }  // namespace
