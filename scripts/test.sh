@@ -6,13 +6,13 @@
 # coverage instrumentation) of everything that does not link LibTorch: its tests run
 # under the sanitizers, then each libFuzzer target of the same build for a bounded time
 # (JOBS targets at once).
-# Environment: JOBS (build parallelism, default nproc), FUZZ_SECONDS (per target, default 20),
+# Environment: JOBS (build parallelism, default nproc), FUZZ_SECONDS (per target, default 12),
 # SKIP_ASAN=1 / SKIP_FUZZ=1 to shorten local runs (CI runs everything).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-$(nproc)}
-fuzz_seconds=${FUZZ_SECONDS:-20}
+fuzz_seconds=${FUZZ_SECONDS:-12}
 
 step() { printf '\n==> %s (%s)\n' "$*" "$(date +%T)"; }
 
