@@ -80,11 +80,11 @@ class ReplicaProcesses : public Replicas {
         20s))
         << testkit::read_file(b_.out);
   }
-  // A real agent on node n1 given both replicas' URLs, the follower's first.
-  testkit::Child start_agent() {
+  // A real agent on node n1 given `urls` (default: both replicas', the follower's first).
+  testkit::Child start_agent(const std::string& urls = "") {
     testkit::AgentOptions o;
     o.bin = TESSEL_AGENT_BIN;
-    o.scheduler_url = url(b_) + "," + url(a_);
+    o.scheduler_url = urls.empty() ? url(b_) + "," + url(a_) : urls;
     o.node = "n1";
     o.state_dir = dir_.str("agent");
     o.hl_smi = FAKE_HL_SMI_BIN;
@@ -363,16 +363,7 @@ TEST_F(ReplicaProcesses, ThreeReplicasKill9InAStreamOfSubmissions) {
   Replica c;
   start(c, "c");
   ASSERT_TRUE(testkit::eventually([&] { return role(c) == "follower"; }, 20s)) << testkit::read_file(c.out);
-  testkit::AgentOptions o;
-  o.bin = TESSEL_AGENT_BIN;
-  o.scheduler_url = url(b_) + "," + url(c) + "," + url(a_);
-  o.node = "n1";
-  o.state_dir = dir_.str("agent");
-  o.hl_smi = FAKE_HL_SMI_BIN;
-  o.hl_smi_fixture = std::string(TESSEL_FIXTURES_DIR) + "/hl-smi/gaudi2-hl225-8.csv";
-  o.args = {"--heartbeat-interval", "0.3"};
-  o.stderr_path = dir_.str("agent.log");
-  testkit::Child agent = testkit::start_agent(o);
+  testkit::Child agent = start_agent(url(b_) + "," + url(c) + "," + url(a_));
   ASSERT_TRUE(testkit::eventually([&] { return testkit::RestClient(a_.port).node("n1").has_value(); }, 20s))
       << testkit::read_file(dir_.str("agent.log"));
 
