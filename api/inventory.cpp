@@ -78,7 +78,7 @@ json to_json(const NodeInventory& inv) {
   if (any_subset_is_valid(inv.vendor)) {
     groups["all"] = true;
   } else {
-    for (const auto& [size, list] : groups_within(inv.vendor, healthy_module_ids(inv)))
+    for (const auto& [size, list] : groups_within(group_rule(inv), healthy_module_ids(inv)))
       groups[std::to_string(size)] = list;
   }
   json out = {{"vendor", to_string(inv.vendor)},

@@ -261,7 +261,7 @@ SpecParse parse_job_spec(const json& j) {
   }
   r.optional_string("workdir", s.workdir, 4096);
   if (!s.workdir.empty() && s.workdir[0] != '/') r.fail("workdir", "must be an absolute path");
-  if (r.has("devices")) r.optional_int("devices", s.devices, 0, 16);
+  if (r.has("devices")) r.optional_int("devices", s.devices, 0, kMaxDevices);
   r.optional_int("nodes", s.nodes, 1, 4096);
   if (r.has("tasks_per_node")) {
     const auto& t = j["tasks_per_node"];
@@ -284,10 +284,10 @@ SpecParse parse_job_spec(const json& j) {
     else
       r.fail("vendor", "must be one of " + supported_vendor_names());
   }
-  // 16 devices: a whole Trn1/Trn2 node, the one vendor whose nodes hold 16-card groups.
-  if (r.has("devices") && !is_valid_group_size(s.devices) && !(s.devices == 16 && s.vendor == Vendor::neuron))
-    r.fail("devices", "must be one of 0, 1, 2, 4, 8 (16 with vendor neuron)");
   r.optional_string("model", s.model, 64);
+  // Checked against the vendor's groups when the job names one (Gaudi: 1, 2, 4, 8).
+  if (r.has("devices"))
+    if (std::string why = devices_error(s.devices, s.vendor, s.model); !why.empty()) r.fail("devices", why);
   r.optional_string("driver_version", s.driver_version, 128);
   if (s.driver_version.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-_+") !=
       std::string::npos)

@@ -53,7 +53,7 @@ int run(const std::vector<std::string>& args, Environment& env) {
   SubmitOptions so;
   auto* submit = app.add_subcommand("submit", "Submit a job: tessel submit [flags] -- CMD ARGS...");
   submit->positionals_at_end();
-  add_opt(submit, "--devices", so.devices, "Cards per node: 0, 1, 2, 4 or 8 (16: vendor neuron)");
+  add_opt(submit, "--devices", so.devices, "Cards per node, 0 to 32 (Gaudi: 0, 1, 2, 4 or 8)");
   add_opt(submit, "--nodes", so.nodes, "Number of nodes");
   submit->add_flag("--per-device", so.per_device, "One task per card (tasks_per_node=device)");
   add_opt(submit, "--priority", so.priority, "Priority, -1000..1000 (higher first)");

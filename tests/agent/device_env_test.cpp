@@ -138,6 +138,10 @@ TEST(DeviceEnv, NeuronCoresAsContiguousRangesNeuronXla) {
   EXPECT_EQ(
       device_env(api::Vendor::neuron, gaudi_assignment({3}, {3}), neuron_inventory(4, 1)).at("NEURON_RT_VISIBLE_CORES"),
       "3");
+  // Inf2 (2 cores per device), a run of 3 of an inf2.48xlarge's 12 that is no aligned block.
+  EXPECT_EQ(device_env(api::Vendor::neuron, gaudi_assignment({5, 6, 7}, {5, 6, 7}), neuron_inventory(12, 2))
+                .at("NEURON_RT_VISIBLE_CORES"),
+            "10-15");
   // Never a non-contiguous list the runtime refuses silently: separate ranges stay separate.
   EXPECT_EQ(device_env(api::Vendor::neuron, gaudi_assignment({0, 2}, {2, 0}), inv).at("NEURON_RT_VISIBLE_CORES"),
             "0-3,8-11");

@@ -93,9 +93,10 @@ TEST(JobSpec, ErrorsNameTheField) {
   EXPECT_EQ(error_field(json{{"command", "true"}}), "command");
   EXPECT_EQ(error_field(json{{"command", {1, 2}}}), "command");
   EXPECT_EQ(error_field(json{{"command", {""}}}), "command");
-  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 3}}), "devices");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 3}, {"vendor", "habana"}}), "devices");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", "4"}}), "devices");
-  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 16}}), "devices");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 33}}), "devices");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", -1}}), "devices");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"nodes", 0}}), "nodes");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"priority", 1001}}), "priority");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"max_retries", 11}}), "max_retries");
@@ -134,14 +135,30 @@ TEST(JobSpec, ReservedEnvironmentIsRefused) {
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"env", {{"A", 1}}}}), "env.A");
 }
 
-TEST(JobSpec, SixteenDevicesOnlyWithVendorNeuron) {
+// Without a vendor any count a node could hold (0 to 32) is taken; the pass says when
+// none can. With one, the vendor's group sizes decide, and the message names them.
+TEST(JobSpec, DeviceCountsFollowTheVendorsGroups) {
+  auto message = [](const json& j) {
+    auto r = parse_job_spec(j);
+    return r.error ? r.error->message : std::string();
+  };
+  for (int n : {0, 1, 3, 6, 12, 16, 32})
+    EXPECT_TRUE(parse_job_spec(json{{"command", {"x"}}, {"devices", n}}).spec) << n;
   auto r = parse_job_spec(json{{"command", {"x"}}, {"devices", 16}, {"vendor", "neuron"}});
   ASSERT_TRUE(r.spec) << r.error->message;
   EXPECT_EQ(r.spec->devices, 16);
-  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 16}, {"vendor", "intel"}}), "devices");
+  EXPECT_EQ(message(json{{"command", {"x"}}, {"devices", 6}, {"vendor", "habana"}}),
+            "devices: must be 0, 1, 2, 4 or 8 with vendor habana");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 16}, {"vendor", "ascend"}}), "devices");
   EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 32}, {"vendor", "neuron"}}), "devices");
-  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"devices", 12}, {"vendor", "neuron"}}), "devices");
-  EXPECT_TRUE(parse_job_spec(json{{"command", {"x"}}, {"devices", 4}, {"vendor", "intel"}}).spec);
+  // Neuron: Trainium's blocks (1, 4, 8, 16) or an Inferentia ring (any count up to 16).
+  EXPECT_TRUE(parse_job_spec(json{{"command", {"x"}}, {"devices", 12}, {"vendor", "neuron"}}).spec);
+  EXPECT_TRUE(parse_job_spec(json{{"command", {"x"}}, {"devices", 12}, {"vendor", "neuron"}, {"model", "inf2"}}).spec);
+  EXPECT_EQ(message(json{{"command", {"x"}}, {"devices", 12}, {"vendor", "neuron"}, {"model", "trn1"}}),
+            "devices: must be 0, 1, 4, 8 or 16 with vendor neuron and model trn1");
+  // Any subset: NVIDIA, AMD, Intel take any count.
+  EXPECT_TRUE(parse_job_spec(json{{"command", {"x"}}, {"devices", 3}, {"vendor", "nvidia"}}).spec);
+  EXPECT_TRUE(parse_job_spec(json{{"command", {"x"}}, {"devices", 16}, {"vendor", "intel"}}).spec);
 }
 
 TEST(JobSpec, DependenciesRoundTripAndAreLeftOutWhenEmpty) {

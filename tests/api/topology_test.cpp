@@ -11,8 +11,44 @@ TEST(Topology, GaudiGroupsAreTheBuddyList) {
   EXPECT_EQ(gaudi_groups_of_size(4), (std::vector<Group>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
   EXPECT_EQ(gaudi_groups_of_size(8).size(), 1u);
   EXPECT_TRUE(gaudi_groups_of_size(3).empty());
-  for (int s : {0, 1, 2, 4, 8}) EXPECT_TRUE(is_valid_group_size(s));
-  for (int s : {-1, 3, 5, 6, 7, 9, 16}) EXPECT_FALSE(is_valid_group_size(s));
+  for (int s : {1, 2, 4, 8}) EXPECT_TRUE(rule_allows(GroupRule::buddy8, s));
+  for (int s : {-1, 0, 3, 5, 6, 7, 9, 16}) EXPECT_FALSE(rule_allows(GroupRule::buddy8, s));
+}
+
+TEST(Topology, RulesBySizeAndModel) {
+  EXPECT_EQ(group_rule(Vendor::neuron, "trn2"), GroupRule::neuron16);
+  EXPECT_EQ(group_rule(Vendor::neuron, ""), GroupRule::neuron16);
+  EXPECT_EQ(group_rule(Vendor::neuron, "inf2"), GroupRule::ring16);
+  EXPECT_EQ(group_rule(Vendor::neuron, "inf1"), GroupRule::ring16);
+  EXPECT_EQ(group_rule(Vendor::nvidia, "inf2"), GroupRule::any_subset);  // Only Neuron has Inferentia.
+  for (int s = 1; s <= 16; ++s) EXPECT_TRUE(rule_allows(GroupRule::ring16, s)) << s;
+  EXPECT_FALSE(rule_allows(GroupRule::ring16, 17));
+  for (int s : {1, 4, 8, 16}) EXPECT_TRUE(rule_allows(GroupRule::neuron16, s));
+  for (int s : {2, 3, 12}) EXPECT_FALSE(rule_allows(GroupRule::neuron16, s));
+  EXPECT_TRUE(rule_allows(GroupRule::any_subset, 32));
+  EXPECT_FALSE(rule_allows(GroupRule::any_subset, 33));
+  EXPECT_EQ(devices_error(3, std::nullopt, ""), "");
+  EXPECT_EQ(devices_error(33, std::nullopt, ""), "must be 0 to 32");
+  EXPECT_EQ(devices_error(6, Vendor::tpu, ""), "must be 0, 1, 2, 4 or 8 with vendor tpu");
+  EXPECT_EQ(devices_error(17, Vendor::neuron, ""), "must be 0 to 16 with vendor neuron");
+  EXPECT_EQ(devices_error(17, Vendor::neuron, "inf2"), "must be 0 to 16 with vendor neuron and model inf2");
+  EXPECT_EQ(devices_error(0, Vendor::habana, ""), "");
+}
+
+// Inferentia: any run of adjacent healthy devices, by size; the inventory's rule comes
+// from its devices' model.
+TEST(Topology, InferentiaGroupsAreRunsOfAdjacentDevices) {
+  auto g = groups_within(GroupRule::ring16, {0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11});  // Device 3 unhealthy.
+  EXPECT_EQ(g[3], (std::vector<Group>{{0, 1, 2}, {4, 5, 6}, {5, 6, 7}, {6, 7, 8}, {7, 8, 9}, {8, 9, 10}, {9, 10, 11}}));
+  EXPECT_EQ(g[8], (std::vector<Group>{{4, 5, 6, 7, 8, 9, 10, 11}}));
+  EXPECT_EQ(g.count(9), 0u);
+  EXPECT_EQ(g.count(1), 0u);  // Single devices are not listed (as for every rule).
+  NodeInventory inv;
+  inv.vendor = Vendor::neuron;
+  EXPECT_EQ(group_rule(inv), GroupRule::neuron16);
+  inv.devices.resize(2);
+  inv.devices[0].model = inv.devices[1].model = "inf2";
+  EXPECT_EQ(group_rule(inv), GroupRule::ring16);
 }
 
 TEST(Topology, GroupsWithinMissingCards) {
@@ -70,13 +106,13 @@ TEST(Topology, NeuronGroupsWithinHealthyDevices) {
   std::set<int> usable;
   for (int i = 0; i < 16; ++i)
     if (i != 5) usable.insert(i);  // Device 5 unhealthy: its quad, octet and the 16 are gone.
-  auto g = groups_within(Vendor::neuron, usable);
+  auto g = groups_within(GroupRule::neuron16, usable);
   EXPECT_EQ(g[4], (std::vector<Group>{{0, 1, 2, 3}, {8, 9, 10, 11}, {12, 13, 14, 15}}));
   EXPECT_EQ(g[8], (std::vector<Group>{{8, 9, 10, 11, 12, 13, 14, 15}}));
   EXPECT_EQ(g.count(16), 0u);
   EXPECT_EQ(g.count(2), 0u);
-  EXPECT_EQ(groups_within(Vendor::habana, {0, 1}), gaudi_groups_within({0, 1}));
-  EXPECT_TRUE(groups_within(Vendor::intel, {0, 1, 2, 3}).empty());
+  EXPECT_EQ(groups_within(GroupRule::buddy8, {0, 1}), gaudi_groups_within({0, 1}));
+  EXPECT_TRUE(groups_within(GroupRule::any_subset, {0, 1, 2, 3}).empty());
 }
 
 TEST(Topology, IntelAnySubset) {

@@ -46,10 +46,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (op == 0) {  // Upsert a node: health and presence from one byte each.
       NodeSpec n;
       n.name = "n" + std::to_string(in.next() % 4);
-      n.vendor = in.next() % 5 == 0 ? tessel::api::Vendor::nvidia : tessel::api::Vendor::habana;
+      const uint8_t kind = in.next() % 6;  // Gaudi mostly, then NVIDIA, then an Inferentia ring.
+      n.vendor = kind == 0   ? tessel::api::Vendor::nvidia
+                 : kind == 1 ? tessel::api::Vendor::neuron
+                             : tessel::api::Vendor::habana;
+      const std::string model = kind == 1 ? "inf2" : "HL-225";
       uint8_t present = in.next(), healthy = in.next();
       for (int m = 0; m < 8; ++m)
-        if (present & (1 << m)) n.cards.push_back({m, 7 - m, "HL-225", (healthy & (1 << m)) != 0});
+        if (present & (1 << m)) n.cards.push_back({m, 7 - m, model, (healthy & (1 << m)) != 0});
       n.schedulable = in.next() % 4 != 0;
       a.upsert_node(n);
       nodes[n.name] = n;
@@ -60,8 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         PendingJob j;
         j.id = "j" + std::to_string(next_job++);
         j.seq = next_job;
-        static const int kSizes[] = {0, 1, 2, 4, 8, 3};
-        j.devices = kSizes[in.next() % 6];
+        static const int kSizes[] = {0, 1, 2, 4, 8, 3, 6, 33};
+        j.devices = kSizes[in.next() % 8];
         j.nodes = 1 + in.next() % 3;
         j.priority = in.next() % 3;
         uint8_t lim = in.next();
@@ -85,6 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             for (const auto& g : valid) found = found || g == al.module_ids;
             check(found);
           }
+          if (j->devices > 0 && node.vendor == tessel::api::Vendor::neuron)  // A run of adjacent devices.
+            check(al.module_ids.back() - al.module_ids.front() + 1 == j->devices);
           for (int m : al.module_ids) {
             bool healthy = false;
             for (const auto& c : node.cards) healthy = healthy || (c.module_id == m && c.healthy);

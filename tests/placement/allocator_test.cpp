@@ -303,9 +303,12 @@ TEST(Allocator, InvalidRequestsAndDuplicates) {
   ModuleGroupAllocator a;
   a.upsert_node(gaudi_node("n1"));
   a.hold("held", {{"n1", 0, {0}, {7}}}, std::nullopt);
-  auto r =
-      a.schedule({job("three", 3), job("none", 1, 0), job("held", 1), job("d", 1, 1, 0, 1), job("d", 1, 1, 0, 2)}, 0);
-  EXPECT_NE(reason(r, "three").find("must be 0, 1, 2, 4 or 8"), std::string::npos);
+  auto r = a.schedule(
+      {job("three", 3), job("many", 33), job("none", 1, 0), job("held", 1), job("d", 1, 1, 0, 1), job("d", 1, 1, 0, 2)},
+      0);
+  // 3 cards: a size Gaudi boards cannot hold (any subset, an Inferentia ring can).
+  EXPECT_EQ(reason(r, "three"), "no node has 3 healthy cards in one valid group");
+  EXPECT_NE(reason(r, "many").find("must be 0 to 32"), std::string::npos);
   EXPECT_NE(reason(r, "none").find("nodes"), std::string::npos);
   EXPECT_NE(reason(r, "held").find("already holds"), std::string::npos);
   ASSERT_EQ(r.placed.size(), 1u);
@@ -374,6 +377,44 @@ TEST(Allocator, NeuronSixteenNeedsTheWholeHealthyNode) {
   ASSERT_NE(testing::find_placement(r2, "x"), nullptr);
   EXPECT_EQ(testing::find_placement(r2, "x")->allocations[0].module_ids.back(), 15);
   EXPECT_EQ(testing::find_placement(r2, "y"), nullptr);
+}
+
+NodeSpec inferentia_node(const std::string& name, int devices, std::set<int> unhealthy = {}) {
+  NodeSpec n = neuron_node(name, devices, std::move(unhealthy));
+  for (auto& c : n.cards) c.model = "inf2";
+  return n;
+}
+
+// Inf2 (a ring): any count of adjacent devices, 12 on an inf2.48xlarge, best fit first.
+TEST(Allocator, InferentiaTakesAdjacentDevicesBestFit) {
+  ModuleGroupAllocator a;
+  a.upsert_node(inferentia_node("inf", 12, {5}));  // Runs 0-4 and 6-11.
+  auto r = a.schedule({testing::job("three", 3, 1, 0, 1), testing::job("six", 6, 1, 0, 2)}, 0);
+  // Three fills the run of 5; six takes the run of 6 whole.
+  EXPECT_EQ(testing::find_placement(r, "three")->allocations[0].module_ids, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(testing::find_placement(r, "six")->allocations[0].module_ids, (std::vector<int>{6, 7, 8, 9, 10, 11}));
+  auto free = a.free_groups("inf");
+  EXPECT_EQ(free[2], (std::vector<api::Group>{{3, 4}}));
+  auto r2 = a.schedule({testing::job("three-more", 3, 1, 0, 3)}, 0);
+  EXPECT_EQ(testing::find_placement(r2, "three-more"), nullptr);
+  EXPECT_EQ(testing::reason(r2, "three-more"), "waiting for 3 free cards in one valid group");
+
+  ModuleGroupAllocator b;
+  b.upsert_node(inferentia_node("whole", 12));
+  b.upsert_node(neuron_node("trn", 16));
+  auto r3 = b.schedule({testing::job("twelve", 12, 1, 0, 1)}, 0);
+  ASSERT_NE(testing::find_placement(r3, "twelve"), nullptr) << testing::reason(r3, "twelve");
+  EXPECT_EQ(testing::find_placement(r3, "twelve")->allocations[0].node, "whole");  // Not a Trainium size.
+}
+
+// NVIDIA takes any count, 3 GPUs included, on its lowest free indices.
+TEST(Allocator, AnySubsetTakesAnyCount) {
+  ModuleGroupAllocator a;
+  a.upsert_node(testing::nvidia_node("gpu", 8, "H100"));
+  a.upsert_node(testing::gaudi_node("g"));
+  auto r = a.schedule({testing::job("three", 3, 1, 0, 1), testing::job("five", 5, 1, 0, 2)}, 0);
+  EXPECT_EQ(testing::find_placement(r, "three")->allocations[0].module_ids, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(testing::find_placement(r, "five")->allocations[0].module_ids, (std::vector<int>{3, 4, 5, 6, 7}));
 }
 
 TEST(Allocator, SixteenNeverFitsAGaudiNode) {

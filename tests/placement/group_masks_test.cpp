@@ -35,6 +35,29 @@ TEST(GroupMasks, InvalidSizes) {
   EXPECT_EQ(size_log(8), 3);
 }
 
+// Inferentia: best fit is the shortest free run that holds the group, from its low end.
+TEST(GroupMasks, RingTakesTheShortestRunThatFits) {
+  // Free: 0-1 (2), 4-8 (5), 11-15 (5). Two devices: run 0-1 exactly.
+  const Mask free = 0x0003 | 0x01F0 | 0xF800;
+  EXPECT_EQ(ring_best_group(free, 2), 0x0003u);
+  EXPECT_EQ(ring_fit_run(free, 2), 2);
+  // Three: the first of the two runs of 5.
+  EXPECT_EQ(ring_best_group(free, 3), 0x0070u);
+  EXPECT_EQ(ring_fit_run(free, 3), 5);
+  EXPECT_EQ(ring_best_group(free, 6), 0u);
+  EXPECT_EQ(ring_fit_run(free, 6), 0);
+  EXPECT_EQ(ring_best_group(0xFFFF, 16), 0xFFFFu);
+  EXPECT_EQ(ring_best_group(0x1FFFF, 17), 0u);  // Rings hold at most 16.
+  EXPECT_EQ(ring_best_group(0x10000, 1), 0u);   // Slot 16 is outside the ring.
+  std::vector<Mask> runs;
+  for_each_ring_group(0x0F, 3, [&](Mask m) { runs.push_back(m); });
+  EXPECT_EQ(runs, (std::vector<Mask>{0x07, 0x0E}));
+  EXPECT_EQ(size_index(1), 0);
+  EXPECT_EQ(size_index(32), 31);
+  EXPECT_EQ(size_index(0), -1);
+  EXPECT_EQ(size_index(33), -1);
+}
+
 TEST(GroupMasks, GroupsListedLowestFirst) {
   EXPECT_EQ(gaudi_groups(0xFF, 2), (std::vector<Mask>{0x03, 0x0C, 0x30, 0xC0}));
   EXPECT_EQ(gaudi_groups(0x0F, 4), (std::vector<Mask>{0x0F}));

@@ -97,6 +97,10 @@ class World {
     std::string model = model_of(n.vendor);
     int cards = any_subset ? pick(2, 8) : (pick(0, 3) == 0 ? 4 : 8);
     if (n.vendor == api::Vendor::neuron) cards = std::vector<int>{1, 4, 16, 16}[pick(0, 3)];
+    if (n.vendor == api::Vendor::neuron && pick(0, 1) == 0) {  // Inferentia: a ring of 1, 6 or 12.
+      model = "inf2";
+      cards = std::vector<int>{1, 6, 12}[pick(0, 2)];
+    }
     std::vector<int> index(cards);
     for (int i = 0; i < cards; ++i) index[i] = i;
     std::shuffle(index.begin(), index.end(), rng_);
@@ -112,12 +116,12 @@ class World {
 
   void submit_random_jobs() {
     int count = pick(1, 6);
-    static const int kSizes[] = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8, 16};
+    static const int kSizes[] = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8, 16, 3, 6, 12};
     for (int i = 0; i < count; ++i) {
       PendingJob j;
       j.id = "job" + std::to_string(next_id_++);
       j.seq = next_id_;
-      j.devices = kSizes[pick(0, 10)];
+      j.devices = kSizes[pick(0, 13)];
       j.nodes = pick(0, 9) == 0 ? pick(2, 4) : 1;
       j.priority = std::vector<int>{0, 0, 0, 1, 5}[pick(0, 4)];
       if (pick(0, 2) != 0) j.time_limit_s = pick(10, 600);
@@ -210,9 +214,14 @@ class World {
       ASSERT_EQ(static_cast<int>(al.module_ids.size()), j.devices);
       ASSERT_EQ(al.indices.size(), al.module_ids.size());
       ASSERT_TRUE(std::is_sorted(al.module_ids.begin(), al.module_ids.end()));
-      if (j.devices > 0 && !api::any_subset_is_valid(node.vendor)) {
-        const auto& valid = node.vendor == api::Vendor::neuron ? api::neuron_groups_of_size(j.devices)
-                                                               : api::gaudi_groups_of_size(j.devices);
+      const api::GroupRule rule = api::group_rule(node.vendor, node.cards.empty() ? "" : node.cards[0].model);
+      if (j.devices > 0 && rule == api::GroupRule::ring16) {
+        // Inferentia: adjacent devices within 0..15.
+        ASSERT_EQ(al.module_ids.back() - al.module_ids.front() + 1, j.devices) << j.id << " has a gap";
+        ASSERT_LE(al.module_ids.back(), 15) << j.id;
+      } else if (j.devices > 0 && rule != api::GroupRule::any_subset) {
+        const auto& valid = rule == api::GroupRule::neuron16 ? api::neuron_groups_of_size(j.devices)
+                                                             : api::gaudi_groups_of_size(j.devices);
         ASSERT_NE(std::find(valid.begin(), valid.end(), al.module_ids), valid.end())
             << j.id << " got an invalid group on " << al.node;
       }

@@ -50,7 +50,8 @@ TEST(SchedulerApi, BadSubmissionsAre4xxAndStoreNothing) {
   Harness h;
   expect_error(h.client->Post("/v1/jobs", "{not json", "application/json"), 400, "invalid_argument");
   expect_error(h.client->Post("/v1/jobs", "[1,2]", "application/json"), 400, "invalid_argument");
-  expect_error(h.post("/v1/jobs", {{"command", {"x"}}, {"devices", 3}}), 400, "invalid_argument", "devices");
+  expect_error(h.post("/v1/jobs", {{"command", {"x"}}, {"devices", 3}, {"vendor", "habana"}}), 400, "invalid_argument",
+               "devices");
   expect_error(h.post("/v1/jobs", {{"command", json::array()}}), 400, "invalid_argument", "command");
   expect_error(h.post("/v1/jobs", {{"command", "ls"}}), 400, "invalid_argument", "command");
   expect_error(h.post("/v1/jobs", {{"command", {"x"}}, {"devices", "2"}}), 400, "invalid_argument", "devices");

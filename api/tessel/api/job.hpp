@@ -43,7 +43,7 @@ struct JobSpec {
   std::vector<std::string> command;  // argv; run without a shell.
   std::map<std::string, std::string> env;
   std::string workdir;
-  int devices = 0;  // Cards per node: 0, 1, 2, 4 or 8.
+  int devices = 0;  // Cards per node, 0 to 32; which sizes a node can hold: api/topology.hpp.
   int nodes = 1;
   bool task_per_device = false;  // tasks_per_node: "device" (else 1).
   int priority = 0;              // -1000..1000.

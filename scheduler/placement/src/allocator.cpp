@@ -55,6 +55,8 @@ void ModuleGroupAllocator::upsert_node(const NodeSpec& spec) {
       it->second |= bit;
     }
   }
+  // One rule per node, from its cards' model (a Neuron node is Trainium or Inferentia).
+  node.rule = api::group_rule(spec.vendor, models.empty() ? std::string_view{} : std::string_view{models[0].first});
   node.keys.clear();
   node.keys.push_back({st.key_for(spec.vendor, ""), node.present & placeable});
   std::sort(models.begin(), models.end());
@@ -178,17 +180,12 @@ std::map<int, std::vector<api::Group>> ModuleGroupAllocator::free_groups(const s
   if (!n) return out;
   const Node& node = st.nodes[*n];
   Mask free = node.present & node.healthy & ~node.held;
-  if (api::any_subset_is_valid(node.vendor)) {
+  if (node.rule == api::GroupRule::any_subset) {
     for (int s : masks::slots(free)) out[1].push_back({s});
     return out;
   }
-  if (api::group_rule(node.vendor) == api::GroupRule::neuron16) {
-    for (int size : {1, 4, 8, 16})
-      masks::for_each_neuron_group(free, size, [&](Mask g) { out[size].push_back(masks::slots(g)); });
-    return out;
-  }
-  for (int size : {1, 2, 4, 8})
-    for (Mask g : masks::gaudi_groups(free, size)) out[size].push_back(masks::slots(g));
+  for (int size = 1; size <= masks::popcount(free); ++size)
+    ClusterState::for_each_group(node, free, size, [&](Mask g) { out[size].push_back(masks::slots(g)); });
   return out;
 }
 

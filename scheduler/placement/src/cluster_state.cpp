@@ -3,28 +3,38 @@
 #include <algorithm>
 #include <cassert>
 
-#include "tessel/api/topology.hpp"
-
 namespace tessel::scheduler::detail {
 
-uint32_t ClusterState::fit_class(api::Vendor vendor, Mask free, int size) {
-  if (api::any_subset_is_valid(vendor)) {
-    int count = masks::popcount(free);
-    return count >= size ? static_cast<uint32_t>(count) : kNoFit;
+uint32_t ClusterState::fit_class(const Node& node, Mask free, int size) {
+  // Smallest enclosing free block (or run) first, then the fewest free cards.
+  auto cls = [](int block_rank, Mask free_in_rule) {
+    return static_cast<uint32_t>(block_rank * 64 + masks::popcount(free_in_rule));
+  };
+  switch (node.rule) {
+    case api::GroupRule::any_subset: {
+      const int count = masks::popcount(free);
+      return count >= size ? static_cast<uint32_t>(count) : kNoFit;
+    }
+    case api::GroupRule::neuron16: {
+      const int block = masks::neuron_fit_block(free, size);
+      return block == 0 ? kNoFit : cls(__builtin_ctz(static_cast<unsigned>(block)), free & masks::kNeuronAll);
+    }
+    case api::GroupRule::ring16: {
+      const int run = masks::ring_fit_run(free, size);
+      return run == 0 ? kNoFit : cls(run, free & masks::kNeuronAll);
+    }
+    case api::GroupRule::buddy8: break;
   }
-  const bool neuron = api::group_rule(vendor) == api::GroupRule::neuron16;
-  int block = neuron ? masks::neuron_fit_block(free, size) : masks::gaudi_fit_block(free, size);
-  if (block == 0) return kNoFit;
-  // Smallest enclosing free block first, then the fewest free cards.
-  const Mask all = neuron ? masks::kNeuronAll : masks::kGaudiAll;
-  return static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(block)) * 64 + masks::popcount(free & all));
+  const int block = masks::gaudi_fit_block(free, size);
+  return block == 0 ? kNoFit : cls(__builtin_ctz(static_cast<unsigned>(block)), free & masks::kGaudiAll);
 }
 
-Mask ClusterState::pick_group(api::Vendor vendor, Mask free, int size) {
-  switch (api::group_rule(vendor)) {
+Mask ClusterState::pick_group(const Node& node, Mask free, int size) {
+  switch (node.rule) {
     case api::GroupRule::any_subset:
-      return vendor == api::Vendor::mthreads ? masks::numa_half_first(free, size) : masks::lowest_bits(free, size);
+      return node.vendor == api::Vendor::mthreads ? masks::numa_half_first(free, size) : masks::lowest_bits(free, size);
     case api::GroupRule::neuron16: return masks::neuron_best_group(free, size);
+    case api::GroupRule::ring16: return masks::ring_best_group(free, size);
     case api::GroupRule::buddy8: break;
   }
   return masks::gaudi_best_group(free, size);
@@ -87,10 +97,11 @@ void ClusterState::reindex(uint32_t n) {
   ++schedulable_count;
   for (const NodeKey& k : node.keys) {
     keys[k.key].nodes.insert(n);
-    for (int lg = 0; lg < kSizes; ++lg) {
-      if (fit_class(node.vendor, node.usable(k), 1 << lg) == kNoFit) continue;
-      ++keys[k.key].capacity[lg];
-      node.counted.push_back(k.key * kSizes + lg);
+    const Mask usable = node.usable(k);
+    for (int size = 1; size <= masks::popcount(usable); ++size) {
+      if (fit_class(node, usable, size) == kNoFit) continue;
+      ++keys[k.key].capacity[masks::size_index(size)];
+      node.counted.push_back(k.key * kSizes + masks::size_index(size));
     }
   }
   refresh_fit(n);
@@ -103,10 +114,10 @@ void ClusterState::refresh_fit(uint32_t n) {
   if (node.in_key_nodes) {
     for (const NodeKey& k : node.keys) {
       Mask free = node.free_cards(k, /*honour_blocked=*/true);
-      for (int lg = 0; lg < kSizes; ++lg) {
-        uint32_t cls = fit_class(node.vendor, free, 1 << lg);
+      for (int size = 1; size <= masks::popcount(free); ++size) {
+        uint32_t cls = fit_class(node, free, size);
         if (cls == kNoFit) continue;
-        fresh.emplace_back(k.key * kSizes + lg, (uint64_t{cls} << 32) | n);
+        fresh.emplace_back(k.key * kSizes + masks::size_index(size), (uint64_t{cls} << 32) | n);
       }
     }
   }

@@ -22,11 +22,12 @@
 
 #include "group_masks.hpp"
 #include "tessel/api/inventory.hpp"
+#include "tessel/api/topology.hpp"
 
 namespace tessel::scheduler::detail {
 
 using masks::Mask;
-inline constexpr int kSizes = 5;  // 1, 2, 4, 8, 16 (Neuron) cards (size_log 0..4).
+inline constexpr int kSizes = masks::kMaxSlots;  // Group sizes 1..32 (masks::size_index 0..31).
 inline constexpr uint32_t kNoFit = UINT32_MAX;
 inline constexpr int32_t kNoJob = -1;
 
@@ -38,6 +39,7 @@ struct NodeKey {
 struct Node {
   std::string name;
   api::Vendor vendor = api::Vendor::habana;
+  api::GroupRule rule = api::GroupRule::buddy8;  // api::group_rule(vendor, the cards' model).
   bool schedulable = false;
   std::string gang_block;                       // NodeSpec::gang_block.
   std::string driver_version;                   // NodeSpec::driver_version.
@@ -48,9 +50,9 @@ struct Node {
   std::array<int32_t, masks::kMaxSlots> owner;  // Job handle per slot, or kNoJob.
   std::array<int, masks::kMaxSlots> index;      // Device index per slot.
   std::vector<NodeKey> keys;                    // (vendor, "") first.
-  // Entries currently in the index: (key * kSizes + size_log, class << 32 | node).
+  // Entries currently in the index: (key * kSizes + size_index, class << 32 | node).
   std::vector<std::pair<int, uint64_t>> fit_entries;
-  std::vector<int> counted;  // key * kSizes + size_log counted in capacity.
+  std::vector<int> counted;  // key * kSizes + size_index counted in capacity.
   bool in_key_nodes = false;
 
   Mask usable(const NodeKey& k) const { return present & healthy & k.model_mask; }
@@ -81,11 +83,21 @@ struct JobHold {
 
 class ClusterState {
  public:
-  // Fit class of `free` for `size` cards on a node of `vendor` (lower is a better
-  // fit), or kNoFit.
-  static uint32_t fit_class(api::Vendor vendor, Mask free, int size);
+  // Fit class of `free` for `size` cards on `node` (lower is a better fit), or kNoFit.
+  static uint32_t fit_class(const Node& node, Mask free, int size);
   // The group to take from `free` (see fit_class), or 0.
-  static Mask pick_group(api::Vendor vendor, Mask free, int size);
+  static Mask pick_group(const Node& node, Mask free, int size);
+  // Calls fn(group) for each valid group of `size` within `usable` on a node whose rule
+  // is not any_subset (such nodes have too many groups to list).
+  template <class Fn>
+  static void for_each_group(const Node& node, Mask usable, int size, Fn&& fn) {
+    switch (node.rule) {
+      case api::GroupRule::neuron16: masks::for_each_neuron_group(usable, size, fn); return;
+      case api::GroupRule::ring16: masks::for_each_ring_group(usable, size, fn); return;
+      case api::GroupRule::buddy8: masks::for_each_gaudi_group(usable, size, fn); return;
+      case api::GroupRule::any_subset: return;
+    }
+  }
 
   // Node by name, created (unschedulable, without cards) when unknown.
   uint32_t node_for(const std::string& name);

@@ -1,6 +1,7 @@
 #include "group_masks.hpp"
 
 #include <array>
+#include <utility>
 
 namespace tessel::scheduler::masks {
 namespace {
@@ -77,6 +78,39 @@ Mask neuron_best_group(Mask free, int size) {
 
 int neuron_fit_block(Mask free, int size) {
   return neuron_size(size) ? compute_fit(free & kNeuronAll, size, kNeuronSlots).block : 0;
+}
+
+namespace {
+
+// The shortest run of adjacent set bits of `free` (within the ring) at least `size`
+// long: {start, length}, or {0, 0}.
+std::pair<int, int> shortest_run(Mask free, int size) {
+  std::pair<int, int> best{0, 0};
+  int slot = 0;
+  while (slot < kRingSlots) {
+    if ((free >> slot & 1) == 0) {
+      ++slot;
+      continue;
+    }
+    const int start = slot;
+    while (slot < kRingSlots && (free >> slot & 1) != 0) ++slot;
+    const int length = slot - start;
+    if (length >= size && (best.second == 0 || length < best.second)) best = {start, length};
+  }
+  return best;
+}
+
+}  // namespace
+
+int ring_fit_run(Mask free, int size) {
+  if (size < 1 || size > kRingSlots) return 0;
+  return shortest_run(free, size).second;
+}
+
+Mask ring_best_group(Mask free, int size) {
+  if (size < 1 || size > kRingSlots) return 0;
+  const auto [start, length] = shortest_run(free, size);
+  return length == 0 ? 0 : ((Mask{1} << size) - 1) << start;
 }
 
 Mask lowest_bits(Mask free, int size) {

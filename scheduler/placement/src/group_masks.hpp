@@ -19,6 +19,8 @@ inline constexpr Mask kGaudiAll = 0xFF;
 
 // 1 -> 0, 2 -> 1, 4 -> 2, 8 -> 3, 16 -> 4 (Neuron); -1 for any other size.
 int size_log(int size);
+// Index of a group size in per-size tables: 1..32 -> 0..31; -1 for any other size.
+inline int size_index(int size) { return size >= 1 && size <= kMaxSlots ? size - 1 : -1; }
 
 inline int popcount(Mask m) { return __builtin_popcount(m); }
 
@@ -66,6 +68,23 @@ void for_each_neuron_group(Mask free, int size, Fn&& fn) {
   for (int start = 0; start + size <= kNeuronSlots; start += size) {
     Mask blk = unit << start;
     if ((free & blk) == blk) fn(blk);
+  }
+}
+
+// Ring (Inferentia): `size` adjacent slots within 0..15. Best fit: the shortest run of
+// adjacent free slots that holds `size`, from its low end, so the rest of the run stays
+// one piece; ring_fit_run() is that run's length, 0 when no run holds `size`.
+inline constexpr int kRingSlots = 16;
+int ring_fit_run(Mask free, int size);
+Mask ring_best_group(Mask free, int size);
+// Ring: calls fn(group) for each run of `size` adjacent slots within `free`, lowest first.
+template <class Fn>
+void for_each_ring_group(Mask free, int size, Fn&& fn) {
+  if (size < 1 || size > kRingSlots) return;
+  const Mask unit = (Mask{1} << size) - 1;
+  for (int start = 0; start + size <= kRingSlots; ++start) {
+    Mask run = unit << start;
+    if ((free & run) == run) fn(run);
   }
 }
 

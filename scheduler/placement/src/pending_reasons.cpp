@@ -1,5 +1,7 @@
 #include "pending_reasons.hpp"
 
+#include "tessel/api/topology.hpp"
+
 namespace tessel::scheduler::reasons {
 
 std::string cards_phrase(const std::optional<api::Vendor>& vendor, const std::string& model) {
@@ -10,7 +12,8 @@ std::string cards_phrase(const std::optional<api::Vendor>& vendor, const std::st
 }
 
 std::string invalid_devices(int devices) {
-  return "invalid request: devices is " + std::to_string(devices) + ", must be 0, 1, 2, 4 or 8 (16 on Neuron)";
+  return "invalid request: devices is " + std::to_string(devices) + ", must be 0 to " +
+         std::to_string(api::kMaxDevices);
 }
 
 std::string invalid_nodes(int nodes) {
@@ -38,6 +41,8 @@ std::string never_fits(int devices, int nodes_needed, int nodes_capable, const s
     return "only " + std::to_string(nodes_capable) + " ready nodes have " + what + needs;
   }
   std::string what = std::to_string(devices) + " healthy " + cards_phrase(vendor, model);
+  // Sizes only some rules allow (3, 6, 12: any subset, an Inferentia ring) say so.
+  if (!api::rule_allows(api::GroupRule::buddy8, devices) && devices != 16) what += " in one valid group";
   if (nodes_capable == 0) return "no node has " + what;
   return "only " + std::to_string(nodes_capable) + (nodes_capable == 1 ? " node has " : " nodes have ") + what + needs;
 }

@@ -71,7 +71,7 @@ class Planner {
   const std::vector<ProjectLimits>& limits() const { return *req_.limits; }
 
   bool within_guarantee() const {
-    if (!req_.limits || job_.devices <= 0 || job_.nodes < 1 || masks::size_log(job_.devices) < 0) return false;
+    if (!req_.limits || job_.devices <= 0 || job_.nodes < 1 || masks::size_index(job_.devices) < 0) return false;
     if (job_.project < 0 || job_.project >= static_cast<int32_t>(limits().size())) return false;
     const ProjectLimits& own = limits()[static_cast<size_t>(job_.project)];
     const std::string& model = job_.model.empty() ? kAnyModel : job_.model;
@@ -176,7 +176,7 @@ class Planner {
       const NodeKey* nk = node.find_key(k);
       if (nk == nullptr) continue;
       const Mask usable = node.usable(*nk), free = usable & ~node.held;
-      if (ClusterState::fit_class(node.vendor, free, job_.devices) != kNoFit) {
+      if (ClusterState::fit_class(node, free, job_.devices) != kNoFit) {
         fits_now_ = true;
         return std::nullopt;
       }
@@ -185,11 +185,11 @@ class Planner {
         if (!keeps_guarantees(c.victims)) return;
         if (!best || better(c, *best)) best = std::move(c);
       };
-      if (api::any_subset_is_valid(node.vendor)) {
+      if (node.rule == api::GroupRule::any_subset) {
         consider(any_subset_choice(n, usable, free));
         continue;
       }
-      masks::for_each_gaudi_group(usable, job_.devices, [&](Mask group) {
+      ClusterState::for_each_group(node, usable, job_.devices, [&](Mask group) {
         Choice c;
         bool blocked = false;
         masks::for_each_slot(group & node.held, [&](int s) {
@@ -248,7 +248,7 @@ class Planner {
       const Node& node = st_.nodes[n];
       const NodeKey* nk = node.find_key(k);
       if (nk == nullptr) continue;
-      if (ClusterState::fit_class(node.vendor, node.usable(*nk) & ~node.held, job_.devices) != kNoFit) {
+      if (ClusterState::fit_class(node, node.usable(*nk) & ~node.held, job_.devices) != kNoFit) {
         base.push_back(n);
         continue;
       }
@@ -274,8 +274,8 @@ class Planner {
         const Node& node = st_.nodes[n];
         const Mask usable = node.usable(*node.find_key(k));
         const Mask free = (usable & ~node.held) | (usable & victim_cards_on(victims, n));
-        if (ClusterState::fit_class(node.vendor, free, job_.devices) != kNoFit)
-          out.emplace_back(n, ClusterState::pick_group(node.vendor, free, job_.devices));
+        if (ClusterState::fit_class(node, free, job_.devices) != kNoFit)
+          out.emplace_back(n, ClusterState::pick_group(node, free, job_.devices));
       }
       return out;
     };
@@ -305,7 +305,7 @@ class Planner {
         const Mask usable = node.usable(*node.find_key(k));
         auto e = extra.find(n);
         const Mask freed = e == extra.end() ? 0 : e->second;
-        return ClusterState::fit_class(node.vendor, (usable & ~node.held) | (usable & freed), job_.devices) != kNoFit;
+        return ClusterState::fit_class(node, (usable & ~node.held) | (usable & freed), job_.devices) != kNoFit;
       };
       auto release = [&](size_t v, bool gone) {
         for (const auto& [n, m] : cands_[v].cards) {
@@ -344,7 +344,7 @@ class Planner {
     for (uint32_t n : base) {
       const Node& node = st_.nodes[n];
       const Mask free = node.usable(*node.find_key(k)) & ~node.held;
-      best->groups.emplace_back(n, ClusterState::pick_group(node.vendor, free, job_.devices));
+      best->groups.emplace_back(n, ClusterState::pick_group(node, free, job_.devices));
     }
     best->groups.resize(static_cast<size_t>(job_.nodes));
     return best;

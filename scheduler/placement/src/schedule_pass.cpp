@@ -96,7 +96,7 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
   for (const PendingJob* jp : order) {
     const PendingJob& job = *jp;
     if (!seen.insert(job.id).second) continue;  // The first entry's outcome stands.
-    if (masks::size_log(job.devices) < 0 && job.devices != 0) {
+    if (job.devices != 0 && masks::size_index(job.devices) < 0) {
       pend_for(job, reasons::invalid_devices(job.devices));
       continue;
     }
@@ -203,11 +203,11 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_without_cards(const Pending
 
 std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job, const std::vector<int>& keys,
                                                            bool use_reserved) const {
-  const int lg = masks::size_log(job.devices);
+  const int lg = masks::size_index(job.devices);
   const int size = job.devices;
   auto from_index = [&](uint32_t n, int k) {
     const Node& node = state_.nodes[n];
-    return Choice{n, ClusterState::pick_group(node.vendor, node.free_cards(*node.find_key(k), true), size)};
+    return Choice{n, ClusterState::pick_group(node, node.free_cards(*node.find_key(k), true), size)};
   };
   // A reserved node's best group when reserved cards may be used, or nullopt.
   auto from_reserved = [&](uint32_t n, int k) -> std::optional<std::pair<uint64_t, Choice>> {
@@ -215,9 +215,9 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
     const NodeKey* nk = node.find_key(k);
     if (!node.in_key_nodes || nk == nullptr || !eligible(node, job)) return std::nullopt;
     Mask free = node.free_cards(*nk, false);
-    uint32_t cls = ClusterState::fit_class(node.vendor, free, size);
+    uint32_t cls = ClusterState::fit_class(node, free, size);
     if (cls == kNoFit) return std::nullopt;
-    return std::make_pair((uint64_t{cls} << 32) | n, Choice{n, ClusterState::pick_group(node.vendor, free, size)});
+    return std::make_pair((uint64_t{cls} << 32) | n, Choice{n, ClusterState::pick_group(node, free, size)});
   };
 
   if (job.nodes == 1) {
@@ -277,7 +277,7 @@ std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<in
   int capable = 0;
   for (int k : keys) {
     int c = job.devices == 0 ? static_cast<int>(state_.keys[k].nodes.size())
-                             : state_.keys[k].capacity[masks::size_log(job.devices)];
+                             : state_.keys[k].capacity[masks::size_index(job.devices)];
     capable = std::max(capable, c);
   }
   if (capable < job.nodes || job.devices == 0) {
@@ -309,7 +309,7 @@ std::string SchedulePass::filtered_reason(const PendingJob& job, const std::vect
       const Node& node = state_.nodes[n];
       const NodeKey* nk = node.find_key(k);
       if (nk == nullptr) continue;
-      if (size > 0 && ClusterState::fit_class(node.vendor, node.usable(*nk), size) == kNoFit) continue;
+      if (size > 0 && ClusterState::fit_class(node, node.usable(*nk), size) == kNoFit) continue;
       if (eligible(node, job)) {
         ++capable;
       } else if (excluded.size() < 3) {
@@ -369,7 +369,7 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
         masks::for_each_slot(group, [&](int s) { c.free_at = std::max(c.free_at, card_free_at(node, s)); });
         if (!node_best || c < *node_best) node_best = c;
       };
-      if (api::any_subset_is_valid(node.vendor)) {
+      if (node.rule == api::GroupRule::any_subset) {
         std::vector<std::pair<int64_t, int>> by_time;
         for (int s : masks::slots(usable)) by_time.emplace_back(card_free_at(node, s), s);
         if (static_cast<int>(by_time.size()) < size) continue;
@@ -377,10 +377,8 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
         Mask group = 0;
         for (int i = 0; i < size; ++i) group |= Mask{1} << by_time[i].second;
         consider(group);
-      } else if (api::group_rule(node.vendor) == api::GroupRule::neuron16) {
-        masks::for_each_neuron_group(usable, size, consider);
       } else {
-        masks::for_each_gaudi_group(usable, size, consider);
+        ClusterState::for_each_group(node, usable, size, consider);
       }
       if (node_best) cands.push_back(*node_best);
     }

@@ -48,7 +48,7 @@ struct NodeSpec {
 
 struct PendingJob {
   std::string id;
-  int devices = 0;  // Per node: 0, 1, 2, 4, 8.
+  int devices = 0;  // Per node: 0 to 32 (a size no node's rule allows stays pending).
   int nodes = 1;
   int priority = 0;
   int64_t seq = 0;  // Submission order; lower is older.
@@ -188,7 +188,7 @@ class ModuleGroupAllocator {
   // Introspection for the API.
   // Job holding the card with `module_id` on `node`, or nullopt when free.
   std::optional<std::string> holder(const std::string& node, int module_id) const;
-  // Free valid groups (module ids) on a node by size (1, 2, 4, 8); NVIDIA nodes report
+  // Free valid groups (module ids) on a node by size (Gaudi: 1, 2, 4, 8); NVIDIA nodes report
   // only singles and the count of free cards under size "all" is left to the caller.
   std::map<int, std::vector<api::Group>> free_groups(const std::string& node) const;
   // Every job holding cards, with its allocations (ascending module ids per node).
