@@ -123,15 +123,31 @@ std::string quote_command(const json& argv) {
 }
 
 std::string render_jobs_table(const json& jobs, int64_t now_ms) {
-  Table t({"ID", "NAME", "USER", "STATE", "PRIO", "CARDS", "NODES", "AGE", "REASON/NODELIST"});
+  // PREEMPTED (times the job was preempted, like kubectl's RESTARTS) only when a listed
+  // job was: most fleets never preempt, and the table stays narrow there.
+  bool any_preempted = false;
+  if (jobs.is_array())
+    for (const auto& j : jobs) any_preempted = any_preempted || get_int(j, "preemptions").value_or(0) > 0;
+  std::vector<std::string> headers = {"ID", "NAME", "USER", "STATE", "PRIO", "CARDS", "NODES", "AGE"};
+  if (any_preempted) headers.emplace_back("PREEMPTED");
+  headers.emplace_back("REASON/NODELIST");
+  Table t(std::move(headers));
   if (jobs.is_array()) {
     for (const auto& j : jobs) {
       const auto& spec = get_field(j, "spec");
       auto devices = get_int(spec, "devices").value_or(0);
       auto nodes = get_int(spec, "nodes").value_or(1);
-      t.add_row({get_string(j, "id"), get_string(j, "name"), get_string(j, "user"), get_string(j, "state"),
-                 std::to_string(get_int(spec, "priority").value_or(0)), std::to_string(devices * nodes),
-                 std::to_string(nodes), age_since(j, "submitted_at", now_ms), last_column(j)});
+      std::vector<std::string> row = {get_string(j, "id"),
+                                      get_string(j, "name"),
+                                      get_string(j, "user"),
+                                      get_string(j, "state"),
+                                      std::to_string(get_int(spec, "priority").value_or(0)),
+                                      std::to_string(devices * nodes),
+                                      std::to_string(nodes),
+                                      age_since(j, "submitted_at", now_ms)};
+      if (any_preempted) row.push_back(std::to_string(get_int(j, "preemptions").value_or(0)));
+      row.push_back(last_column(j));
+      t.add_row(std::move(row));
     }
   }
   return t.render();

@@ -45,6 +45,20 @@ TEST(JobsTable, ColumnsAndLastColumnByState) {
             "j-3   train   alice   failed    5      4       2       4d    gaudi-a (exit 3)\n");
 }
 
+// A PREEMPTED column (kubectl's RESTARTS) only when some listed job was preempted.
+TEST(JobsTable, PreemptionCountWhenAnyJobWasPreempted) {
+  json jobs = json::array();
+  auto pending = job("j-1", "pending", "2026-01-01T11:59:15.000Z");
+  pending["reason"] = "preempted by j-9";
+  pending["preemptions"] = 2;
+  jobs.push_back(pending);
+  jobs.push_back(job("j-2", "pending", "2026-01-01T11:59:15.000Z"));
+  EXPECT_EQ(render_jobs_table(jobs, kNow),
+            "ID    NAME    USER    STATE     PRIO   CARDS   NODES   AGE   PREEMPTED   REASON/NODELIST\n"
+            "j-1   train   alice   pending   5      4       2       45s   2           (preempted by j-9)\n"
+            "j-2   train   alice   pending   5      4       2       45s   0\n");
+}
+
 TEST(JobsTable, ToleratesMissingFields) {
   json jobs = json::array({json::object(), {{"id", "x"}, {"spec", 7}}});
   std::string out = render_jobs_table(jobs, kNow);
