@@ -64,28 +64,40 @@ namespace {
 
 class OneCallInventory final : public InventorySource {
  public:
-  OneCallInventory(CommandRunner& runner, InventoryConfig config, OneCallTool tool)
-      : runner_(runner), config_(std::move(config)), tool_(std::move(tool)) {}
+  OneCallInventory(CommandRunner& runner, InventoryConfig config, OneCallTool tool,
+                   std::optional<TelemetryCall> telemetry)
+      : runner_(runner), config_(std::move(config)), tool_(std::move(tool)), telemetry_(std::move(telemetry)) {}
 
   Result<api::NodeInventory> read() override {
     auto out = run_tool(tool_.label, tool_.path, tool_.args, runner_, config_);
     if (!out) return out.error();
     auto parsed = tool_.parse(*out);
     if (!parsed) return parsed.error();
-    return to_inventory(tool_.vendor, std::move(*parsed));
+    api::NodeInventory inv = to_inventory(tool_.vendor, std::move(*parsed));
+    if (telemetry_ && !inv.devices.empty()) read_telemetry(*telemetry_, inv.devices);
+    return inv;
   }
 
  private:
+  // Best effort (header): a failed call or parse leaves the readings empty.
+  void read_telemetry(const TelemetryCall& call, std::vector<api::Device>& devices) {
+    auto out = run_tool(tool_.label, tool_.path, call.args, runner_, config_);
+    if (!out) return;
+    auto readings = call.parse(*out);
+    if (readings) smi::merge_telemetry(*readings, devices);
+  }
+
   CommandRunner& runner_;
   InventoryConfig config_;
   OneCallTool tool_;
+  std::optional<TelemetryCall> telemetry_;
 };
 
 }  // namespace
 
 std::unique_ptr<InventorySource> make_one_call_inventory(CommandRunner& runner, const InventoryConfig& config,
-                                                         OneCallTool tool) {
-  return std::make_unique<OneCallInventory>(runner, config, std::move(tool));
+                                                         OneCallTool tool, std::optional<TelemetryCall> telemetry) {
+  return std::make_unique<OneCallInventory>(runner, config, std::move(tool), std::move(telemetry));
 }
 
 }  // namespace tessel::agent

@@ -52,6 +52,50 @@ TEST_F(AmdSmiInventoryTest, ReadsOlderListShape) {
   EXPECT_EQ(inv->devices[1].uuid, "GPU-6be2ee3b2b314cfc");
 }
 
+TEST_F(AmdSmiInventoryTest, ReadsTelemetryWithMetric) {
+  ScopedEnv m("FAKE_AMD_SMI_METRIC_FIXTURE", testing::fixture_path("amd-smi/mi300x-8-metric-gpu-data.json"));
+  auto inv = make_amd_smi_inventory(runner_, config())->read();
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  ASSERT_EQ(inv->devices.size(), 8u);
+  const api::Device& d = inv->devices[0];
+  EXPECT_EQ(d.utilization_pct, 98);
+  EXPECT_EQ(d.temperature_c, 71);
+  EXPECT_EQ(d.power_w, 701);
+  EXPECT_EQ(d.memory_used_mib, 183042);
+  EXPECT_EQ(d.uuid, "GPU-7ef570db1b346018");  // What static gave stays.
+  EXPECT_FALSE(inv->devices[5].power_w.has_value());
+}
+
+// The readings are extra: however the metric call fails, the cards are all there,
+// without readings. With FAKE_AMD_SMI_METRIC_FIXTURE unset the fake fails `metric`.
+TEST_F(AmdSmiInventoryTest, MetricFailureLeavesCardsWithoutTelemetry) {
+  testing::TempDir dir;
+  testing::write_file(dir.path() / "garbage.json", "{\"gpu_data\": 7}");
+  auto expect_no_telemetry = [&](const InventoryConfig& c, const std::string& what) {
+    auto inv = make_amd_smi_inventory(runner_, c)->read();
+    ASSERT_TRUE(inv.ok()) << what << ": " << inv.error().message;
+    ASSERT_EQ(inv->devices.size(), 8u) << what;
+    for (const api::Device& d : inv->devices) {
+      EXPECT_FALSE(d.utilization_pct || d.temperature_c || d.power_w || d.memory_used_mib) << what;
+      EXPECT_EQ(d.memory_total_mib, 196592) << what;
+    }
+  };
+  expect_no_telemetry(config(), "no metric fixture");
+  ScopedEnv f("FAKE_AMD_SMI_METRIC_FIXTURE", testing::fixture_path("amd-smi/mi300x-8-metric-gpu-data.json"));
+  for (const char* mode : {"fail", "garbage", "crash"}) {
+    ScopedEnv m("FAKE_AMD_SMI_METRIC_MODE", mode);
+    expect_no_telemetry(config(), mode);
+  }
+  {
+    ScopedEnv m("FAKE_AMD_SMI_METRIC_MODE", "hang");
+    InventoryConfig c = config();
+    c.timeout = 1s;
+    expect_no_telemetry(c, "hang");
+  }
+  ScopedEnv g("FAKE_AMD_SMI_METRIC_FIXTURE", (dir.path() / "garbage.json").string());
+  expect_no_telemetry(config(), "unparsable metric output");
+}
+
 TEST_F(AmdSmiInventoryTest, FailureModesGiveClearMessages) {
   {
     ScopedEnv m("FAKE_AMD_SMI_MODE", "fail");

@@ -12,7 +12,8 @@
 //                             are left out: a job gets whole cards (physical functions)
 // One device is one card: Tessel runs Level Zero in COMPOSITE mode (device_env.hpp), where
 // a card with two tiles is one root device. discovery -j prints no memory size, serial,
-// telemetry or driver version: those stay empty, and every card is healthy.
+// telemetry or driver version: those stay empty here (the inventory reads telemetry
+// with a second call, xpu_smi_dump.hpp), and every card is healthy.
 #include <string>
 #include <string_view>
 #include <vector>
