@@ -61,21 +61,45 @@ void SmiInventory::read_firmware(api::NodeInventory& inv) {
 
 void SmiInventory::read_ports(api::NodeInventory& inv) {
   if (inv.devices.empty()) return;
-  auto out = run_tool(dialect_.tool, tool_path_, {"-n", "link"}, runner_, config_);
-  Status st = out ? ok_status() : Status(out.error());
-  if (st) {
-    auto ports = smi::parse_hl_smi_link(*out);
-    st = ports ? smi::merge_ports(*ports, inv.devices) : Status(ports.error());
+  std::string key;
+  for (const api::Device& d : inv.devices) key += d.bus_id + "|";
+  const bool due = key != ports_key_ || !ports_error_.empty() || ++reads_since_ports_ >= config_.ports_every;
+  if (due) {
+    ports_.clear();
+    ports_error_.clear();
+    for (api::Device& d : inv.devices) {
+      if (auto s = read_card_ports(d); !s) {
+        ports_error_ = "reading ports: " + s.error().message;
+        break;
+      }
+      ports_[d.bus_id] = d;
+    }
+    ports_key_ = key;
+    reads_since_ports_ = 0;
   }
-  if (st) return;
   // Unknown port state is not a reason to stop placing on the node: keep the cards,
   // say why their ports are not known.
   for (api::Device& d : inv.devices) {
-    d.ports_total.reset();
-    d.ports_up.reset();
-    d.ports_down.clear();
+    auto it = ports_.find(d.bus_id);
+    const bool known = ports_error_.empty() && it != ports_.end();
+    d.ports_total = known ? it->second.ports_total : std::nullopt;
+    d.ports_up = known ? it->second.ports_up : std::nullopt;
+    d.ports_down = known ? it->second.ports_down : std::vector<int>{};
   }
-  inv.ports_error = "reading ports: " + st.error().message;
+  inv.ports_error = ports_error_;
+}
+
+Status SmiInventory::read_card_ports(api::Device& d) {
+  if (d.bus_id.empty()) return Error{"card " + std::to_string(d.index) + " has no PCI bus id for hl-smi -n link -i"};
+  auto out = run_tool(dialect_.tool, tool_path_, {"-n", "link", "-i", d.bus_id}, runner_, config_);
+  if (!out) return out.error();
+  auto ports = smi::parse_hl_smi_link(*out);
+  if (!ports) return ports.error();
+  // The per-card form names no card (or only this one): merge it into this card alone.
+  std::vector<api::Device> card = {d};
+  if (auto s = smi::merge_ports(*ports, card); !s) return s;
+  d = std::move(card[0]);
+  return ok_status();
 }
 
 std::unique_ptr<InventorySource> make_hl_smi_inventory(CommandRunner& runner, const InventoryConfig& config) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "test_util.hpp"
@@ -170,6 +171,44 @@ TEST_F(SmiInventoryTest, GaudiPortsFromALinkFixture) {
   ASSERT_TRUE(inv.ok()) << inv.error().message;
   EXPECT_EQ(api::modules_with_ports_down(*inv), "module 5");
   EXPECT_EQ(inv->devices[0].firmware_version, "unknown");  // The fixture has no firmware column.
+}
+
+// Counts the calls that reach the real runner, by their arguments.
+class CountingRunner final : public CommandRunner {
+ public:
+  Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override {
+    std::string args;
+    for (size_t i = 1; i < argv.size(); ++i) args += (i > 1 ? " " : "") + argv[i];
+    calls.push_back(args);
+    return real_.run(argv, timeout);
+  }
+  int count_prefix(const std::string& prefix) const {
+    return static_cast<int>(
+        std::count_if(calls.begin(), calls.end(), [&](const std::string& c) { return c.rfind(prefix, 0) == 0; }));
+  }
+  std::vector<std::string> calls;
+
+ private:
+  ProcessRunner real_;
+};
+
+// One `hl-smi -n link -i BUS` per card, on the first read and every ports_every reads;
+// reads in between keep the last port state.
+TEST_F(SmiInventoryTest, PortsAreReadPerCardEveryFewReads) {
+  ScopedEnv down("FAKE_HL_SMI_PORTS_DOWN", "5:1");
+  CountingRunner counting;
+  InventoryConfig c = config();
+  c.ports_every = 3;
+  auto source = make_hl_smi_inventory(counting, c);
+  for (int read = 1; read <= 4; ++read) {
+    auto inv = source->read();
+    ASSERT_TRUE(inv.ok()) << inv.error().message;
+    EXPECT_EQ(api::modules_with_ports_down(*inv), "module 5") << "read " << read;
+    EXPECT_EQ(inv->devices[0].ports_total, 3) << "read " << read;
+    EXPECT_EQ(counting.count_prefix("-n link -i "), read < 4 ? 8 : 16) << "read " << read;
+  }
+  EXPECT_EQ(counting.count_prefix("-n link -i 0000:cc:00.0"), 2);  // Module 5's card, by its bus id.
+  EXPECT_EQ(counting.count_prefix("-n link"), 16);                 // Never the all-card form.
 }
 
 TEST_F(SmiInventoryTest, PortQueryFailureKeepsTheInventory) {

@@ -18,7 +18,9 @@
 // query: the file named by $FAKE_HL_SMI_LINK_FIXTURE as is when set, else for each
 // card of the fixture a header "[index] AIP (accelN) <bus_id>" and ports 0..2 UP,
 // except the ports named DOWN by $FAKE_HL_SMI_PORTS_DOWN ("module:port,...",
-// e.g. "5:1" puts port 1 of module 5 down). The mode applies to this call too.
+// e.g. "5:1" puts port 1 of module 5 down). `-n link -i BUS` (as the agent calls it,
+// once per card) prints only that card: its ports without a header, or the fixture's
+// block for BUS. The mode applies to this call too.
 
 #include <unistd.h>
 
@@ -86,7 +88,8 @@ void print_list(const smi::Table& t) {
 
 #if FAKE_SMI_HABANA
 // -n link without a link fixture: three ports per card, all UP unless named down.
-int print_link(const smi::Table& t) {
+// With -i BUS only that card, without its header line, as the real per-card form.
+int print_link(const smi::Table& t, const std::string& only_bus) {
   std::vector<std::pair<std::string, std::string>> down;  // (module id, port)
   for (const std::string& item : smi::split_cells(env("PORTS_DOWN"))) {
     if (item.empty()) continue;  // Unset, or a stray comma.
@@ -96,15 +99,33 @@ int print_link(const smi::Table& t) {
   }
   const int idx = t.column_of("index"), mod = t.column_of("module_id"), bus = t.column_of("bus_id");
   if (idx < 0 || mod < 0 || bus < 0) return usage("the fixture needs index, module_id and bus_id for -n link");
+  bool found = only_bus.empty();
   for (const smi::Row& r : t.rows) {
-    std::cout << "[" << r.cells[idx] << "] AIP (accel" << r.cells[idx] << ") " << r.cells[bus] << "\n";
+    if (!only_bus.empty() && r.cells[bus] != only_bus) continue;
+    found = true;
+    if (only_bus.empty())
+      std::cout << "[" << r.cells[idx] << "] AIP (accel" << r.cells[idx] << ") " << r.cells[bus] << "\n";
     for (int port = 0; port < 3; ++port) {
       bool is_down = false;
       for (const auto& [m, p] : down) is_down = is_down || (m == r.cells[mod] && p == std::to_string(port));
       std::cout << "port  " << port << ":        " << (is_down ? "DOWN" : "UP") << "\n";
     }
   }
+  if (!found) return usage("no card with bus id " + only_bus);
   return 0;
+}
+
+// A link fixture for -i BUS: the block whose header names BUS (header included), or
+// the whole fixture when it names no card (the per-card form of one card).
+std::string link_block(const std::string& fixture, const std::string& only_bus) {
+  if (only_bus.empty() || fixture.find("AIP (accel") == std::string::npos) return fixture;
+  std::string out;
+  bool in_block = false;
+  for (std::string_view line : smi::split_lines(fixture)) {
+    if (line.find("AIP (accel") != std::string_view::npos) in_block = line.find(only_bus) != std::string_view::npos;
+    if (in_block) out += std::string(line) + "\n";
+  }
+  return out;
 }
 #endif
 
@@ -112,7 +133,7 @@ int print_link(const smi::Table& t) {
 
 int main(int argc, char** argv) {
   std::string fields_arg, format_arg = "csv";
-  std::string nic_arg;
+  std::string nic_arg, bus_arg;
   bool have_query = false, list = false;
   std::vector<std::string> args(argv + 1, argv + argc);
 #if FAKE_SMI_HABANA
@@ -141,9 +162,9 @@ int main(int argc, char** argv) {
     } else if ((r = value("-f", format_arg)) || (r = value("--format", format_arg))) {
       if (r < 0) return usage("missing value for " + a);
 #if FAKE_SMI_HABANA
-    } else if ((r = value("-n", nic_arg))) {
+    } else if ((r = value("-n", nic_arg)) || (r = value("-i", bus_arg))) {
       if (r < 0) return usage("missing value for " + a);
-      if (nic_arg != "link") return usage("only -n link is supported");
+      if (!nic_arg.empty() && nic_arg != "link") return usage("only -n link is supported");
 #endif
     } else if (a == "-L" || a == "--list-aips" || a == "--list-gpus") {
       list = true;
@@ -173,7 +194,7 @@ int main(int argc, char** argv) {
   if (!nic_arg.empty() && !env("LINK_FIXTURE").empty()) {
     std::string link;
     if (!fake_tool::read_file(env("LINK_FIXTURE"), link)) return usage("cannot read " + env("LINK_FIXTURE"));
-    std::cout << link;
+    std::cout << link_block(link, bus_arg);
     return 0;
   }
 #endif
@@ -188,7 +209,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 #if FAKE_SMI_HABANA
-  if (!nic_arg.empty()) return print_link(*table);
+  if (!nic_arg.empty()) return print_link(*table, bus_arg);
 #endif
   if (!have_query) return usage("only " + query_long + "= and -L are supported");
   auto fmt = smi::parse_format(format_arg);

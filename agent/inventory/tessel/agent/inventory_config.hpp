@@ -20,6 +20,9 @@ struct InventoryConfig {
   std::string cnmon = "cnmon";                // Same.
   std::filesystem::path sysfs_root = "/sys";
   std::chrono::milliseconds timeout{10000};
+  // hl-smi: read the cards' NIC ports (one call per card) on every Nth inventory read
+  // (about every 30 s at the agent's 5 s heartbeat); 1: every read.
+  int ports_every = 6;
   std::string path_env;  // PATH used for bare names; set it from process_path_env().
 };
 
