@@ -48,8 +48,9 @@ std::vector<uint8_t> generate_tokens(Gpt& model, const std::vector<uint8_t>& pro
     } else if (refill) {
       cache = model->empty_cache();
       out = model->forward_cached(window_tensor(tokens, start, device), cache);
-    } else {
-      out = model->forward_cached(window_tensor(tokens, tokens.size() - 1, device), cache);
+    } else {  // One new position: the lean decoding step.
+      out = model->forward_step(torch::full({1, 1}, static_cast<int64_t>(tokens.back()), torch::kLong).to(device),
+                                {&cache});
     }
     logits = last_logits(out);
   }

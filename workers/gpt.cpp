@@ -51,20 +51,27 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, LayerCach
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward_step(const torch::Tensor& x, const std::vector<LayerCache*>& caches) {
-  const int64_t B = x.size(0), C = x.size(2);
-  auto parts = qkv(x).view({B, 1, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});    // [3, B, H, 1, hd]
-  const auto queries = parts[0] * (1.0 / std::sqrt(static_cast<double>(head_dim_)));  // [B, H, 1, hd], scaled
+  // A decoding step is op-dispatch bound, not compute bound: x is [B, C], the linear
+  // layers are single addmm calls, and attention is two bmm per sequence over its
+  // cache, with no 4-D reshapes around them.
+  const int64_t B = x.size(0), C = x.size(1);
+  const auto rows = qkv(x).view({B, 3, heads_, head_dim_});  // [B, q|k|v, H, hd]
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim_));
   std::vector<torch::Tensor> ys;
   ys.reserve(static_cast<size_t>(B));
   for (int64_t b = 0; b < B; ++b) {
     LayerCache& cache = *caches[static_cast<size_t>(b)];
-    torch::Tensor q = queries.narrow(0, b, 1);
-    auto [k, v] = append(cache, parts[1].narrow(0, b, 1), parts[2].narrow(0, b, 1));
+    const auto row = rows.select(0, b);  // [3, H, hd]
+    // Keys and values [H, 1, hd] into the cache; every cached position [H, L, hd].
+    const std::vector<int64_t> one_position = {1, heads_, 1, head_dim_};
+    auto [k, v] = append(cache, row.select(0, 1).view(one_position), row.select(0, 2).view(one_position));
+    k = k.select(0, 0);
+    v = v.select(0, 0);
+    const auto q = row.select(0, 0).view({heads_, 1, head_dim_}) * scale;
     // One query at the newest position: it may see every cached key, no mask.
-    ys.push_back(torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-2, -1)), -1), v));
+    ys.push_back(torch::bmm(torch::softmax(torch::bmm(q, k.transpose(1, 2)), -1), v).view({1, C}));
   }
-  auto y = torch::cat(ys, 0);  // [B, H, 1, hd]
-  return proj(y.transpose(1, 2).reshape({B, 1, C}));
+  return proj(B == 1 ? ys.front() : torch::cat(ys, 0));  // [B, C]
 }
 
 BlockImpl::BlockImpl(const ModelConfig& c) {
@@ -81,7 +88,7 @@ torch::Tensor BlockImpl::forward(torch::Tensor x, LayerCache* cache) {
 }
 
 torch::Tensor BlockImpl::forward_step(torch::Tensor x, const std::vector<LayerCache*>& caches) {
-  x = x + attn->forward_step(ln1(x), caches);
+  x = x + attn->forward_step(ln1(x), caches);  // [B, C] throughout.
   return x + fc_proj(torch::gelu(fc(ln2(x))));
 }
 
@@ -132,16 +139,17 @@ torch::Tensor GptImpl::forward_step(const torch::Tensor& tokens, const std::vect
     TORCH_CHECK(positions[b] < config_.context, "sequence of ", positions[b] + 1, " tokens exceeds context ",
                 config_.context);
   }
-  auto pos = torch::tensor(positions, torch::kLong).view({-1, 1}).to(tokens.device());
-  auto x = tok_emb(tokens) + pos_emb(pos);
+  // Rows of the embedding tables; activations stay [B, C] until the logits.
+  auto pos = torch::tensor(positions, torch::kLong).to(tokens.device());
+  auto x = tok_emb->weight.index_select(0, tokens.view({-1})) + pos_emb->weight.index_select(0, pos);
   std::vector<LayerCache*> layer(B);
   for (size_t i = 0; i < blocks->size(); ++i) {
     for (size_t b = 0; b < B; ++b) layer[b] = &(*caches[b])[i];
     x = blocks->ptr<BlockImpl>(i)->forward_step(x, layer);
   }
   x = ln_f(x);
-  if (config_.tied_head) return torch::matmul(x, tok_emb->weight.t());
-  return head(x);
+  auto logits = config_.tied_head ? torch::mm(x, tok_emb->weight.t()) : head(x);
+  return logits.unsqueeze(1);  // [B, 1, vocab]
 }
 
 torch::Tensor GptImpl::run(const torch::Tensor& tokens, KvCache* cache) {

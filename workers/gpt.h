@@ -38,8 +38,8 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
   explicit CausalSelfAttentionImpl(const ModelConfig& config);
   torch::Tensor forward(const torch::Tensor& x, LayerCache* cache);
-  // One new position for each of B sequences ([B, 1, C]); sequence b attends
-  // over its own cache (*caches[b]), which may differ in length from the others.
+  // One new position for each of B sequences (x [B, C], returns [B, C]); sequence
+  // b attends over its own cache (*caches[b]), which may differ in length.
   torch::Tensor forward_step(const torch::Tensor& x, const std::vector<LayerCache*>& caches);
 
   torch::nn::Linear qkv{nullptr};
@@ -62,6 +62,7 @@ class BlockImpl : public torch::nn::Module {
  public:
   explicit BlockImpl(const ModelConfig& config);
   torch::Tensor forward(torch::Tensor x, LayerCache* cache);
+  // A decoding step: x [B, C] (see CausalSelfAttentionImpl::forward_step).
   torch::Tensor forward_step(torch::Tensor x, const std::vector<LayerCache*>& caches);
 
   torch::nn::LayerNorm ln1{nullptr};
@@ -84,7 +85,9 @@ class GptImpl : public torch::nn::Module {
   // A decoding step of B sequences at once: tokens [B, 1], one cache per
   // sequence (each with cached length + 1 <= context), logits [B, 1, vocab].
   // The linear layers run once over the batch; attention runs per sequence,
-  // over that sequence's cache only, so no padding or mask is needed.
+  // over that sequence's cache only, so no padding or mask is needed. Single-
+  // sequence generation decodes with it too (B = 1): activations stay 2-D, which
+  // saves the reshapes a [B, T, C] path dispatches around every layer.
   torch::Tensor forward_step(const torch::Tensor& tokens, const std::vector<KvCache*>& caches);
   KvCache empty_cache() const;
 
