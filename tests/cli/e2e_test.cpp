@@ -106,7 +106,7 @@ TEST(CliEndToEnd, AgainstRealScheduler) {
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0]["state"], "cancelled");
 
-  r = run_tessel({"submit", "--devices", "3", "--", "/bin/true"}, env);
+  r = run_tessel({"submit", "--devices", "33", "--", "/bin/true"}, env);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.rfind("tessel: submit: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("devices"), std::string::npos) << r.err;
