@@ -7,10 +7,7 @@ namespace tessel::scheduler::testing {
 namespace {
 
 TokenTable tokens() {
-  auto t =
-      parse_tokens("# test tokens\nadmintok admin root\nalicetok user alice\nbobtok user bob\n\nagenttok agent n1\n");
-  EXPECT_TRUE(t.ok());
-  return *t;
+  return tokens_from("# test tokens\nadmintok admin root\nalicetok user alice\nbobtok user bob\n\nagenttok agent n1\n");
 }
 
 void expect_error(const httplib::Result& r, int status, const std::string& code, const std::string& field = "") {

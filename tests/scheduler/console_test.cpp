@@ -11,11 +11,7 @@
 namespace tessel::scheduler::testing {
 namespace {
 
-TokenTable tokens() {
-  auto t = parse_tokens("admintok admin root\nalicetok user alice\n");
-  EXPECT_TRUE(t.ok());
-  return *t;
-}
+TokenTable tokens() { return tokens_from("admintok admin root\nalicetok user alice\n"); }
 
 TEST(Console, FilesAreServedWithoutATokenWithTypeEtagAndCsp) {
   Harness h(tokens());

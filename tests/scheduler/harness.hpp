@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -16,6 +17,7 @@
 #include "eventually.hpp"
 #include "tessel/scheduler/service.hpp"
 #include "tessel/scheduler/store.hpp"
+#include "tessel/scheduler/tokens.hpp"
 
 namespace tessel::scheduler::testing {
 
@@ -37,6 +39,14 @@ inline json gaudi_inventory(int cards = 8, const std::string& model = "HL-225") 
                     {"power_w", 200},
                     {"healthy", true}});
   return {{"vendor", "habana"}, {"driver_version", "1.18.0"}, {"devices", devs}};
+}
+
+// A tokens file's table from its text ("TOKEN ROLE NAME" lines); a test whose text
+// does not parse fails.
+inline TokenTable tokens_from(std::string_view text) {
+  auto t = parse_tokens(text);
+  EXPECT_TRUE(t.ok()) << t.error().message;
+  return t.ok() ? *t : TokenTable{};
 }
 
 // The service as tests run it: an ephemeral port, the liveness ticker off (tests

@@ -5,11 +5,7 @@
 namespace tessel::scheduler::testing {
 namespace {
 
-TokenTable tokens() {
-  auto t = parse_tokens("admintok admin root\nalicetok user alice\nbobtok user bob\n");
-  EXPECT_TRUE(t.ok());
-  return *t;
-}
+TokenTable tokens() { return tokens_from("admintok admin root\nalicetok user alice\nbobtok user bob\n"); }
 
 json secret_spec() {
   return {{"command", {"train", "--key", "hunter2"}}, {"env", {{"API_KEY", "hunter2"}}}, {"workdir", "/home/alice/x"}};

@@ -13,11 +13,7 @@ const std::string kAdmin = "admintok0000000000";
 const std::string kAlice = "alicetok0000000000";
 const std::string kN2 = "n2tok0000000000000";
 
-TokenTable tokens() {
-  auto t = parse_tokens(kTokens);
-  EXPECT_TRUE(t.ok());
-  return *t;
-}
+TokenTable tokens() { return tokens_from(kTokens); }
 
 json register_body(const std::string& node, const std::string& address = "10.0.0.1") {
   return {{"node", node}, {"address", address}, {"agent_port", 7451}, {"inventory", gaudi_inventory()}};

@@ -34,15 +34,7 @@ class InferTest : public ::testing::Test {
   static void SetUpTestSuite() {
     torch::set_num_threads(1);
     dir_ = new TempDir();
-    TrainOptions o;
-    o.data = testing::text_fixture();
-    o.out = dir_->path();
-    o.steps = 40;
-    o.batch_size = 8;
-    o.model.layers = 2;
-    o.model.heads = 2;
-    o.model.dim = 32;
-    o.model.context = 32;
+    TrainOptions o = testing::tiny_training(dir_->path(), 40);
     o.warmup = 4;
     auto r = run_training(o, TrainEnv{});
     ASSERT_TRUE(r.ok()) << r.error().message;

@@ -23,15 +23,7 @@ using testing::TempDir;
 using testing::text_fixture;
 
 TrainOptions tiny_options(const std::filesystem::path& out) {
-  TrainOptions o;
-  o.data = text_fixture();
-  o.out = out;
-  o.steps = 12;
-  o.batch_size = 8;
-  o.model.layers = 2;
-  o.model.heads = 2;
-  o.model.dim = 32;
-  o.model.context = 32;
+  TrainOptions o = testing::tiny_training(out, 12);
   o.lr = 3e-3;
   o.warmup = 2;
   o.log_every = 1;
