@@ -182,7 +182,9 @@ void LeaseKeeper::loop() {
       MutexLock lk(mu_);
       if (cv_.wait_for(mu_, o_.renew, [&]() REQUIRES(mu_) { return stop_; })) return;
     }
-    auto v = lease_.acquire_or_renew(epoch_);
+    // Renew only: a leader that lost its lease steps down and reloads, so it must not
+    // take an expired lease over again (a new epoch it would then give up at once).
+    auto v = lease_.acquire_or_renew(epoch_, /*renew_only=*/true);
     std::string lost;
     if (v && v->leader && v->epoch == epoch_) {
       renewed_ns = clock_.steady_ns();

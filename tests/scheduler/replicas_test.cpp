@@ -43,6 +43,48 @@ TEST_F(Replicas, LeaseIsTakenRenewedAndTakenOverOnlyOnceExpired) {
   EXPECT_EQ(va->epoch, 3);
 }
 
+// A leader keeping its lease only renews: when another replica took it over and let
+// it expire, the old leader's renewal must not take it again (it steps down instead).
+TEST_F(Replicas, ALeadersRenewalNeverTakesAnExpiredLeaseOver) {
+  auto a = lease("a"), b = lease("b");
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->acquire_or_renew(0)->epoch, 1);
+  expire_lease();
+  ASSERT_EQ(b->acquire_or_renew(0)->epoch, 2);
+  expire_lease();
+  auto va = a->acquire_or_renew(1, /*renew_only=*/true);
+  ASSERT_TRUE(va.ok()) << va.error().message;
+  EXPECT_FALSE(va->leader);
+  EXPECT_EQ(va->epoch, 2);
+  EXPECT_EQ(va->advertise, "http://b");
+  auto vb = b->acquire_or_renew(2, /*renew_only=*/true);  // Its own, expired or not.
+  EXPECT_TRUE(vb->leader);
+  EXPECT_EQ(vb->epoch, 2);
+}
+
+// A leader paused in the middle of a write (its transaction holds the lease row FOR
+// SHARE) does not hold up the takeover: the server ends the idle transaction, the
+// waiting replica takes the expired lease, dated from when it wrote it (a lease
+// dated from when its statement began waiting would be over at once), and the paused
+// leader's transaction is gone.
+TEST_F(Replicas, ALeaderPausedMidWriteDoesNotBlockTheTakeover) {
+  auto a = lease("a", 1s), b = lease("b", 1s);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->acquire_or_renew(0)->epoch, 1);
+  auto paused = PgConn::connect(uri_);
+  ASSERT_TRUE(paused.ok()) << paused.error().message;
+  ASSERT_TRUE((*paused)->exec(pg_write_begin_sql()).ok());
+  ASSERT_TRUE((*paused)->query("SELECT epoch FROM leader WHERE one = 1 FOR SHARE").ok());
+  // Blocks on the row lock until the server ends the paused transaction (about 2 s),
+  // by when a's 1 s lease is over.
+  auto vb = b->acquire_or_renew(0);
+  ASSERT_TRUE(vb.ok()) << vb.error().message;
+  EXPECT_TRUE(vb->leader);
+  EXPECT_EQ(vb->epoch, 2);
+  EXPECT_EQ(pg_->psql("replicas", "SELECT expires_at > clock_timestamp() FROM leader"), "t\n");
+  EXPECT_FALSE((*paused)->exec("COMMIT").ok());  // Its write cannot land.
+}
+
 // A leader whose lease another replica took can no longer commit: its write is
 // rolled back and it is told to step down.
 TEST_F(Replicas, WritesOfAnOldEpochAreRefused) {

@@ -19,21 +19,24 @@ Status PgLease::ensure_connected() {
   return ok_status();
 }
 
-Result<LeaseView> PgLease::acquire_or_renew(int64_t epoch) {
+Result<LeaseView> PgLease::acquire_or_renew(int64_t epoch, bool renew_only) {
   if (auto s = ensure_connected(); !s) return s.error();
   // Renew: the row names this holder with this epoch (it expired or not: nobody else
   // took it meanwhile, so nobody else committed). Take over: it expired; the epoch
   // grows. The row lock makes this wait for a leader's write transaction in flight
   // (it holds the row FOR SHARE), so that commit comes before the new epoch.
+  // clock_timestamp(), not now(): now() is when this statement's transaction began,
+  // before any wait for that lock, and a lease dated then could be over at once.
   auto r = conn_->query(
       "INSERT INTO leader AS l (one, holder, advertise, epoch, expires_at) "
-      "VALUES (1, $1, $2, 1, now() + $3 * interval '1 millisecond') "
+      "VALUES (1, $1, $2, 1, clock_timestamp() + $3 * interval '1 millisecond') "
       "ON CONFLICT (one) DO UPDATE SET holder = excluded.holder, advertise = excluded.advertise, "
       "  epoch = CASE WHEN l.holder = excluded.holder AND l.epoch = $4 THEN l.epoch ELSE l.epoch + 1 END, "
-      "  expires_at = excluded.expires_at "
-      "WHERE (l.holder = excluded.holder AND l.epoch = $4) OR l.expires_at < now() "
+      "  expires_at = clock_timestamp() + $3 * interval '1 millisecond' "
+      "WHERE (l.holder = excluded.holder AND l.epoch = $4) OR (NOT $5 AND l.expires_at < clock_timestamp()) "
       "RETURNING epoch",
-      {o_.holder, o_.advertise, std::to_string(o_.length.count()), std::to_string(epoch)});
+      {o_.holder, o_.advertise, std::to_string(o_.length.count()), std::to_string(epoch),
+       renew_only ? "true" : "false"});
   if (!r) {
     if (conn_->broken()) conn_.reset();
     return r.error().wrap("renewing the leader lease");
@@ -50,8 +53,9 @@ Result<LeaseView> PgLease::acquire_or_renew(int64_t epoch) {
 
 Status PgLease::release(int64_t epoch) {
   if (auto s = ensure_connected(); !s) return s;
-  auto r = conn_->query("UPDATE leader SET expires_at = now() - interval '1 second' WHERE holder = $1 AND epoch = $2",
-                        {o_.holder, std::to_string(epoch)});
+  auto r = conn_->query(
+      "UPDATE leader SET expires_at = clock_timestamp() - interval '1 second' WHERE holder = $1 AND epoch = $2",
+      {o_.holder, std::to_string(epoch)});
   if (!r) return r.error().wrap("releasing the leader lease");
   if (auto s = conn_->exec(std::string("NOTIFY ") + kReleaseChannel); !s)
     return s.error().wrap("telling followers of the release");

@@ -25,7 +25,9 @@ namespace tessel::scheduler {
 
 namespace {
 
-constexpr int64_t kMigrationLock = 0x5453534c;  // pg_advisory_xact_lock key while migrating ("TSSL").
+constexpr int64_t kMigrationLock = 0x5453534c;
+// How long a write transaction may sit idle before the server ends it (commit()).
+constexpr int kWriteIdleMs = 2000;              // pg_advisory_xact_lock key while migrating ("TSSL").
 constexpr int64_t kSchedulerLock = 0x54535353;  // pg_try_advisory_lock key held by the scheduler ("TSSS").
 // A crashed scheduler's session ends when the server sees its socket close; a new one
 // waits this long for its lock before refusing to start.
@@ -336,7 +338,12 @@ class PgStore final : public Store {
     if (opts_.read_only) return Error::unavailable("this store only reads (a follower's)");
     MutexLock lk(db_mu_);
     if (auto s = ensure_connected_locked(); !s) return s;
-    if (auto s = conn_->exec("BEGIN"); !s) return drop_on(s.error().wrap("begin"));
+    // A write transaction never waits on its client between statements: when this
+    // process is paused or cut off mid-transaction (SIGSTOP, a VM freeze), the server
+    // ends it after kWriteIdleMs (pg_write_begin_sql()), and with it the lease row's
+    // FOR SHARE lock that a replica taking over waits for (pg_lease.cpp). Only here: a
+    // follower's load reads and parses between statements of its read transaction.
+    if (auto s = conn_->exec(pg_write_begin_sql()); !s) return drop_on(s.error().wrap("begin"));
     if (Status s = check_epoch_locked(); !s) {
       (void)conn_->exec("ROLLBACK");
       return drop_on(s.error());
@@ -419,6 +426,10 @@ class PgStore final : public Store {
 };
 
 }  // namespace
+
+std::string pg_write_begin_sql() {
+  return "BEGIN; SET LOCAL idle_in_transaction_session_timeout = " + std::to_string(kWriteIdleMs);
+}
 
 Result<std::unique_ptr<Store>> open_pg_store(const std::string& uri, PgStoreOptions opts) {
   auto c = PgConn::connect(uri);

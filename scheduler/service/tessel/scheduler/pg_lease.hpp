@@ -34,9 +34,10 @@ class PgLease {
   static Result<std::unique_ptr<PgLease>> open(const std::string& uri, LeaseOptions o);
 
   // One statement: renews the lease when this holder holds `epoch`, takes it (epoch
-  // + 1) when it has expired, else leaves it; returns the view after. A lost
-  // connection is made again at the next call.
-  Result<LeaseView> acquire_or_renew(int64_t epoch);
+  // + 1) when it has expired (unless `renew_only`: a leader keeping its lease), else
+  // leaves it; returns the view after. Times are the database's clock at the moment
+  // the row is written. A lost connection is made again at the next call.
+  Result<LeaseView> acquire_or_renew(int64_t epoch, bool renew_only = false);
   // Clean shutdown: expires the lease now if this holder holds `epoch` and notifies
   // kReleaseChannel, so a follower listening there (listen_for_release) tries the lease
   // at once instead of at its next try.

@@ -141,6 +141,9 @@ struct PgStoreOptions {
   bool read_only = false;
 };
 Result<std::unique_ptr<Store>> open_pg_store(const std::string& uri, PgStoreOptions opts = {});
+// What opens a PostgreSQL store's write transaction: BEGIN, and an idle limit after
+// which the server ends the transaction (a paused leader's) and its locks.
+std::string pg_write_begin_sql();
 
 // The store --db names: PostgreSQL for a postgresql:// or postgres:// URI, else the
 // SQLite file at `db` (`sync` applies to SQLite only).
