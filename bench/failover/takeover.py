@@ -5,7 +5,8 @@ Starts its own PostgreSQL 15 (initdb + pg_ctl in a temp dir, TCP on a free loopb
 fsync on as initdb leaves it) and N replicas of BUILD/bin/tessel-scheduler on loopback,
 each with --advertise http://127.0.0.1:PORT and otherwise default flags (lease 3 s, renewal
 and follower tries every 1 s) unless --lease / --lease-renew are given. For each run and
-each event it signals the leader:
+each event it waits a random 0 to --lease-renew s (so the signal lands anywhere in the
+leader's renewal cycle) and signals the leader:
 
   kill9    SIGKILL: a follower takes the lease once it expires.
   sigstop  SIGSTOP (a paused process, a frozen VM): as kill9, then SIGCONT; the old
@@ -35,6 +36,7 @@ import http.client
 import json
 import os
 import pwd
+import random
 import re
 import shutil
 import signal
@@ -326,11 +328,17 @@ def origin(url):
 # --- one event ----------------------------------------------------------------------
 
 
-def run_event(event, replicas, leader, epoch, lease):
+def run_event(event, replicas, leader, epoch, lease, rng):
     """Signals the leader and measures; the old leader has exited (and is reaped) when
     this returns. Returns (sample dict, acknowledged ids)."""
     others = [r for r in replicas if r is not leader]
-    sample = {"event": event, "old_leader": leader.name, "old_epoch": epoch}
+    # Each run follows the last takeover by about the same time, and the new leader
+    # renews in step with its takeover: without a random wait every signal would land at
+    # the same point of the renewal cycle, and the lease left at the signal (the figure
+    # measured) would hardly vary.
+    phase = rng.uniform(0, lease.renew)
+    time.sleep(phase)
+    sample = {"event": event, "old_leader": leader.name, "old_epoch": epoch, "phase_ms": phase * 1000}
     deadline = time.monotonic() + 3 * lease.total + 10
     t0 = time.monotonic()
     leader.signal(SIGNALS[event])
@@ -457,12 +465,13 @@ def run(a, workdir):
             replicas.append(Replica(chr(ord("a") + i), binary, pg.uri("failover"), extra, workdir))
             replicas[-1].start()
         samples, acked, aborted = [], [], None
+        rng = random.Random(a.seed)
         steady_s = 20 + 3 * lease.total
         try:
             for run_no in range(a.runs):
                 for event in a.events:
                     leader, epoch = steady_leader(replicas, time.monotonic() + steady_s)
-                    sample, ids = run_event(event, replicas, leader, epoch, lease)
+                    sample, ids = run_event(event, replicas, leader, epoch, lease, rng)
                     sample["run"] = run_no
                     samples.append(sample)
                     acked += ids
@@ -543,6 +552,7 @@ def parse_args():
     ap.add_argument("--lease", type=float, default=None, help="replicas' --lease (default: theirs, 3 s)")
     ap.add_argument("--lease-renew", type=float, default=None, help="replicas' --lease-renew (default: theirs, 1 s)")
     ap.add_argument("--smoke", action="store_true", help="1 run, 2 replicas, --lease 1 --lease-renew 0.25")
+    ap.add_argument("--seed", type=int, default=1, help="of the random wait before each signal (default 1)")
     ap.add_argument("--json", metavar="OUT", help="write every sample to OUT")
     ap.add_argument("--keep", action="store_true", help="keep the run's directory (replica logs)")
     ap.add_argument("--quiet", action="store_true", help="no line per run")
