@@ -63,6 +63,8 @@ set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_EXTRA
     "${CMAKE_CURRENT_SOURCE_DIR}/packaging/debian/agent/postinst;${CMAKE_CURRENT_SOURCE_DIR}/packaging/debian/agent/prerm;${CMAKE_CURRENT_SOURCE_DIR}/packaging/debian/agent/postrm;${CMAKE_CURRENT_SOURCE_DIR}/packaging/debian/agent/conffiles")
 set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 set(CPACK_DEBIAN_WORKERS_PACKAGE_NAME tessel-workers)
+# LibTorch's matrix products go through libblas.so.3: the reference BLAS without this.
+set(CPACK_DEBIAN_WORKERS_PACKAGE_RECOMMENDS "libopenblas0-serial | libopenblas0")
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME tessel-cli)
 
 include(CPack)
