@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "test_util.hpp"
+#include "fake_tool_test.hpp"
 
 namespace tessel::agent {
 namespace {
@@ -12,19 +12,9 @@ namespace {
 using namespace std::chrono_literals;
 using testing::ScopedEnv;
 
-class AmdSmiInventoryTest : public ::testing::Test {
+class AmdSmiInventoryTest : public testing::FakeToolTest {
  protected:
-  InventoryConfig config() const {
-    InventoryConfig c;
-    c.amd_smi = FAKE_AMD_SMI_PATH;
-    c.timeout = 10s;
-    c.path_env = "";
-    return c;
-  }
-
-  ProcessRunner runner_;
-  ScopedEnv fixture_{"FAKE_AMD_SMI_FIXTURE", testing::fixture_path("amd-smi/mi300x-8-static-gpu-data.json")};
-  ScopedEnv mode_{"FAKE_AMD_SMI_MODE", "normal"};
+  AmdSmiInventoryTest() : FakeToolTest(testing::kAmdSmi, "amd-smi/mi300x-8-static-gpu-data.json") {}
 };
 
 TEST_F(AmdSmiInventoryTest, ReadsEightMi300x) {

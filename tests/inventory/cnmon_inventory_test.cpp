@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "test_util.hpp"
+#include "fake_tool_test.hpp"
 
 namespace tessel::agent {
 namespace {
@@ -15,19 +15,9 @@ namespace {
 using namespace std::chrono_literals;
 using testing::ScopedEnv;
 
-class CnmonInventoryTest : public ::testing::Test {
+class CnmonInventoryTest : public testing::FakeToolTest {
  protected:
-  InventoryConfig config() const {
-    InventoryConfig c;
-    c.cnmon = FAKE_CNMON_PATH;
-    c.timeout = 10s;
-    c.path_env = "";
-    return c;
-  }
-  std::string read_error(const InventoryConfig& c) {
-    auto r = make_cnmon_inventory(runner_, c)->read();
-    return r.ok() ? std::string("(ok)") : r.error().message;
-  }
+  CnmonInventoryTest() : FakeToolTest(testing::kCnmon, "cnmon/mlu370-x8-8.json") {}
   // What is left in the temp directory the inventory used.
   size_t leftovers() const {
     size_t n = 0;
@@ -35,12 +25,9 @@ class CnmonInventoryTest : public ::testing::Test {
     return n;
   }
 
-  ProcessRunner runner_;
   testing::TempDir tmp_;
   testing::TempDir files_;  // Fixtures a test writes, made before TMPDIR points at tmp_.
   ScopedEnv tmpdir_{"TMPDIR", tmp_.path().string()};
-  ScopedEnv fixture_{"FAKE_CNMON_FIXTURE", testing::fixture_path("cnmon/mlu370-x8-8.json")};
-  ScopedEnv mode_{"FAKE_CNMON_MODE", "normal"};
 };
 
 TEST_F(CnmonInventoryTest, ReadsEightMlu370FromTheFileAndCleansUp) {

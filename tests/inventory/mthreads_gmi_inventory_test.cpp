@@ -4,31 +4,16 @@
 
 #include <gtest/gtest.h>
 
-#include "test_util.hpp"
+#include "fake_tool_test.hpp"
 
 namespace tessel::agent {
 namespace {
 
-using namespace std::chrono_literals;
 using testing::ScopedEnv;
 
-class MthreadsGmiInventoryTest : public ::testing::Test {
+class MthreadsGmiInventoryTest : public testing::FakeToolTest {
  protected:
-  InventoryConfig config() const {
-    InventoryConfig c;
-    c.mthreads_gmi = FAKE_MTHREADS_GMI_PATH;
-    c.timeout = 10s;
-    c.path_env = "";
-    return c;
-  }
-  std::string read_error(const InventoryConfig& c) {
-    auto r = make_mthreads_gmi_inventory(runner_, c)->read();
-    return r.ok() ? std::string("(ok)") : r.error().message;
-  }
-
-  ProcessRunner runner_;
-  ScopedEnv fixture_{"FAKE_MTHREADS_GMI_FIXTURE", testing::fixture_path("mthreads-gmi/s5000-8.json")};
-  ScopedEnv mode_{"FAKE_MTHREADS_GMI_MODE", "normal"};
+  MthreadsGmiInventoryTest() : FakeToolTest(testing::kMthreadsGmi, "mthreads-gmi/s5000-8.json") {}
 };
 
 TEST_F(MthreadsGmiInventoryTest, ReadsEightS5000) {

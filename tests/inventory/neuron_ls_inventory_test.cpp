@@ -4,27 +4,16 @@
 
 #include <gtest/gtest.h>
 
-#include "test_util.hpp"
+#include "fake_tool_test.hpp"
 
 namespace tessel::agent {
 namespace {
 
-using namespace std::chrono_literals;
 using testing::ScopedEnv;
 
-class NeuronLsInventoryTest : public ::testing::Test {
+class NeuronLsInventoryTest : public testing::FakeToolTest {
  protected:
-  InventoryConfig config() const {
-    InventoryConfig c;
-    c.neuron_ls = FAKE_NEURON_LS_PATH;
-    c.timeout = 10s;
-    c.path_env = "";
-    return c;
-  }
-
-  ProcessRunner runner_;
-  ScopedEnv fixture_{"FAKE_NEURON_LS_FIXTURE", testing::fixture_path("neuron-ls/trn2-48xlarge-16.json")};
-  ScopedEnv mode_{"FAKE_NEURON_LS_MODE", "normal"};
+  NeuronLsInventoryTest() : FakeToolTest(testing::kNeuronLs, "neuron-ls/trn2-48xlarge-16.json") {}
 };
 
 TEST_F(NeuronLsInventoryTest, ReadsSixteenTrn2Devices) {

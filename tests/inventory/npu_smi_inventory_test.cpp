@@ -4,27 +4,16 @@
 
 #include <gtest/gtest.h>
 
-#include "test_util.hpp"
+#include "fake_tool_test.hpp"
 
 namespace tessel::agent {
 namespace {
 
-using namespace std::chrono_literals;
 using testing::ScopedEnv;
 
-class NpuSmiInventoryTest : public ::testing::Test {
+class NpuSmiInventoryTest : public testing::FakeToolTest {
  protected:
-  InventoryConfig config() const {
-    InventoryConfig c;
-    c.npu_smi = FAKE_NPU_SMI_PATH;
-    c.timeout = 10s;
-    c.path_env = "";
-    return c;
-  }
-
-  ProcessRunner runner_;
-  ScopedEnv fixture_{"FAKE_NPU_SMI_FIXTURE", testing::fixture_path("npu-smi/atlas800-9010-910a-8-info.txt")};
-  ScopedEnv mode_{"FAKE_NPU_SMI_MODE", "normal"};
+  NpuSmiInventoryTest() : FakeToolTest(testing::kNpuSmi, "npu-smi/atlas800-9010-910a-8-info.txt") {}
 };
 
 TEST_F(NpuSmiInventoryTest, ReadsEight910a) {

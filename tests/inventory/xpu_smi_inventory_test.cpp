@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "test_util.hpp"
+#include "fake_tool_test.hpp"
 
 namespace tessel::agent {
 namespace {
@@ -12,23 +12,9 @@ namespace {
 using namespace std::chrono_literals;
 using testing::ScopedEnv;
 
-class XpuSmiInventoryTest : public ::testing::Test {
+class XpuSmiInventoryTest : public testing::FakeToolTest {
  protected:
-  InventoryConfig config() const {
-    InventoryConfig c;
-    c.xpu_smi = FAKE_XPU_SMI_PATH;
-    c.timeout = 10s;
-    c.path_env = "";
-    return c;
-  }
-  std::string read_error(const InventoryConfig& c) {
-    auto r = make_xpu_smi_inventory(runner_, c)->read();
-    return r.ok() ? std::string("(ok)") : r.error().message;
-  }
-
-  ProcessRunner runner_;
-  ScopedEnv fixture_{"FAKE_XPU_SMI_FIXTURE", testing::fixture_path("xpu-smi/max1550-4-discovery.json")};
-  ScopedEnv mode_{"FAKE_XPU_SMI_MODE", "normal"};
+  XpuSmiInventoryTest() : FakeToolTest(testing::kXpuSmi, "xpu-smi/max1550-4-discovery.json") {}
 };
 
 TEST_F(XpuSmiInventoryTest, ReadsFourMax1550) {
