@@ -1,11 +1,11 @@
 // libFuzzer target: the amd-smi metric JSON parser must return readings or an error for any input,
-// never crash; what it returns must pass check_telemetry().
+// never crash; what it returns must pass check_telemetry() (inventory_check.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "tessel/agent/amd_smi_metric.hpp"
-#include "telemetry_check.hpp"
+#include "inventory_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

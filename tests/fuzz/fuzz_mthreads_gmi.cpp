@@ -8,13 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "tessel/agent/mthreads_gmi_parse.hpp"
+#include "inventory_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto r = tessel::agent::mthreads::parse_mthreads_gmi_query(text);
-  if (r.ok()) {
-    tessel::api::NodeInventory inv{tessel::api::Vendor::mthreads, r->driver_version, r->devices};
-    if (!tessel::api::inventory_from_json(tessel::api::to_json(inv)).ok()) std::abort();
-  }
+  if (r.ok()) tessel::fuzz::check_round_trip(*r, tessel::api::Vendor::mthreads);
   return 0;
 }

@@ -8,13 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "tessel/agent/xpu_smi_parse.hpp"
+#include "inventory_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto r = tessel::agent::intel::parse_xpu_smi_discovery(text);
-  if (r.ok()) {
-    tessel::api::NodeInventory inv{tessel::api::Vendor::intel, r->driver_version, r->devices};
-    if (!tessel::api::inventory_from_json(tessel::api::to_json(inv)).ok()) std::abort();
-  }
+  if (r.ok()) tessel::fuzz::check_round_trip(*r, tessel::api::Vendor::intel);
   return 0;
 }
