@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 scripts/setup.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_DEBUG_INFO=OFF -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 cmake --build build -j "${JOBS:-$(nproc)}" --target tessel-scheduler tessel-agent tessel-supervisor tessel fake-hl-smi tessel-train tessel-infer
 
 bin=$root/build/bin
