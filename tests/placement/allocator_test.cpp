@@ -1,5 +1,6 @@
 // Unit tests of ModuleGroupAllocator placement: valid groups, best fit, health,
 // constraints, gangs, jobs without cards and pending reasons.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include "test_helpers.hpp"
@@ -313,6 +314,61 @@ TEST(Allocator, InvalidRequestsAndDuplicates) {
   EXPECT_NE(reason(r, "held").find("already holds"), std::string::npos);
   ASSERT_EQ(r.placed.size(), 1u);
   EXPECT_EQ(r.placed[0].job_id, "d");
+}
+
+TEST(Allocator, OfTwoEntriesWithOneIdTheOneThatRunsFirstStands) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  // The later entry has the higher priority: it is the one scheduled (8 cards), the
+  // earlier one (4 cards) gets neither a placement nor a reason.
+  auto r = a.schedule({job("d", 4, 1, 0, 1), job("x", 1, 1, 0, 2), job("d", 8, 1, 5, 3)}, 0);
+  ASSERT_NE(find_placement(r, "d"), nullptr);
+  EXPECT_EQ(find_placement(r, "d")->allocations[0].module_ids.size(), 8u);
+  EXPECT_EQ(find_placement(r, "x"), nullptr);
+  EXPECT_EQ(r.pending_reasons.size(), 1u);  // x only.
+  EXPECT_EQ(r.order, (std::vector<uint32_t>{2, 0, 1}));
+}
+
+TEST(Allocator, EntriesEqualInEverythingButIdRunInIdOrder) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  auto r = a.schedule({job("c", 8, 1, 0, 7), job("a", 8, 1, 0, 7), job("b", 8, 1, 0, 7)}, 0);
+  EXPECT_EQ(r.order, (std::vector<uint32_t>{1, 2, 0}));
+  ASSERT_EQ(r.placed.size(), 1u);
+  EXPECT_EQ(r.placed[0].job_id, "a");
+}
+
+TEST(Allocator, ANotANumberFairShareSortsAsZeroAndBreaksNothing) {
+  ModuleGroupAllocator a;
+  a.upsert_node(gaudi_node("n1"));
+  std::vector<PendingJob> q;
+  for (int i = 0; i < 200; ++i) {
+    q.push_back(job("j" + std::to_string(i), 1, 1, 0, i));
+    q.back().fair_share = i % 3 == 0 ? std::nan("") : (i % 3 == 1 ? 0.5 : -0.5);
+  }
+  auto r = a.schedule(q, 0);
+  ASSERT_EQ(r.placed.size(), 8u);
+  for (const auto& p : r.placed) EXPECT_EQ(q[std::stoul(p.job_id.substr(1))].fair_share, 0.5) << p.job_id;
+  // 67 of 0.5, then 67 NaN (as 0), then 66 of -0.5.
+  ASSERT_EQ(r.order.size(), 200u);
+  EXPECT_EQ(q[r.order[66]].fair_share, 0.5);
+  EXPECT_TRUE(std::isnan(q[r.order[67]].fair_share));
+  EXPECT_TRUE(std::isnan(q[r.order[133]].fair_share));
+  EXPECT_EQ(q[r.order[134]].fair_share, -0.5);
+}
+
+TEST(Allocator, PassesOfGrowingAndShrinkingQueuesReuseTheirScratchCorrectly) {
+  ModuleGroupAllocator a;
+  for (int i = 0; i < 4; ++i) a.upsert_node(gaudi_node("n" + std::to_string(i)));
+  for (int n : {5000, 3, 0, 1200, 7}) {
+    std::vector<PendingJob> q;
+    for (int i = 0; i < n; ++i) q.push_back(job("j" + std::to_string(i % 1000), 8, 1, i % 4, i));
+    auto r = a.schedule(q, 0);
+    const size_t distinct = static_cast<size_t>(std::min(n, 1000));
+    EXPECT_EQ(r.placed.size(), std::min<size_t>(distinct, 4)) << n;
+    EXPECT_EQ(r.placed.size() + r.pending_reasons.size(), distinct) << n;
+    for (const auto& p : r.placed) a.release(p.job_id);
+  }
 }
 
 TEST(Allocator, ManyBlockedJobsGetReasons) {

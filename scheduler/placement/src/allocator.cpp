@@ -17,6 +17,7 @@ using masks::Mask;
 
 struct ModuleGroupAllocator::Impl {
   ClusterState state;
+  detail::PassBuffers pass_buffers;
 };
 
 ModuleGroupAllocator::ModuleGroupAllocator() : impl_(std::make_unique<Impl>()) {}
@@ -156,7 +157,7 @@ const std::string* PendingReasons::find(std::string_view id) const {
 
 ScheduleResult ModuleGroupAllocator::schedule(const std::vector<PendingJob>& queue, int64_t now_ms,
                                               std::vector<ProjectLimits>* limits) {
-  detail::SchedulePass pass(impl_->state, now_ms, limits);
+  detail::SchedulePass pass(impl_->state, impl_->pass_buffers, now_ms, limits);
   return pass.run(queue);
 }
 

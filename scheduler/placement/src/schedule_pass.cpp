@@ -1,7 +1,11 @@
 #include "schedule_pass.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <limits>
+#include <optional>
+#include <string_view>
 #include <unordered_set>
 
 #include "pending_reasons.hpp"
@@ -19,40 +23,16 @@ int64_t add_seconds(int64_t now_ms, int64_t seconds) {
   return now_ms + seconds * 1000;
 }
 
-bool runs_first(const PendingJob* a, const PendingJob* b) {
-  if (a->priority != b->priority) return a->priority > b->priority;
-  if (a->within_guarantee != b->within_guarantee) return a->within_guarantee;
-  if (a->fair_share != b->fair_share) return a->fair_share > b->fair_share;
-  if (a->user_usage != b->user_usage) return a->user_usage < b->user_usage;
-  if (a->seq != b->seq) return a->seq < b->seq;
-  return a->id < b->id;
-}
-
-// runs_first's fields, copied; compare() < 0 when `this` runs first, 0 on a tie
-// (then runs_first decides by id).
-struct SortKey {
-  int priority;
-  bool within_guarantee;
-  double fair_share;
-  double user_usage;
-  int64_t seq;
-  uint32_t index;
-  int compare(const SortKey& o) const {
-    if (priority != o.priority) return priority > o.priority ? -1 : 1;
-    if (within_guarantee != o.within_guarantee) return within_guarantee ? -1 : 1;
-    if (fair_share != o.fair_share) return fair_share > o.fair_share ? -1 : 1;
-    if (user_usage != o.user_usage) return user_usage < o.user_usage ? -1 : 1;
-    if (seq != o.seq) return seq < o.seq ? -1 : 1;
-    return 0;
-  }
-};
+// std::sort needs a strict weak order, which a NaN breaks: it sorts as 0.
+double ordered(double x) { return std::isnan(x) ? 0.0 : x; }
 
 uint32_t node_of(uint64_t entry) { return static_cast<uint32_t>(entry & 0xFFFFFFFFu); }
 
 }  // namespace
 
-SchedulePass::SchedulePass(ClusterState& state, int64_t now_ms, std::vector<ProjectLimits>* limits)
-    : state_(state), now_ms_(now_ms), limits_(limits), previous_(std::move(state.last_reservation)) {
+SchedulePass::SchedulePass(ClusterState& state, PassBuffers& buffers, int64_t now_ms,
+                           std::vector<ProjectLimits>* limits)
+    : state_(state), buffers_(buffers), now_ms_(now_ms), limits_(limits), previous_(std::move(state.last_reservation)) {
   state_.last_reservation.reset();  // reserve() sets it again.
 }
 
@@ -65,37 +45,58 @@ SchedulePass::~SchedulePass() {
 }
 
 ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
-  // Sorted as compact keys, not pointers: with 100,000 jobs a comparator that follows
-  // pointers into the queue spends most of the sort on cache misses.
-  std::vector<SortKey> keys;
-  keys.reserve(queue.size());
+  // One walk over the queue in its own order (memory in sequence): the sort keys, each
+  // id's hash, and which ids occur more than once.
+  const auto hash_of = std::hash<std::string_view>{};
+  std::vector<SortKey>& keys = buffers_.keys;
+  keys.clear();
+  std::vector<size_t>& id_hash = buffers_.id_hash;
+  id_hash.assign(queue.size(), 0);
+  std::vector<bool>& repeated = buffers_.repeated;  // Its id occurs again in the queue.
+  repeated.assign(queue.size(), false);
+  HashSlots ids(buffers_.id_slots, queue.size());
   for (size_t i = 0; i < queue.size(); ++i) {
     const PendingJob& j = queue[i];
-    keys.push_back(
-        SortKey{j.priority, j.within_guarantee, j.fair_share, j.user_usage, j.seq, static_cast<uint32_t>(i)});
+    const auto index = static_cast<uint32_t>(i);
+    keys.push_back(SortKey{j.priority, j.within_guarantee, ordered(j.fair_share), ordered(j.user_usage), j.seq, index});
+    id_hash[i] = hash_of(j.id);
+    if (auto first = ids.insert(id_hash[i], index, [&](uint32_t other) { return queue[other].id == j.id; })) {
+      repeated[*first] = true;
+      repeated[i] = true;
+    }
   }
-  std::stable_sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
+  // Sorted as compact keys, not pointers: with 100,000 jobs a comparator that follows
+  // pointers into the queue spends most of the sort on cache misses. The queue index
+  // breaks the last tie (the same id twice), so the order is total and std::sort's
+  // result is the stable one.
+  std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
     if (auto c = a.compare(b); c != 0) return c < 0;
-    return runs_first(&queue[a.index], &queue[b.index]);
+    if (int c = queue[a.index].id.compare(queue[b.index].id); c != 0) return c < 0;
+    return a.index < b.index;
   });
-  std::vector<const PendingJob*> order;
-  order.reserve(queue.size());
   ScheduleResult out;
   out.order.reserve(queue.size());
-  for (const SortKey& k : keys) {
-    order.push_back(&queue[k.index]);
-    out.order.push_back(k.index);
-  }
-  std::unordered_set<std::string_view> seen;  // Views of the queue's ids: no copies.
-  seen.reserve(queue.size());
+  for (const SortKey& k : keys) out.order.push_back(k.index);
+  // Ids that hold cards already: a hash test before the allocator's own lookup.
+  HashSlots held(buffers_.held_slots, state_.jobs.size());
+  for (uint32_t h = 0; h < state_.jobs.size(); ++h)
+    if (state_.jobs[h].live) held.insert(hash_of(state_.jobs[h].id), h, [](uint32_t) { return false; });
+  std::unordered_set<std::string_view>
+      seen;  // Repeated ids only (views of the queue's): the first entry's outcome stands.
   out.pending_reasons.reserve(queue.size());
   auto pend = [&](const PendingJob& job, uint32_t text) {
     out.pending_reasons.add(job.id, static_cast<uint32_t>(&job - queue.data()), text);
   };
   auto pend_for = [&](const PendingJob& job, const std::string& why) { pend(job, out.pending_reasons.intern(why)); };
-  for (const PendingJob* jp : order) {
-    const PendingJob& job = *jp;
-    if (!seen.insert(job.id).second) continue;  // The first entry's outcome stands.
+  constexpr size_t kAhead = 8;  // Jobs in scheduling order are scattered in memory: fetch ahead.
+  for (size_t pos = 0; pos < out.order.size(); ++pos) {
+    if (pos + kAhead < out.order.size()) {
+      const char* ahead = reinterpret_cast<const char*>(&queue[out.order[pos + kAhead]]);
+      for (size_t line = 0; line < sizeof(PendingJob); line += 64) __builtin_prefetch(ahead + line);
+    }
+    const uint32_t index = out.order[pos];
+    const PendingJob& job = queue[index];
+    if (repeated[index] && !seen.insert(job.id).second) continue;
     if (job.devices != 0 && masks::size_index(job.devices) < 0) {
       pend_for(job, reasons::invalid_devices(job.devices));
       continue;
@@ -104,7 +105,7 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
       pend_for(job, reasons::invalid_nodes(job.nodes));
       continue;
     }
-    if (state_.find_job(job.id)) {
+    if (held.has_hash(id_hash[index]) && state_.find_job(job.id)) {
       pend_for(job, reasons::already_holds_cards());
       continue;
     }

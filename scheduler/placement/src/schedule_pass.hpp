@@ -10,6 +10,7 @@
 // only consumed during a pass, so a size that failed keeps failing.
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,9 +23,85 @@
 
 namespace tessel::scheduler::detail {
 
+// The fields that order the queue, copied: higher priority, then within its project's
+// guarantee, higher fair-share factor, lower user usage, older submission.
+// compare() < 0 when `this` runs first, 0 on a tie (then the id decides).
+struct SortKey {
+  int priority;
+  bool within_guarantee;
+  double fair_share;
+  double user_usage;
+  int64_t seq;
+  uint32_t index;
+  int compare(const SortKey& o) const {
+    if (priority != o.priority) return priority > o.priority ? -1 : 1;
+    if (within_guarantee != o.within_guarantee) return within_guarantee ? -1 : 1;
+    if (fair_share != o.fair_share) return fair_share > o.fair_share ? -1 : 1;
+    if (user_usage != o.user_usage) return user_usage < o.user_usage ? -1 : 1;
+    if (seq != o.seq) return seq < o.seq ? -1 : 1;
+    return 0;
+  }
+};
+
+// One slot of a HashSlots table.
+struct HashSlot {
+  static constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
+  size_t hash = 0;
+  uint32_t index = kEmpty;
+};
+
+// A set of indices keyed by precomputed hashes, in one flat array (open addressing,
+// linear probing) that the caller keeps. With 100,000 pending jobs a
+// std::unordered_set of their ids was most of a pass's cache misses: a node allocated
+// per id, and freed again.
+class HashSlots {
+ public:
+  // Clears `slots` and sizes it for `entries`.
+  HashSlots(std::vector<HashSlot>& slots, size_t entries) : slots_(slots) {
+    size_t capacity = 16;
+    while (capacity < entries + entries / 2) capacity <<= 1;
+    slots_.assign(capacity, HashSlot{});
+    mask_ = capacity - 1;
+  }
+  // Stores `index` under `hash`, unless an index stored under the same hash is the
+  // same entry (same(stored) is true): then returns that one and stores nothing.
+  template <class Same>
+  std::optional<uint32_t> insert(size_t hash, uint32_t index, const Same& same) {
+    for (size_t s = hash & mask_;; s = (s + 1) & mask_) {
+      HashSlot& slot = slots_[s];
+      if (slot.index == HashSlot::kEmpty) {
+        slot = HashSlot{hash, index};
+        return std::nullopt;
+      }
+      if (slot.hash == hash && same(slot.index)) return slot.index;
+    }
+  }
+  bool has_hash(size_t hash) const {
+    for (size_t s = hash & mask_;; s = (s + 1) & mask_) {
+      if (slots_[s].index == HashSlot::kEmpty) return false;
+      if (slots_[s].hash == hash) return true;
+    }
+  }
+
+ private:
+  std::vector<HashSlot>& slots_;
+  size_t mask_ = 0;
+};
+
+// Scratch memory a pass needs in proportion to the queue, kept by the allocator
+// between passes. Allocated afresh each pass, glibc handed megabytes back to the
+// kernel and faulted them in again: at 100,000 jobs that doubled a pass (bench_pass).
+struct PassBuffers {
+  std::vector<SortKey> keys;
+  std::vector<size_t> id_hash;
+  std::vector<bool> repeated;
+  std::vector<HashSlot> id_slots;
+  std::vector<HashSlot> held_slots;
+};
+
 class SchedulePass {
  public:
-  SchedulePass(ClusterState& state, int64_t now_ms, std::vector<ProjectLimits>* limits = nullptr);
+  SchedulePass(ClusterState& state, PassBuffers& buffers, int64_t now_ms, std::vector<ProjectLimits>* limits = nullptr);
   ~SchedulePass();
   SchedulePass(const SchedulePass&) = delete;
   SchedulePass& operator=(const SchedulePass&) = delete;
@@ -70,6 +147,7 @@ class SchedulePass {
   std::optional<std::string> over_limit(const PendingJob& job, const std::string& model, int64_t n) const;
 
   ClusterState& state_;
+  PassBuffers& buffers_;
   int64_t now_ms_;
   std::vector<ProjectLimits>* limits_;
   std::optional<Reserved> reserved_;
