@@ -200,21 +200,21 @@ Result<LogTarget> ClusterState::log_target(const std::string& job_id, int rank) 
                    rank % per_node, n->second.rec.scheduler_key};
 }
 
-Status ClusterState::write_store(const WriteBatch& batch) {
-  Status s = store_.write(batch);
+Status ClusterState::write_store(const WriteBatch& batch) { return note_store_result(store_.write(batch)); }
+
+Status ClusterState::note_store_result(Status s) {
   if (!s) ++store_write_failures_total_;
   storage_ok_ = s.ok();
   return s;
 }
 
-bool ClusterState::commit_locked(Txn& txn, const char* what) {
+void ClusterState::complete_locked(Txn& txn) {
   settle_locked(txn);         // Arrays' parents, and the dependents of jobs ending here, in the same write.
   record_usage_locked(txn);   // And the usage records of the attempts ending here.
   record_events_locked(txn);  // Last: every job's state history, once the batch is complete.
-  if (auto s = write_store(txn.batch); !s) {
-    spdlog::error("{}: store write failed, nothing changed: {}", what, s.error().message);
-    return false;
-  }
+}
+
+void ClusterState::applied_locked(Txn& txn) {
   account_usage_locked(txn.batch);
   for (auto& f : txn.apply) f();
   if (!txn.batch.jobs.empty() || !txn.batch.delete_jobs.empty()) ++jobs_changes_;
@@ -224,6 +224,32 @@ bool ClusterState::commit_locked(Txn& txn, const char* what) {
   // Long polls hear of a change once all of it is applied: one answer per node.
   for (const auto& node : bumped_) answer_watches_locked(node);
   bumped_.clear();
+}
+
+bool ClusterState::commit_locked(Txn& txn, const char* what) {
+  complete_locked(txn);
+  if (auto s = write_store(txn.batch); !s) {
+    spdlog::error("{}: store write failed, nothing changed: {}", what, s.error().message);
+    return false;
+  }
+  applied_locked(txn);
+  return true;
+}
+
+bool ClusterState::commit_queued(Txn& txn, const char* what) {
+  complete_locked(txn);
+  auto batch = std::make_shared<WriteBatch>(std::move(txn.batch));
+  auto done = store_.write_queued(batch);  // Under mu_: the store commits in mu_'s order.
+  // The caller's MutexLock still counts mu_ as held: it is held again before returning.
+  mu_.unlock();
+  Status s = note_store_result(done.get());
+  mu_.lock();
+  if (!s) {
+    spdlog::error("{}: store write failed, nothing changed: {}", what, s.error().message);
+    return false;
+  }
+  txn.batch = std::move(*batch);
+  applied_locked(txn);
   return true;
 }
 

@@ -19,20 +19,40 @@ GroupCommitter::~GroupCommitter() {
 
 Status GroupCommitter::write(const WriteBatch& batch) {
   if (batch.empty()) return ok_status();
-  Pending p{&batch, {}};
-  auto fut = p.done.get_future();
+  auto p = std::make_shared<Pending>(Pending{&batch, {}, nullptr});
+  auto fut = p->done.get_future();
   {
     MutexLock lk(mu_);
     if (stop_) return Error::unavailable("store is closed");
-    queue_.push_back(&p);
+    queue_.push_back(p);
   }
   cv_.notify_one();
   return fut.get();
 }
 
+std::future<Status> GroupCommitter::queue(std::shared_ptr<const WriteBatch> batch) {
+  const bool empty = batch->empty();
+  auto p = std::make_shared<Pending>(Pending{batch.get(), {}, std::move(batch)});
+  auto fut = p->done.get_future();
+  if (empty) {
+    p->done.set_value(ok_status());
+    return fut;
+  }
+  {
+    MutexLock lk(mu_);
+    if (stop_) {
+      p->done.set_value(Error::unavailable("store is closed"));
+      return fut;
+    }
+    queue_.push_back(std::move(p));
+  }
+  cv_.notify_one();
+  return fut;
+}
+
 void GroupCommitter::writer_loop() {
   for (;;) {
-    std::vector<Pending*> group;
+    std::vector<std::shared_ptr<Pending>> group;
     {
       MutexLock lk(mu_);
       cv_.wait(mu_, [&]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
@@ -44,10 +64,10 @@ void GroupCommitter::writer_loop() {
     }
     std::vector<const WriteBatch*> batches;
     batches.reserve(group.size());
-    for (auto* p : group) batches.push_back(p->batch);
+    for (const auto& p : group) batches.push_back(p->batch);
     Status s = commit_(batches);
     if (!s) spdlog::error("store: commit of {} batches failed: {}", group.size(), s.error().message);
-    for (auto* p : group) p->done.set_value(s);
+    for (const auto& p : group) p->done.set_value(s);
   }
 }
 

@@ -238,6 +238,9 @@ class PgStore final : public Store {
   PgStore& operator=(const PgStore&) = delete;
 
   Status write(const WriteBatch& batch) override { return committer_.write(batch); }
+  std::future<Status> write_queued(std::shared_ptr<const WriteBatch> batch) override {
+    return committer_.queue(std::move(batch));
+  }
 
   Result<Snapshot> load() override {
     MutexLock lk(db_mu_);

@@ -19,6 +19,9 @@ class SqliteStore final : public Store {
   explicit SqliteStore(std::unique_ptr<Db> db) : db_(std::move(db)) {}
 
   Status write(const WriteBatch& batch) override { return committer_.write(batch); }
+  std::future<Status> write_queued(std::shared_ptr<const WriteBatch> batch) override {
+    return committer_.queue(std::move(batch));
+  }
 
   Result<Snapshot> load() override {
     // Runs on the writer's Db under db_mu_; callers load before writing.

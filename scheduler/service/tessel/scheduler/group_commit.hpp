@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -30,18 +31,23 @@ class GroupCommitter {
 
   // Returns once `batch` is committed (or its group failed); an empty batch at once.
   Status write(const WriteBatch& batch) EXCLUDES(mu_);
+  // Queues `batch` and returns at once; the future answers as write() would. Batches
+  // commit in the order they were queued (by either call), so a caller that queues
+  // under its own lock keeps that lock's order without waiting under it.
+  std::future<Status> queue(std::shared_ptr<const WriteBatch> batch) EXCLUDES(mu_);
 
  private:
   struct Pending {
     const WriteBatch* batch;
     std::promise<Status> done;
+    std::shared_ptr<const WriteBatch> owned;  // queue()'s batch, kept until committed.
   };
   void writer_loop() EXCLUDES(mu_);
 
   const Commit commit_;
   Mutex mu_;
   CondVar cv_;
-  std::deque<Pending*> queue_ GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<Pending>> queue_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
   std::thread writer_;  // Last: started once the rest exists.
 };

@@ -241,8 +241,18 @@ class ClusterState {
     std::vector<std::function<void()>> apply;
   };
   bool commit_locked(Txn& txn, const char* what) REQUIRES(mu_);
+  // As commit_locked, but waits for the store without holding mu_: the batch is queued
+  // under mu_ (stores commit in mu_'s order), so concurrent callers share a group
+  // commit instead of taking turns. Only for a change nothing can invalidate while mu_
+  // is released: the caller fences it off (registering_), and `apply` steps read the
+  // state as it is when they run.
+  bool commit_queued(Txn& txn, const char* what) REQUIRES(mu_);
+  // commit_locked's steps before the write (arrays, dependents, usage, events) and after it.
+  void complete_locked(Txn& txn) REQUIRES(mu_);
+  void applied_locked(Txn& txn) REQUIRES(mu_);
   // Every store write goes through here: keeps storage_ok_ and the failure count.
   Status write_store(const WriteBatch& batch);
+  Status note_store_result(Status s);
 
   std::string node_state_locked(const NodeEntry& n) const REQUIRES(mu_);
   // A job (or fence) holding cards on `node`, if any.
@@ -434,6 +444,9 @@ class ClusterState {
   std::map<std::string, NodeEntry> nodes_ GUARDED_BY(mu_);
   std::map<std::string, std::string> version_skew_ GUARDED_BY(mu_);  // Model -> versions last logged.
   std::map<std::string, Fence> fences_ GUARDED_BY(mu_);
+  // New nodes whose registration is being committed (commit_queued): not in nodes_ yet,
+  // and another registration of the same name waits for it (503).
+  std::set<std::string> registering_ GUARDED_BY(mu_);
   std::map<std::string, api::Project> projects_ GUARDED_BY(mu_);  // Stored ones; see projects().
   std::map<int64_t, ArrayInfo> arrays_ GUARDED_BY(mu_);           // By the parent's key.
   UsageLedger usage_ GUARDED_BY(mu_);                             // Ended attempts; running ones are added per pass.

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -104,6 +105,15 @@ class Store {
  public:
   virtual ~Store() = default;
   virtual Status write(const WriteBatch& batch) = 0;
+  // Queues `batch` behind every batch written or queued before it and returns at once;
+  // the future answers as write() would. Stores without a queue write here and answer
+  // a ready future (the same order: nothing after it starts before it ends).
+  virtual std::future<Status> write_queued(std::shared_ptr<const WriteBatch> batch) {
+    const std::shared_ptr<const WriteBatch> written = std::move(batch);
+    std::promise<Status> done;
+    done.set_value(write(*written));
+    return done.get_future();
+  }
   virtual Result<Snapshot> load() = 0;
 };
 

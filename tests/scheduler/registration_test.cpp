@@ -1,0 +1,189 @@
+// A new node's registration commits without holding the state lock (commit_queued):
+// while its record waits for the store, the rest of the scheduler answers, the node is
+// not visible yet, a second registration of the same name is refused with 503, and a
+// failed write leaves nothing behind.
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "eventually.hpp"
+#include "state_harness.hpp"
+
+namespace tessel::scheduler::testing {
+namespace {
+
+using testkit::eventually;
+
+// A store whose writes wait at a gate the test opens; they commit in the order they
+// were queued, on one worker thread, as the real stores' group commit does.
+class GateStore final : public Store {
+ public:
+  explicit GateStore(std::unique_ptr<Store> inner) : inner_(std::move(inner)) {
+    worker_ = std::thread([this] { loop(); });
+  }
+  ~GateStore() override {
+    {
+      std::lock_guard lk(mu_);
+      stop_ = open_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  Status write(const WriteBatch& batch) override {
+    return write_queued(std::make_shared<const WriteBatch>(batch)).get();
+  }
+  std::future<Status> write_queued(std::shared_ptr<const WriteBatch> batch) override {
+    std::lock_guard lk(mu_);
+    queue_.push_back(Item{std::move(batch), {}});
+    auto fut = queue_.back().done.get_future();
+    cv_.notify_all();
+    return fut;
+  }
+  Result<Snapshot> load() override { return inner_->load(); }
+
+  void set_open(bool open, bool failing = false) {
+    {
+      std::lock_guard lk(mu_);
+      open_ = open;
+      failing_ = failing;
+    }
+    cv_.notify_all();
+  }
+  size_t waiting() {
+    std::lock_guard lk(mu_);
+    return queue_.size();
+  }
+
+ private:
+  struct Item {
+    std::shared_ptr<const WriteBatch> batch;
+    std::promise<Status> done;
+  };
+  void loop() {
+    std::unique_lock lk(mu_);
+    for (;;) {
+      cv_.wait(lk, [&] { return stop_ || (open_ && !queue_.empty()); });
+      if (queue_.empty()) return;
+      Item item = std::move(queue_.front());
+      queue_.pop_front();
+      const bool failing = failing_;
+      lk.unlock();
+      item.done.set_value(failing ? Status(Error{"injected write failure"}) : inner_->write(*item.batch));
+      lk.lock();
+    }
+  }
+
+  std::unique_ptr<Store> inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool open_ = true, failing_ = false, stop_ = false;
+  std::thread worker_;
+};
+
+struct Registration : ::testing::Test {
+  Registration() {
+    auto s = open_sqlite_store(":memory:");
+    EXPECT_TRUE(s.ok());
+    store = std::make_unique<GateStore>(std::move(*s));
+    state = std::make_unique<ClusterState>(*store, clock, StateOptions{});
+    EXPECT_TRUE(state->restore().ok());
+  }
+  static api::RegisterRequest request(const std::string& node) {
+    api::RegisterRequest r;
+    r.node = node;
+    r.address = "10.0.0.1";
+    r.inventory = gaudi_cards();
+    return r;
+  }
+  // Starts a registration of `node` while the gate is closed; returns once its write waits there.
+  std::future<Result<api::RegisterResponse>> start_register(const std::string& node) {
+    const size_t before = store->waiting();
+    auto fut = std::async(std::launch::async, [this, node] { return state->register_node(request(node), ""); });
+    EXPECT_TRUE(eventually([&] { return store->waiting() > before; })) << node;
+    return fut;
+  }
+  bool listed(const std::string& node) {
+    for (const auto& n : state->nodes())
+      if (n.rec.name == node) return true;
+    return false;
+  }
+
+  FakeClock clock;
+  std::unique_ptr<GateStore> store;
+  std::unique_ptr<ClusterState> state;
+};
+
+TEST_F(Registration, WhileANewNodesRecordWaitsForTheStoreTheSchedulerKeepsAnswering) {
+  store->set_open(false);
+  auto first = start_register("n1");
+  // Not visible yet, and nothing waits for the lock the registration would have held.
+  EXPECT_FALSE(listed("n1"));
+  auto hb = state->heartbeat(api::HeartbeatRequest{"n1", gaudi_cards()}, "");
+  ASSERT_FALSE(hb.ok());
+  EXPECT_EQ(hb.error().code, ErrorCode::not_found);
+  auto again = state->register_node(request("n1"), "");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::unavailable);
+  EXPECT_NE(again.error().message.find("another registration"), std::string::npos) << again.error().message;
+  // Other nodes' registrations queue behind it and share the store's next commit.
+  auto second = start_register("n2");
+  store->set_open(true);
+  ASSERT_TRUE(first.get().ok());
+  ASSERT_TRUE(second.get().ok());
+  EXPECT_TRUE(listed("n1"));
+  EXPECT_TRUE(listed("n2"));
+  EXPECT_TRUE(state->heartbeat(api::HeartbeatRequest{"n1", gaudi_cards()}, "").ok());
+}
+
+TEST_F(Registration, AFailedWriteLeavesNoNodeAndARetrySucceeds) {
+  store->set_open(false);
+  auto first = start_register("n1");
+  store->set_open(true, /*failing=*/true);
+  auto r = first.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::unavailable);
+  EXPECT_FALSE(listed("n1"));
+  EXPECT_FALSE(state->storage_ok());
+  store->set_open(true);
+  ASSERT_TRUE(state->register_node(request("n1"), "").ok());
+  EXPECT_TRUE(listed("n1"));
+  EXPECT_TRUE(state->storage_ok());
+  // And it survives a restart: the record was written.
+  auto snap = store->load();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ(snap->nodes.size(), 1u);
+  EXPECT_EQ(snap->nodes[0].name, "n1");
+}
+
+TEST_F(Registration, AKnownNodesReregistrationCommitsInOrder) {
+  ASSERT_TRUE(state->register_node(request("n1"), "").ok());
+  // A known node re-registers on the path that holds the lock through its commit (its
+  // reports and fences must be judged with the write): it finishes once the store does.
+  store->set_open(false);
+  auto rereg = std::async(std::launch::async, [this] { return state->register_node(request("n1"), ""); });
+  EXPECT_TRUE(eventually([&] { return store->waiting() == 1; }));
+  store->set_open(true);
+  ASSERT_TRUE(rereg.get().ok());
+  EXPECT_TRUE(listed("n1"));
+}
+
+TEST_F(Registration, ManyConcurrentNewNodesAllArrive) {
+  std::vector<std::future<Result<api::RegisterResponse>>> all;
+  for (int i = 0; i < 64; ++i)
+    all.push_back(std::async(std::launch::async,
+                             [this, i] { return state->register_node(request("n" + std::to_string(i)), ""); }));
+  for (auto& f : all) EXPECT_TRUE(f.get().ok());
+  EXPECT_EQ(state->nodes().size(), 64u);
+  auto snap = store->load();
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ(snap->nodes.size(), 64u);
+}
+
+}  // namespace
+}  // namespace tessel::scheduler::testing
