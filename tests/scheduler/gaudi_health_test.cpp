@@ -81,6 +81,37 @@ TEST(GaudiHealth, UnknownVersionsAreNotSkew) {
   EXPECT_EQ(c.skewed(), (std::map<std::string, std::string>{{"HL-225", "driver 1.16.2-f195ec4, 1.17.0-e4d8f8b"}}));
 }
 
+TEST(GaudiHealth, ACensusTakesBackWhatANodeAddedAndForgetsEmptyModels) {
+  VersionCensus c;
+  api::NodeInventory a, b;
+  a.driver_version = "1.17.0-e4d8f8b";
+  b.driver_version = "1.18.0-ee698fb";
+  a.devices.resize(8);
+  b.devices.resize(2);
+  for (auto* inv : {&a, &b})
+    for (auto& d : inv->devices) d.model = "HL-225";
+  const auto ea = VersionCensus::entry_of(a), eb = VersionCensus::entry_of(b);
+  c.add(ea);
+  c.add(eb);
+  EXPECT_EQ(c.skewed(), (std::map<std::string, std::string>{{"HL-225", "driver 1.17.0-e4d8f8b, 1.18.0-ee698fb"}}));
+  c.remove(eb);  // Eight cards of one driver left.
+  EXPECT_EQ(c.skew(), (std::map<std::string, bool>{{"HL-225", false}}));
+  c.remove(ea);
+  EXPECT_TRUE(c.skew().empty());
+  c.add(eb);
+  EXPECT_EQ(c.skew(), (std::map<std::string, bool>{{"HL-225", false}}));
+}
+
+TEST(GaudiHealth, VersionSkewEndsWhenTheOddNodeIsDeleted) {
+  Harness h;
+  register_with(h, "n1", health_inventory("1.18.0-ee698fb"));
+  register_with(h, "n2", health_inventory("1.17.0-e4d8f8b"));
+  EXPECT_NE(h.get("/metrics")->body.find("tessel_model_version_skew{model=\"HL-225\"} 1\n"), std::string::npos);
+  auto del = h.client->Delete("/v1/nodes/n2");
+  ASSERT_EQ(del->status, 200) << del->body;
+  EXPECT_NE(h.get("/metrics")->body.find("tessel_model_version_skew{model=\"HL-225\"} 0\n"), std::string::npos);
+}
+
 TEST(GaudiHealth, DriverVersionConstraint) {
   Harness h;
   register_with(h, "n1", health_inventory("1.17.0-e4d8f8b"));

@@ -40,6 +40,7 @@ Status ClusterState::restore() {
     n.rec.last_heartbeat_ms = now;
     alloc_.upsert_node(node_spec_locked(n));
     nodes_[rec.name] = std::move(n);
+    note_version_skew_locked(rec.name);
   }
   for (auto& job : snap->jobs) {
     int64_t seq = job_key(job.id);

@@ -109,7 +109,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
     e = n;
     e.version = version;
     alloc_.upsert_node(node_spec_locked(e));
-    note_version_skew_locked();
+    note_version_skew_locked(n.rec.name);
     spdlog::info("node {} registered ({}{} cards, {}:{})", n.rec.name,
                  is_new     ? "new, "
                  : was_down ? "back up, "
@@ -164,7 +164,7 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
     e.version = version;
     if (persist || was_down || degraded_changed) {
       alloc_.upsert_node(node_spec_locked(e));
-      if (persist) note_version_skew_locked();
+      if (persist) note_version_skew_locked(n.rec.name);
       mark_dirty_locked();
       ++nodes_changes_;
     }

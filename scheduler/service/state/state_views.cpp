@@ -88,6 +88,7 @@ Result<NodeView> ClusterState::remove_node(const std::string& name) {
     empty.schedulable = false;
     alloc_.upsert_node(empty);
     nodes_.erase(name);
+    note_version_skew_locked(name);
     card_history_.forget(name);
     bumped_.insert(name);  // Parked long polls of the node hear "no assignments".
     spdlog::info("node {} deleted", name);
@@ -154,12 +155,10 @@ StatsSnapshot ClusterState::stats() const {
   for (const auto& [key, e] : jobs_)
     if (!arrays_.count(key)) ++s.jobs_by_state[api::to_string(e.job.state)];  // Elements count, parents not.
   s.nodes_by_state = {{"ready", 0}, {"degraded", 0}, {"draining", 0}, {"down", 0}};
-  VersionCensus versions;
   for (const auto& [name, n] : nodes_) {
     const std::string st = node_state_locked(n);
     ++s.nodes_by_state[st];
     if (n.epoch_refusals.total > 0) s.agent_epoch_refusals[name] = n.epoch_refusals.total;
-    versions.add(n.rec.inventory);
     for (const auto& d : n.rec.inventory.devices) {
       CardCounts& c = s.cards_by_model[d.model];
       ++c.total;
@@ -173,7 +172,7 @@ StatsSnapshot ClusterState::stats() const {
       s.cards.push_back(std::move(t));
     }
   }
-  s.version_skew_by_model = versions.skew();
+  s.version_skew_by_model = census_.skew();
   s.submissions_total = submissions_total_;
   s.placements_total = placements_total_;
   s.preemptions_total = preemptions_total_;

@@ -9,18 +9,30 @@ namespace tessel::scheduler {
 namespace {
 bool known(const std::string& v) { return !v.empty() && v != "unknown"; }
 
-std::string join(const std::set<std::string>& values) {
+std::string join(const std::map<std::string, int64_t>& values) {
   std::string out;
-  for (const std::string& v : values) out += (out.empty() ? "" : ", ") + v;
+  for (const auto& [v, _] : values) out += (out.empty() ? "" : ", ") + v;
   return out;
 }
 }  // namespace
 
-void VersionCensus::add(const api::NodeInventory& inv) {
-  for (const api::Device& d : inv.devices) {
-    Versions& v = models_[d.model];
-    if (known(inv.driver_version)) v.driver.insert(inv.driver_version);
-    if (known(d.firmware_version)) v.firmware.insert(d.firmware_version);
+VersionCensus::Entry VersionCensus::entry_of(const api::NodeInventory& inv) {
+  Entry e{inv.driver_version, {}};
+  e.cards.reserve(inv.devices.size());
+  for (const api::Device& d : inv.devices) e.cards.emplace_back(d.model, d.firmware_version);
+  return e;
+}
+
+void VersionCensus::change(const Entry& e, int by) {
+  auto count = [by](std::map<std::string, int64_t>& counts, const std::string& version) {
+    if (!known(version)) return;
+    if ((counts[version] += by) <= 0) counts.erase(version);
+  };
+  for (const auto& [model, firmware] : e.cards) {
+    Versions& v = models_[model];
+    count(v.driver, e.driver);
+    count(v.firmware, firmware);
+    if ((v.cards += by) <= 0) models_.erase(model);
   }
 }
 
@@ -41,10 +53,16 @@ std::map<std::string, std::string> VersionCensus::skewed() const {
   return out;
 }
 
-void ClusterState::note_version_skew_locked() {
-  VersionCensus census;
-  for (const auto& [_, n] : nodes_) census.add(n.rec.inventory);
-  std::map<std::string, std::string> now = census.skewed();
+void ClusterState::note_version_skew_locked(const std::string& node) {
+  if (auto was = census_inventory_.find(node); was != census_inventory_.end()) {
+    census_.remove(was->second);
+    census_inventory_.erase(was);
+  }
+  if (auto it = nodes_.find(node); it != nodes_.end()) {
+    census_inventory_.emplace(node, VersionCensus::entry_of(it->second.rec.inventory));
+    census_.add(census_inventory_.at(node));
+  }
+  std::map<std::string, std::string> now = census_.skewed();
   for (const auto& [model, what] : now) {
     auto it = version_skew_.find(model);
     if (it == version_skew_.end() || it->second != what)

@@ -40,6 +40,7 @@
 #include "tessel/scheduler/metrics.hpp"
 #include "tessel/scheduler/node_tokens.hpp"
 #include "tessel/scheduler/store.hpp"
+#include "tessel/scheduler/version_skew.hpp"
 #include "tessel/scheduler/tokens.hpp"
 #include "tessel/sync/mutex.hpp"
 
@@ -261,7 +262,8 @@ class ClusterState {
   NodeSpec node_spec_locked(const NodeEntry& n) const REQUIRES(mu_);
   // Logs (warning) each model whose nodes now report different driver or firmware
   // versions, once per change, and when they agree again (version_skew.cpp).
-  void note_version_skew_locked() REQUIRES(mu_);
+  // After `node`'s inventory changed (or the node went): updates the census and logs.
+  void note_version_skew_locked(const std::string& node) REQUIRES(mu_);
   void bump_locked(const std::string& node) REQUIRES(mu_);
   // Asks for a scheduling pass. `capacity`: the change may let a pending job fit
   // (cards freed, a node added or changed); false for a new submission only.
@@ -443,6 +445,8 @@ class ClusterState {
   std::set<int64_t> active_ GUARDED_BY(mu_);  // Sequences of assigned and running jobs.
   std::map<std::string, NodeEntry> nodes_ GUARDED_BY(mu_);
   std::map<std::string, std::string> version_skew_ GUARDED_BY(mu_);  // Model -> versions last logged.
+  VersionCensus census_ GUARDED_BY(mu_);  // Every node's inventory as it was when last noted.
+  std::map<std::string, VersionCensus::Entry> census_inventory_ GUARDED_BY(mu_);  // What census_ counted per node.
   std::map<std::string, Fence> fences_ GUARDED_BY(mu_);
   // New nodes whose registration is being committed (commit_queued): not in nodes_ yet,
   // and another registration of the same name waits for it (503).

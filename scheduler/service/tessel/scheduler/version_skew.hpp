@@ -3,9 +3,11 @@
 // that report different versions are a frequent cause of multi-node jobs that hang
 // or fail at start. Pure: inventories in, a census out.
 
+#include <cstdint>
 #include <map>
-#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tessel/api/inventory.hpp"
 
@@ -13,9 +15,21 @@ namespace tessel::scheduler {
 
 class VersionCensus {
  public:
+  // What of a node's inventory the census counts: its driver version, and each card's
+  // model and firmware version.
+  struct Entry {
+    std::string driver;
+    std::vector<std::pair<std::string, std::string>> cards;  // (model, firmware)
+  };
+  static Entry entry_of(const api::NodeInventory& inv);
+
   // Counts every card of `inv` under its model: the node's driver version and the
   // card's firmware version. Empty and "unknown" versions are not counted.
-  void add(const api::NodeInventory& inv);
+  void add(const api::NodeInventory& inv) { change(entry_of(inv), +1); }
+  void add(const Entry& e) { change(e, +1); }
+  // Takes back an add() of the same entry: a census kept across changes costs one
+  // node's cards per change, not the whole cluster's.
+  void remove(const Entry& e) { change(e, -1); }
 
   // Every model seen, and whether its cards report more than one driver version or
   // more than one firmware version.
@@ -24,9 +38,11 @@ class VersionCensus {
   std::map<std::string, std::string> skewed() const;
 
  private:
+  void change(const Entry& e, int by);
   struct Versions {
-    std::set<std::string> driver;
-    std::set<std::string> firmware;
+    std::map<std::string, int64_t> driver;  // Version -> cards reporting it.
+    std::map<std::string, int64_t> firmware;
+    int64_t cards = 0;
   };
   std::map<std::string, Versions> models_;
 };
