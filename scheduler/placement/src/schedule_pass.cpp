@@ -77,10 +77,14 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
   ScheduleResult out;
   out.order.reserve(queue.size());
   for (const SortKey& k : keys) out.order.push_back(k.index);
-  // Ids that hold cards already: a hash test before the allocator's own lookup.
-  HashSlots held(buffers_.held_slots, state_.jobs.size());
-  for (uint32_t h = 0; h < state_.jobs.size(); ++h)
-    if (state_.jobs[h].live) held.insert(hash_of(state_.jobs[h].id), h, [](uint32_t) { return false; });
+  // Ids that hold cards already. With a queue longer than the held jobs, a hash test
+  // first (one table per pass, O(held jobs)); with a short one (a pass after each
+  // submission), only the allocator's own lookup.
+  const bool held_table = queue.size() > state_.jobs.size();
+  HashSlots held(buffers_.held_slots, held_table ? state_.jobs.size() : 0);
+  if (held_table)
+    for (uint32_t h = 0; h < state_.jobs.size(); ++h)
+      if (state_.jobs[h].live) held.insert(hash_of(state_.jobs[h].id), h, [](uint32_t) { return false; });
   std::unordered_set<std::string_view>
       seen;  // Repeated ids only (views of the queue's): the first entry's outcome stands.
   out.pending_reasons.reserve(queue.size());
@@ -105,7 +109,7 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
       pend_for(job, reasons::invalid_nodes(job.nodes));
       continue;
     }
-    if (held.has_hash(id_hash[index]) && state_.find_job(job.id)) {
+    if ((!held_table || held.has_hash(id_hash[index])) && state_.find_job(job.id)) {
       pend_for(job, reasons::already_holds_cards());
       continue;
     }
