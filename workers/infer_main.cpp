@@ -22,6 +22,7 @@
 #include "generate_request.h"
 #include "inference_server.h"
 #include "inference_session.h"
+#include "memory.h"
 
 using namespace tessel::workers;
 
@@ -77,6 +78,7 @@ sigset_t termination_signals() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_memory();
   CLI::App app{"tessel-infer: generate text from a tessel-train checkpoint"};
   std::string checkpoint, input, output, host = "127.0.0.1";
   DeviceRequest device;

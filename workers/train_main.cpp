@@ -7,11 +7,13 @@
 
 #include "device.h"
 #include "dist_env.h"
+#include "memory.h"
 #include "trainer.h"
 
 using namespace tessel::workers;
 
 int main(int argc, char** argv) {
+  keep_freed_memory();
   TrainOptions o;
   CLI::App app{"tessel-train: train a byte-level transformer LM (LibTorch, c10d data parallel)"};
   std::string data, out;

@@ -47,7 +47,7 @@
 //
 //   bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--warmup S]
 //              [--hb-threads 1] [--reg-threads 64] [--report-every 6] [--source-ips K]
-//              [--no-long-poll] [--no-nodelay] [--hb-keep-alive] [--scheduler PATH]
+//              [--no-long-poll] [--no-nodelay] [--hb-keep-alive] [--scheduler PATH] [--db URI]
 //              [--scheduler-log-level warn] [--scheduler-arg ARG]...
 //
 // Code: load_options.hpp (flags), http_call.* (one request on an epoll-driven socket),
@@ -90,7 +90,8 @@ using namespace std::chrono_literals;
 struct Scheduler {
   explicit Scheduler(const Options& o)
       : dir("tessel-bench-load"),
-        server(benchkit::scheduler_argv(o.scheduler, dir.str("s.db"), flags(o)), dir.str("scheduler.out")) {}
+        server(benchkit::scheduler_argv(o.scheduler, o.db.empty() ? dir.str("s.db") : o.db, flags(o)),
+               dir.str("scheduler.out")) {}
   static std::vector<std::string> flags(const Options& o) {
     std::vector<std::string> f = {"--log-level", o.scheduler_log_level, "--heartbeat-timeout", "15"};
     f.insert(f.end(), o.scheduler_args.begin(), o.scheduler_args.end());
@@ -270,7 +271,7 @@ int main(int argc, char** argv) {
   const char* usage =
       "usage: bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--warmup S] [--hb-threads 1] "
       "[--reg-threads 64] [--report-every 6] [--source-ips K] [--no-long-poll] [--no-nodelay] [--hb-keep-alive] "
-      "[--scheduler PATH] [--scheduler-log-level warn] [--scheduler-arg ARG]...\n";
+      "[--scheduler PATH] [--db URI] [--scheduler-log-level warn] [--scheduler-arg ARG]...\n";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&]() -> std::string {
@@ -306,6 +307,8 @@ int main(int argc, char** argv) {
       o.hb_keep_alive = true;
     else if (a == "--scheduler")
       o.scheduler = val();
+    else if (a == "--db")
+      o.db = val();
     else if (a == "--scheduler-log-level")
       o.scheduler_log_level = val();
     else if (a == "--scheduler-arg")
@@ -317,6 +320,10 @@ int main(int argc, char** argv) {
   }
   if (o.seconds <= 0 || o.seconds > 3600 || o.nodes.empty()) {
     std::fputs(usage, stderr);
+    return 2;
+  }
+  if (!o.db.empty() && o.nodes.size() > 1) {
+    std::fputs("bench_load: --db takes one node count (--nodes N): every run would share the database\n", stderr);
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);

@@ -22,6 +22,9 @@ struct Options {
   std::string scheduler = TESSEL_SCHEDULER_BIN;
   std::string scheduler_log_level = "warn";
   std::vector<std::string> scheduler_args;  // --scheduler-arg, repeated.
+  // --db: the scheduler's database; empty: a fresh SQLite file per node count. A
+  // postgresql:// URI is used as is for every node count (give one count, an empty database).
+  std::string db;
 };
 
 inline constexpr int kPollWaitS = 30;                           // The agent's long-poll wait.
