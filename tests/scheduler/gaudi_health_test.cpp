@@ -63,15 +63,18 @@ TEST(GaudiHealth, VersionSkewMetricFollowsTheNodes) {
   EXPECT_NE(h.get("/metrics")->body.find("tessel_model_version_skew{model=\"HL-225\"} 0\n"), std::string::npos);
 }
 
+// `cards` HL-225 cards without firmware versions, on a node with `driver`.
+api::NodeInventory hl225_cards(const std::string& driver, int cards) {
+  api::NodeInventory inv;
+  inv.driver_version = driver;
+  inv.devices.resize(static_cast<size_t>(cards));
+  for (auto& d : inv.devices) d.model = "HL-225";
+  return inv;
+}
+
 TEST(GaudiHealth, UnknownVersionsAreNotSkew) {
   VersionCensus c;
-  api::NodeInventory a, b;
-  a.driver_version = "1.17.0-e4d8f8b";
-  b.driver_version = "unknown";
-  a.devices.resize(2);
-  b.devices.resize(2);
-  for (auto* inv : {&a, &b})
-    for (auto& d : inv->devices) d.model = "HL-225";
+  api::NodeInventory a = hl225_cards("1.17.0-e4d8f8b", 2), b = hl225_cards("unknown", 2);
   a.devices[0].firmware_version = "unknown";
   c.add(a);
   c.add(b);
@@ -83,14 +86,8 @@ TEST(GaudiHealth, UnknownVersionsAreNotSkew) {
 
 TEST(GaudiHealth, ACensusTakesBackWhatANodeAddedAndForgetsEmptyModels) {
   VersionCensus c;
-  api::NodeInventory a, b;
-  a.driver_version = "1.17.0-e4d8f8b";
-  b.driver_version = "1.18.0-ee698fb";
-  a.devices.resize(8);
-  b.devices.resize(2);
-  for (auto* inv : {&a, &b})
-    for (auto& d : inv->devices) d.model = "HL-225";
-  const auto ea = VersionCensus::entry_of(a), eb = VersionCensus::entry_of(b);
+  const auto ea = VersionCensus::entry_of(hl225_cards("1.17.0-e4d8f8b", 8));
+  const auto eb = VersionCensus::entry_of(hl225_cards("1.18.0-ee698fb", 2));
   c.add(ea);
   c.add(eb);
   EXPECT_EQ(c.skewed(), (std::map<std::string, std::string>{{"HL-225", "driver 1.17.0-e4d8f8b, 1.18.0-ee698fb"}}));
