@@ -64,7 +64,8 @@ set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_EXTRA
 set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 set(CPACK_DEBIAN_WORKERS_PACKAGE_NAME tessel-workers)
 # LibTorch's matrix products go through libblas.so.3: the reference BLAS without this.
-set(CPACK_DEBIAN_WORKERS_PACKAGE_RECOMMENDS "libopenblas0-serial | libopenblas0")
+# The OpenMP build: Debian's serial one is not thread-safe (tests/workers/blas_test.cpp).
+set(CPACK_DEBIAN_WORKERS_PACKAGE_RECOMMENDS "libopenblas0-openmp")
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME tessel-cli)
 
 include(CPack)

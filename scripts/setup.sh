@@ -17,8 +17,10 @@ packages=(
   libtorch-dev libgloo-dev
   # Debian's LibTorch multiplies matrices through libblas.so.3, which is the reference
   # BLAS unless an optimized one is installed (perf: 45 % of tessel-infer's time in
-  # its sgemm_). OpenBLAS, single-threaded: --threads stays LibTorch's to decide.
-  libopenblas0-serial
+  # its sgemm_). OpenBLAS built for OpenMP: it follows LibTorch's thread count (--threads),
+  # and unlike Debian's serial build it gives threads multiplying at once the right
+  # products (tests/workers/blas_test.cpp).
+  libopenblas0-openmp
   dpkg-dev fakeroot file
   iproute2 procps psmisc curl python3
   python3-torch
