@@ -112,6 +112,39 @@ TEST_F(InferTest, KvCacheLogitsEqualFullRecompute) {
   EXPECT_TRUE(torch::allclose(full, incremental, 1e-5, 1e-5)) << (full - incremental).abs().max().item<float>();
 }
 
+// A decoding step's linear layers take one matrix-vector product per sequence up to 4
+// sequences and one matrix product past that (gpt.cpp): both give the logits of the
+// full forward pass, for every sequence of a step of 1, 4 and 6.
+TEST_F(InferTest, DecodingStepEqualsFullForwardAtEveryBatchSize) {
+  auto loaded = load_model(checkpoint_dir(), torch::kCPU);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  auto& model = loaded->model;
+  c10::InferenceMode guard;
+  model->eval();
+  for (int64_t batch : {1, 4, 6}) {
+    std::vector<KvCache> caches;
+    std::vector<torch::Tensor> sequences;
+    std::vector<int64_t> next;
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t length = 3 + b;  // sequences of different lengths
+      auto tokens = torch::arange(40 + b, 40 + b + length + 1, torch::kLong).view({1, -1});
+      caches.push_back(model->empty_cache());
+      model->forward_cached(tokens.slice(1, 0, length), caches.back());
+      sequences.push_back(tokens);
+      next.push_back(40 + b + length);
+    }
+    std::vector<KvCache*> step_caches;
+    for (auto& c : caches) step_caches.push_back(&c);
+    auto step = model->forward_step(torch::tensor(next, torch::kLong).view({batch, 1}), step_caches);
+    ASSERT_EQ(step.sizes(), (std::vector<int64_t>{batch, 1, model->config().vocab}));
+    for (int64_t b = 0; b < batch; ++b) {
+      auto full = model->forward(sequences[static_cast<size_t>(b)]).select(1, -1);  // [1, vocab]
+      EXPECT_TRUE(torch::allclose(step[b], full, 1e-5, 1e-5))
+          << "batch " << batch << ", sequence " << b << ": " << (step[b] - full).abs().max().item<float>();
+    }
+  }
+}
+
 TEST_F(InferTest, KvCacheDecodingEqualsFullRecompute) {
   auto loaded = load_model(checkpoint_dir(), torch::kCPU);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
