@@ -48,7 +48,7 @@ Status ClusterState::restore() {
     next_seq_ = std::max(next_seq_, (seq >> kArrayKeyBits) + 1);
     if (job.spec.project.empty()) job.spec.project = api::kDefaultProject;  // Stored before projects existed.
     if (job.state == api::JobState::assigned || job.state == api::JobState::running) {
-      active_.insert(seq);
+      active_.insert(seq, job.allocations);
       std::optional<int64_t> end;
       if (job.spec.time_limit_s) end = (job.started_at_ms ? job.started_at_ms : now) + *job.spec.time_limit_s * 1000;
       alloc_.hold(job.id, job.allocations, end);

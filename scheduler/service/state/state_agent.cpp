@@ -211,7 +211,7 @@ void ClusterState::process_reports_locked(Txn& txn, const std::string& node, con
   }
   // Reports of current attempts drive their jobs.
   std::set<std::string> still_waiting;
-  for (int64_t seq : active_) {
+  for (int64_t seq : active_.on(node)) {
     JobEntry& e = jobs_[seq];
     bool touched = false;
     for (const auto& a : e.job.allocations) {
@@ -338,7 +338,7 @@ void ClusterState::answer_watches_locked(const std::string& node) {
 
 std::vector<api::Assignment> ClusterState::assignments_locked(const std::string& node) const {
   std::vector<api::Assignment> out;
-  for (int64_t seq : active_) {
+  for (int64_t seq : active_.on(node)) {
     const api::Job& j = jobs_.at(seq).job;
     for (const auto& a : j.allocations) {
       if (a.node != node) continue;

@@ -91,7 +91,7 @@ void ClusterState::schedule_pass() {
       int port = opts_.master_port_lo;
       auto used = [&](int candidate) REQUIRES(mu_) {
         if (taken.count(candidate)) return true;
-        for (int64_t s : active_) {
+        for (int64_t s : active_.on(rank0->node)) {
           const api::Job& o = jobs_[s].job;
           if (o.master_port == candidate && !o.allocations.empty() && o.allocations.front().node == rank0->node)
             return true;
@@ -115,7 +115,7 @@ void ClusterState::schedule_pass() {
       entry.reports.clear();
       pending_.erase(seq);
       preempting_.erase(seq);
-      active_.insert(seq);
+      active_.insert(seq, nj.allocations);
       ++placements_total_;
       queue_wait_.observe(waited < 0 ? 0 : waited);
       for (const auto& a : nj.allocations) bump_locked(a.node);
@@ -204,7 +204,7 @@ void ClusterState::check_liveness() {
   }
   if (gone.empty() && stopped.empty()) return;
   for (const auto& name : gone) {
-    for (int64_t seq : active_) {
+    for (int64_t seq : active_.on(name)) {
       const JobEntry& e = jobs_[seq];
       bool here = false;
       for (const auto& a : e.job.allocations) here |= a.node == name;

@@ -32,6 +32,7 @@
 #include "tessel/api/job.hpp"
 #include "tessel/api/project.hpp"
 #include "tessel/scheduler/accounting.hpp"
+#include "tessel/scheduler/active_jobs.hpp"
 #include "tessel/scheduler/allocator.hpp"
 #include "tessel/scheduler/fair_share.hpp"
 #include "tessel/scheduler/api_error.hpp"
@@ -442,7 +443,7 @@ class ClusterState {
   std::map<int64_t, JobEntry*> pending_ GUARDED_BY(mu_);
   // Pending jobs whose dependencies are not all met yet; never in pending_.
   std::map<int64_t, JobEntry*> waiting_ GUARDED_BY(mu_);
-  std::set<int64_t> active_ GUARDED_BY(mu_);  // Sequences of assigned and running jobs.
+  ActiveJobs active_ GUARDED_BY(mu_);  // Assigned and running jobs, by sequence and by node.
   std::map<std::string, NodeEntry> nodes_ GUARDED_BY(mu_);
   std::map<std::string, std::string> version_skew_ GUARDED_BY(mu_);  // Model -> versions last logged.
   VersionCensus census_ GUARDED_BY(mu_);  // Every node's inventory as it was when last noted.
