@@ -57,7 +57,8 @@ class ActiveJobs {
   std::set<int64_t> all_;
   std::map<std::string, std::set<int64_t>> by_node_;
   std::map<int64_t, std::vector<std::string>> nodes_of_;  // What insert() put in by_node_.
-  std::set<int64_t> none_;  // Always empty: on() of a node without jobs.
+  // Always empty: what on() returns for a node without jobs.
+  std::set<int64_t> none_;
 };
 
 }  // namespace tessel::scheduler
