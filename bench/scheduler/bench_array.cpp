@@ -8,7 +8,6 @@
 // scheduler's info lines, one per job changed, are left out). Prints the times;
 // see RESULTS.md.
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -26,9 +25,6 @@ using namespace tessel::scheduler;
 using Steady = std::chrono::steady_clock;
 
 double ms_since(Steady::time_point t0) { return std::chrono::duration<double, std::milli>(Steady::now() - t0).count(); }
-
-// CPU time of the whole process (every thread, the store's writer included), in ms.
-double cpu_ms() { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 void add_nodes(ClusterState& state, int nodes) {
   for (int n = 0; n < nodes; ++n) {
@@ -81,11 +77,11 @@ int main(int argc, char** argv) {
     if (!state.restore().ok()) return 1;
     add_nodes(state, nodes);
     auto t0 = Steady::now();
-    double c0 = cpu_ms();
+    double c0 = benchkit::process_cpu_ms();
     auto parent = state.submit(array_spec(count, 8, 1), "bench");
     if (!parent.ok()) return std::fprintf(stderr, "submit: %s\n", parent.error().message.c_str()), 1;
     std::printf("  submission (one write of %d jobs, fsynced):       %.1f ms (CPU %.1f ms)\n", count + 1, ms_since(t0),
-                cpu_ms() - c0);
+                benchkit::process_cpu_ms() - c0);
     t0 = Steady::now();
     state.schedule_pass();
     std::printf("  first pass (places 8, the rest wait at the limit): %.2f ms\n", ms_since(t0));
@@ -94,10 +90,10 @@ int main(int argc, char** argv) {
     auto got = state.job(parent->id);
     std::printf("  GET parent (counts by state):                      %.3f ms\n", ms_since(t0));
     t0 = Steady::now();
-    c0 = cpu_ms();
+    c0 = benchkit::process_cpu_ms();
     auto cancelled = state.cancel(parent->id, Principal{"bench", Role::admin, "", {}});
     std::printf("  cancel parent (%d elements in one write):       %.1f ms (CPU %.1f ms)\n", count, ms_since(t0),
-                cpu_ms() - c0);
+                benchkit::process_cpu_ms() - c0);
     if (!got || !cancelled.ok()) return 1;
   }
   {
@@ -115,10 +111,10 @@ int main(int argc, char** argv) {
     }
     state.schedule_pass();  // Two per node: half the nodes full, half idle.
     auto t0 = Steady::now();
-    const double c0 = cpu_ms();
+    const double c0 = benchkit::process_cpu_ms();
     if (!state.submit(array_spec(count, std::nullopt, 8), "bench").ok()) return 1;
     std::printf("  submission (one write of %d jobs, fsynced):       %.1f ms (CPU %.1f ms)\n", count + 1, ms_since(t0),
-                cpu_ms() - c0);
+                benchkit::process_cpu_ms() - c0);
     t0 = Steady::now();
     state.schedule_pass();
     std::printf("  first pass (one element on each idle node):        %.2f ms\n", ms_since(t0));

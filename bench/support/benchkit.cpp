@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -34,6 +35,8 @@ std::string read_file(const std::string& path) {
   s << in.rdbuf();
   return s.str();
 }
+
+double process_cpu_ms() { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 long cpu_ticks(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");

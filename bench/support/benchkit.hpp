@@ -27,6 +27,9 @@ std::string read_file(const std::string& path);
 // utime+stime in clock ticks, from /proc/<pid>/stat.
 long cpu_ticks(pid_t pid);
 
+// CPU time of this whole process (every thread) in ms, from std::clock().
+double process_cpu_ms();
+
 // A "KEY: VALUE" field of /proc/<pid>/status (VmRSS, VmHWM, Threads); kB fields in
 // MiB when `kib`. 0 when missing.
 double status_field(pid_t pid, const std::string& key, bool kib);
