@@ -184,9 +184,9 @@ Result<NodeInventory> inventory_from_json(const json& j) {
   if (j["devices"].size() > 64) return Error::invalid("inventory.devices: more than 64 devices", "inventory.devices");
   std::set<int> seen_index, seen_module;
   for (size_t i = 0; i < j["devices"].size(); ++i) {
-    auto d = device_from_json(j["devices"][i], "inventory.devices[" + std::to_string(i) + "]");
-    if (!d) return d.error();
     const std::string where = "inventory.devices[" + std::to_string(i) + "]";
+    auto d = device_from_json(j["devices"][i], where);
+    if (!d) return d.error();
     if (!seen_index.insert(d->index).second)
       return Error::invalid(where + ".index: duplicate " + std::to_string(d->index), where + ".index");
     if (!seen_module.insert(d->module_id).second)

@@ -147,11 +147,12 @@ int agent_main(const Options& o) {
   acfg.events_socket = events_socket_path(dir.root());
   acfg.on_scheduler_key = [&logs](const std::string& key) { logs.set_scheduler_key(key); };
   acfg.epochs = epochs->get();
-  // Heartbeats and reports open a connection each time (one every few seconds, one per
-  // task change); the long poll keeps its own.
+  // Heartbeats keep their connection (one every few seconds, well inside the
+  // scheduler's idle timeout: no TCP or TLS handshake each time); reports open one
+  // each time (one per task change); the long poll keeps its own.
   // All three share one I/O thread (tessel::http::ClientLoop).
   http::ClientLoop scheduler_connections;
-  SchedulerClient hb_api(scheduler_connections, o.scheduler, token, /*keep_alive=*/false),
+  SchedulerClient hb_api(scheduler_connections, o.scheduler, token),
       poll_api(scheduler_connections, o.scheduler, token),
       report_api(scheduler_connections, o.scheduler, token, /*keep_alive=*/false);
   SystemdNotifier notifier;

@@ -4,11 +4,11 @@
 // Each simulated node registers with a fake 8-card Gaudi 2 inventory, then does
 // what tessel-agent does:
 //   - heartbeats every --interval seconds (default 5, the scheduler's default),
-//     staggered over the interval, on a new connection each (TCP_NODELAY, one
-//     write, "Connection: close"), without task reports (current agents send
-//     none in heartbeats); --hb-keep-alive keeps one connection per node open
-//     instead, --no-nodelay turns Nagle on and writes head and body separately
-//     (cpp-httplib's client did that);
+//     staggered over the interval, on one kept connection per node (TCP_NODELAY,
+//     one write), without task reports (current agents send none in heartbeats);
+//     --hb-new-connection opens a new one each time instead ("Connection: close",
+//     what agents did before 2026-12-02), --no-nodelay turns Nagle on and writes
+//     head and body separately (cpp-httplib's client did that);
 //   - every --report-every heartbeats (default 6, ~30 s; 0: never) sends a
 //     POST /v1/agent/report (one exited task the scheduler never assigned: it
 //     answers and acknowledges it) on a new connection, as the agent's reporter;
@@ -47,7 +47,7 @@
 //
 //   bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--warmup S]
 //              [--hb-threads 1] [--reg-threads 64] [--report-every 6] [--source-ips K]
-//              [--no-long-poll] [--no-nodelay] [--hb-keep-alive] [--scheduler PATH] [--db URI]
+//              [--no-long-poll] [--no-nodelay] [--hb-new-connection] [--scheduler PATH] [--db URI]
 //              [--scheduler-log-level warn] [--scheduler-arg ARG]...
 //
 // Code: load_options.hpp (flags), http_call.* (one request on an epoll-driven socket),
@@ -270,7 +270,7 @@ int main(int argc, char** argv) {
   Options o;
   const char* usage =
       "usage: bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--warmup S] [--hb-threads 1] "
-      "[--reg-threads 64] [--report-every 6] [--source-ips K] [--no-long-poll] [--no-nodelay] [--hb-keep-alive] "
+      "[--reg-threads 64] [--report-every 6] [--source-ips K] [--no-long-poll] [--no-nodelay] [--hb-new-connection] "
       "[--scheduler PATH] [--db URI] [--scheduler-log-level warn] [--scheduler-arg ARG]...\n";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -303,8 +303,10 @@ int main(int argc, char** argv) {
       o.nodelay = true;
     else if (a == "--no-nodelay")
       o.nodelay = false;
-    else if (a == "--hb-keep-alive")
+    else if (a == "--hb-keep-alive")  // The default; accepted for older command lines.
       o.hb_keep_alive = true;
+    else if (a == "--hb-new-connection")
+      o.hb_keep_alive = false;
     else if (a == "--scheduler")
       o.scheduler = val();
     else if (a == "--db")
@@ -327,11 +329,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
-  // One socket per simulated node (its long poll) plus the heartbeats in flight,
-  // here and in the scheduler, which inherits this limit.
+  // Per simulated node a socket for its long poll and one for its heartbeats (or
+  // only those in flight, --hb-new-connection), here and in the scheduler, which
+  // inherits this limit.
   const rlim_t nofile = raise_nofile();
   const int most = *std::max_element(o.nodes.begin(), o.nodes.end());
-  if (nofile < static_cast<rlim_t>(most) + 2048)
+  const rlim_t per_node = (o.long_poll ? 1 : 0) + (o.hb_keep_alive ? 1 : 0);
+  if (nofile < static_cast<rlim_t>(most) * per_node + 2048)
     std::fprintf(stderr, "bench_load: open file limit %lu is short for %d nodes (run as root, or raise it)\n",
                  static_cast<unsigned long>(nofile), most);
   std::printf("%7s %5s %3s %7s %4s %9s %6s %7s %7s %7s %8s %5s %5s %6s %7s %7s %6s %6s %7s %7s %6s %6s %7s %5s\n",

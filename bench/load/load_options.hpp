@@ -17,8 +17,8 @@ struct Options {
   int report_every = 6;  // Heartbeats per report; 0: no reports.
   int source_ips = 0;    // 0: one per 10,000 nodes.
   bool long_poll = true;
-  bool nodelay = true;         // TCP_NODELAY and one write per request (the agent does both).
-  bool hb_keep_alive = false;  // Keep heartbeat connections open (the agent does not).
+  bool nodelay = true;        // TCP_NODELAY and one write per request (the agent does both).
+  bool hb_keep_alive = true;  // Keep heartbeat connections open, as the agent does.
   std::string scheduler = TESSEL_SCHEDULER_BIN;
   std::string scheduler_log_level = "warn";
   std::vector<std::string> scheduler_args;  // --scheduler-arg, repeated.

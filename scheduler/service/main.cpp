@@ -180,6 +180,8 @@ int main(int argc, char** argv) {
   // or log stream costs none); the limits keep it serving under abuse.
   ServiceOptions opts;
   auto& lim = opts.limits;
+  // Each agent holds two (its long poll and its heartbeats): room for 100,000 agents.
+  lim.max_connections = 262'144;
   double head_timeout_s = 10, body_timeout_s = 30, idle_timeout_s = 60;
   app.add_option("--http-threads", opts.io_threads, "HTTP I/O threads (default 0: one per core)")
       ->check(CLI::Range(0, 1024));
@@ -194,8 +196,9 @@ int main(int argc, char** argv) {
   app.add_option("--http-max-body-bytes", lim.max_body_bytes, "largest request body; past it 413 (default 1048576)")
       ->check(CLI::Range(size_t{1024}, size_t{64} << 20));
   auto* max_conns =
-      app.add_option("--http-max-connections", lim.max_connections,
-                     "open connections at most; past it a 503 at once (default 65536, or the open file limit less 256)")
+      app.add_option(
+             "--http-max-connections", lim.max_connections,
+             "open connections at most; past it a 503 at once (default 262144, or the open file limit less 256)")
           ->check(CLI::Range(size_t{1}, size_t{1} << 22));
   app.add_option("--http-max-requests-per-connection", lim.max_requests_per_connection,
                  "then the connection is closed (default 10000)")

@@ -1,6 +1,7 @@
-// The scheduler's long-poll limit with the real binaries: with --max-long-polls 1
-// it holds one long poll, so of two agents one is told to poll again later. Both nodes still get and run their jobs,
-// and the scheduler keeps answering.
+// The agent's connections to the scheduler, with the real binaries: the long-poll
+// limit (with --max-long-polls 1 the scheduler holds one long poll, so of two agents one
+// is told to poll again later; both nodes still get and run their jobs, and the
+// scheduler keeps answering), and heartbeats on one kept connection.
 #include <gtest/gtest.h>
 
 #include <httplib.h>
@@ -52,6 +53,46 @@ TEST(ClusterLongPollLimit, AgentsPastTheLimitPollLaterAndStillRunJobs) {
     nodes.insert((*j)["allocations"][0]["node"].get<std::string>());
   }
   EXPECT_EQ(nodes, (std::set<std::string>{"n1", "n2"}));
+}
+
+// Heartbeats every 0.1 s for at least 1 s: ten or more of them on the connection the
+// agent keeps, not a new one each (a TCP handshake and a socket in TIME_WAIT each time).
+TEST(ClusterHeartbeats, TheAgentSendsThemOnOneKeptConnection) {
+  Cluster c;
+  c.agent_args = {"--heartbeat-interval", "0.1"};
+  c.start_scheduler();
+  c.start_agent("n1");
+  ASSERT_TRUE(c.wait_node_state("n1", "ready"));
+  httplib::Client http("127.0.0.1", c.port());  // Keeps its own one connection.
+  http.set_keep_alive(true);
+  auto accepted = [&] {
+    auto r = http.Get("/metrics");
+    return r ? metric(r->body, "tessel_http_connections_total") : -1;
+  };
+  auto last_heartbeat = [&] {
+    auto r = http.Get("/v1/nodes/n1");
+    if (!r || r->status != 200) return std::string();
+    auto j = json::parse(r->body, nullptr, false);
+    return j.is_object() ? j.value("last_heartbeat", std::string()) : std::string();
+  };
+  ASSERT_FALSE(last_heartbeat().empty());
+  // The agent's heartbeat connection opens with its first heartbeat after registering.
+  std::string seen = last_heartbeat();
+  ASSERT_TRUE(eventually([&] { return last_heartbeat() != seen; }, 20s));
+  const long long before = accepted();
+  ASSERT_GT(before, 0);
+  std::set<std::string> beats;
+  ASSERT_TRUE(eventually(
+      [&] {
+        beats.insert(last_heartbeat());
+        return beats.size() >= 10;
+      },
+      30s));
+  const long long after = accepted();
+  // At most one more: a kept connection the scheduler might close (it never does here)
+  // is reopened once.
+  EXPECT_LE(after - before, 1) << beats.size() << " heartbeats seen on " << after - before << " new connections\n"
+                               << c.agent("n1").stderr_text();
 }
 
 }  // namespace

@@ -161,6 +161,42 @@ TEST_F(Registration, AFailedWriteLeavesNoNodeAndARetrySucceeds) {
   EXPECT_EQ(snap->nodes[0].name, "n1");
 }
 
+// A heartbeat with new telemetry only (the usual one) changes nothing stored: it is
+// answered without a write, even while the store holds every write at its gate; one
+// that changes what placement sees (a card's health) is written.
+TEST_F(Registration, TelemetryOnlyHeartbeatsWriteNothingAndShapeChangesAreStored) {
+  ASSERT_TRUE(state->register_node(request("n1"), "").ok());
+  auto utilization_of_card_0 = [&] {
+    for (const auto& n : state->nodes())
+      if (n.rec.name == "n1") return n.rec.inventory.devices.at(0).utilization_pct;
+    return std::optional<int64_t>();
+  };
+  store->set_open(false);
+  api::HeartbeatRequest hb{"n1", gaudi_cards()};
+  hb.inventory.devices[0].utilization_pct = 87;
+  hb.inventory.devices[0].temperature_c = 61;
+  auto answered = std::async(std::launch::async, [&] { return state->heartbeat(hb, ""); });
+  if (answered.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    store->set_open(true);  // Lets it finish, so the test fails instead of hanging.
+    FAIL() << "the heartbeat waited for the store";
+  }
+  ASSERT_TRUE(answered.get().ok());
+  EXPECT_EQ(store->waiting(), 0u);
+  EXPECT_EQ(utilization_of_card_0(), 87);
+
+  hb.inventory.devices[3].healthy = false;
+  hb.inventory.devices[3].health_reason = "uncorrectable ECC error";
+  const size_t before = store->waiting();
+  auto changed = std::async(std::launch::async, [&] { return state->heartbeat(hb, ""); });
+  EXPECT_TRUE(eventually([&] { return store->waiting() > before; })) << "the health change was not written";
+  store->set_open(true);
+  ASSERT_TRUE(changed.get().ok());
+  auto snap = store->load();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ(snap->nodes.size(), 1u);
+  EXPECT_FALSE(snap->nodes[0].inventory.devices.at(3).healthy);
+}
+
 TEST_F(Registration, AKnownNodesReregistrationCommitsInOrder) {
   ASSERT_TRUE(state->register_node(request("n1"), "").ok());
   // A known node re-registers on the path that holds the lock through its commit (its

@@ -143,16 +143,29 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
   MutexLock lk(mu_);
   auto it = nodes_.find(req.node);
   if (it == nodes_.end()) return Error::not_found("node " + req.node + " is not registered");
-  NodeEntry n = it->second;
-  const bool was_down = n.down;
-  const bool persist = !same_shape(n.rec.inventory, req.inventory);
-  const bool degraded_changed = n.degraded != req.degraded;
-  n.rec.inventory = req.inventory;
-  n.rec.last_heartbeat_ms = clock_.now_ms();
-  n.down = false;
-  n.degraded = req.degraded;
-  n.epoch_refusals = req.epoch_refusals;
-  n.token = token;
+  NodeEntry& cur = it->second;
+  const bool was_down = cur.down;
+  const bool persist = !same_shape(cur.rec.inventory, req.inventory);
+  const bool degraded_changed = cur.degraded != req.degraded;
+  auto take = [&](NodeEntry& e) {  // What every heartbeat sets.
+    e.rec.inventory = req.inventory;
+    e.rec.last_heartbeat_ms = clock_.now_ms();
+    e.down = false;
+    e.degraded = req.degraded;
+    e.epoch_refusals = req.epoch_refusals;
+    e.token = token;
+  };
+  // Nearly every heartbeat: a node that is up sends new telemetry and nothing else.
+  // Nothing to store, nothing the placement sees: updated in place, no transaction.
+  if (!req.tasks && !was_down && !persist && !degraded_changed) {
+    log_refusals(req.node, cur.epoch_refusals, req.epoch_refusals);
+    take(cur);
+    ++metrics_changes_;
+    card_history_.record(req.node, req.inventory.devices, clock_.now_ms());
+    return api::HeartbeatResponse{};
+  }
+  NodeEntry n = cur;
+  take(n);
   Txn txn;
   if (persist) txn.batch.nodes.push_back(n.rec);
   txn.apply.push_back([this, n, was_down, persist, degraded_changed]() REQUIRES(mu_) {

@@ -50,9 +50,11 @@ class SchedulerClient final : public SchedulerApi {
   // A call that gets no answer fails, and the next call goes to the next replica of
   // the list: the agent's loops retry every call, and each is safe to repeat.
   // keep_alive: hold the connection open between requests. Right for the long poll (it
-  // asks again at once); wrong for heartbeats and reports (one every few seconds), whose
-  // idle connection would hold an open file and one of --http-max-connections on the
-  // scheduler for its idle timeout (--http-idle-timeout, 60 s) each time.
+  // asks again at once) and heartbeats (one every 1-5 s, inside the scheduler's idle
+  // timeout, --http-idle-timeout, 60 s: a handshake saved each time, for an open file
+  // and one of --http-max-connections on the scheduler); wrong for reports (one per
+  // task change), whose idle connection would hold both for the idle timeout. A kept
+  // connection the scheduler closed while idle is reopened by the call that finds it so.
   SchedulerClient(http::ClientLoop& loop, const std::string& url, const std::string& token, bool keep_alive = true);
   ~SchedulerClient() override;
   Result<api::RegisterResponse> register_node(const api::RegisterRequest& req) override;
