@@ -26,6 +26,17 @@ static int64_t epoch_from_json(const json& j) {
   return epoch;
 }
 
+// An answer's `inventory_tag` (absent: 0, a scheduler that takes no readings).
+static int64_t inventory_tag_from_json(const json& j) {
+  const auto tag = json_int_or<int64_t>(j, "inventory_tag", 0);
+  if (tag < 0) throw JsonIntError("inventory_tag: must not be negative");
+  return tag;
+}
+
+static void put_inventory_tag(json& j, int64_t tag) {
+  if (tag != 0) j["inventory_tag"] = tag;
+}
+
 static void put_epoch(json& j, int64_t epoch) {
   if (epoch > 0) j["epoch"] = epoch;
 }
@@ -186,6 +197,7 @@ json to_json(const RegisterResponse& r) {
   json j = {{"heartbeat_interval_s", r.heartbeat_interval_s}};
   if (!r.scheduler_key.empty()) j["scheduler_key"] = r.scheduler_key;
   put_epoch(j, r.epoch);
+  put_inventory_tag(j, r.inventory_tag);
   return j;
 }
 
@@ -196,12 +208,21 @@ Result<RegisterResponse> register_response_from_json(const json& j) {
     r.scheduler_key = j.value("scheduler_key", "");
     if (r.scheduler_key.size() > 256) return Error::invalid("scheduler_key: longer than 256", "scheduler_key");
     r.epoch = epoch_from_json(j);
+    r.inventory_tag = inventory_tag_from_json(j);
     return r;
   });
 }
 
 json to_json(const HeartbeatRequest& r) {
-  json out = {{"node", r.node}, {"inventory", to_json(r.inventory)}};
+  json out = {{"node", r.node}};
+  if (r.readings) {
+    json devices = json::array();
+    for (const DeviceReading& d : r.readings->devices) devices.push_back(to_json(d));
+    out["readings"] = std::move(devices);
+    out["inventory_tag"] = r.readings->inventory_tag;
+  } else {
+    out["inventory"] = to_json(r.inventory);
+  }
   if (r.tasks) out["tasks"] = reports_to_json(*r.tasks);
   if (!r.degraded.empty()) out["degraded"] = r.degraded;
   put_refusals(out, r.epoch_refusals);
@@ -212,9 +233,23 @@ Result<HeartbeatRequest> heartbeat_request_from_json(const json& j) {
   return guarded("heartbeat", [&]() -> Result<HeartbeatRequest> {
     HeartbeatRequest r;
     r.node = j.at("node").get<std::string>();
-    auto inv = inventory_from_json(j.at("inventory"));
-    if (!inv) return inv.error();
-    r.inventory = std::move(*inv);
+    if (!j.contains("readings")) {
+      if (!j.contains("inventory")) return Error::invalid("inventory: required (or readings)", "inventory");
+      if (j.contains("inventory_tag"))
+        return Error::invalid("inventory_tag: goes with readings, not with an inventory", "inventory_tag");
+      auto inv = inventory_from_json(j["inventory"]);
+      if (!inv) return inv.error();
+      r.inventory = std::move(*inv);
+    } else {
+      if (j.contains("inventory")) return Error::invalid("readings: not with an inventory too", "readings");
+      auto readings = readings_from_json(j["readings"]);
+      if (!readings) return readings.error();
+      if (!j.contains("inventory_tag")) return Error::invalid("inventory_tag: required with readings", "inventory_tag");
+      const json& tag = j["inventory_tag"];
+      if (!tag.is_number_integer() || tag.get<int64_t>() <= 0)
+        return Error::invalid("inventory_tag: must be a positive integer", "inventory_tag");
+      r.readings = HeartbeatReadings{tag.get<int64_t>(), std::move(*readings)};
+    }
     if (j.contains("tasks")) {
       auto tasks = reports_from_json(j["tasks"]);
       if (!tasks) return tasks.error();
@@ -231,6 +266,7 @@ Result<HeartbeatRequest> heartbeat_request_from_json(const json& j) {
 json to_json(const HeartbeatResponse& r) {
   json j = {{"acknowledged", r.acknowledged}};
   put_epoch(j, r.epoch);
+  put_inventory_tag(j, r.inventory_tag);
   return j;
 }
 
@@ -239,6 +275,7 @@ Result<HeartbeatResponse> heartbeat_response_from_json(const json& j) {
     HeartbeatResponse r;
     r.acknowledged = j.value("acknowledged", std::vector<std::string>{});
     r.epoch = epoch_from_json(j);
+    r.inventory_tag = inventory_tag_from_json(j);
     return r;
   });
 }

@@ -47,6 +47,9 @@ Result<Vendor> parse_vendor(const std::string& s) {
 
 static json optional_int(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
+// The most cards one inventory (or one heartbeat's readings) may list.
+static constexpr size_t kMaxInventoryDevices = 64;
+
 json to_json(const Device& d) {
   json j = {{"index", d.index},
             {"module_id", d.module_id},
@@ -165,6 +168,81 @@ static Result<Device> device_from_json(const json& j, const std::string& where) 
   return d;
 }
 
+std::vector<DeviceReading> readings_of(const NodeInventory& inv) {
+  std::vector<DeviceReading> out;
+  out.reserve(inv.devices.size());
+  for (const Device& d : inv.devices)
+    out.push_back({d.index, d.memory_used_mib, d.utilization_pct, d.temperature_c, d.power_w});
+  return out;
+}
+
+bool same_but_readings(const NodeInventory& a, const NodeInventory& b) {
+  if (a.vendor != b.vendor || a.driver_version != b.driver_version || a.ports_error != b.ports_error ||
+      a.devices.size() != b.devices.size())
+    return false;
+  for (size_t i = 0; i < a.devices.size(); ++i) {
+    Device x = a.devices[i];
+    x.memory_used_mib = b.devices[i].memory_used_mib;
+    x.utilization_pct = b.devices[i].utilization_pct;
+    x.temperature_c = b.devices[i].temperature_c;
+    x.power_w = b.devices[i].power_w;
+    if (!(x == b.devices[i])) return false;
+  }
+  return true;
+}
+
+Status apply_readings(NodeInventory& inv, const std::vector<DeviceReading>& readings) {
+  if (readings.size() != inv.devices.size())
+    return Error::invalid("readings: " + std::to_string(readings.size()) + " cards, the node's inventory has " +
+                              std::to_string(inv.devices.size()),
+                          "readings");
+  for (size_t i = 0; i < readings.size(); ++i)
+    if (readings[i].index != inv.devices[i].index) {
+      const std::string where = "readings[" + std::to_string(i) + "].index";
+      return Error::invalid(where + ": " + std::to_string(readings[i].index) + ", the inventory's card " +
+                                std::to_string(i) + " is " + std::to_string(inv.devices[i].index),
+                            where);
+    }
+  for (size_t i = 0; i < readings.size(); ++i) {
+    Device& d = inv.devices[i];
+    d.memory_used_mib = readings[i].memory_used_mib;
+    d.utilization_pct = readings[i].utilization_pct;
+    d.temperature_c = readings[i].temperature_c;
+    d.power_w = readings[i].power_w;
+  }
+  return ok_status();
+}
+
+json to_json(const DeviceReading& r) {
+  return {{"index", r.index},
+          {"memory_used_mib", optional_int(r.memory_used_mib)},
+          {"utilization_pct", optional_int(r.utilization_pct)},
+          {"temperature_c", optional_int(r.temperature_c)},
+          {"power_w", optional_int(r.power_w)}};
+}
+
+Result<std::vector<DeviceReading>> readings_from_json(const json& j) {
+  if (!j.is_array()) return Error::invalid("readings: must be an array", "readings");
+  if (j.size() > kMaxInventoryDevices)
+    return Error::invalid("readings: more than " + std::to_string(kMaxInventoryDevices) + " cards", "readings");
+  std::vector<DeviceReading> out;
+  out.reserve(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string where = "readings[" + std::to_string(i) + "]";
+    if (!j[i].is_object()) return Error::invalid(where + ": must be an object", where);
+    FieldReader r(j[i], where);
+    DeviceReading d;
+    r.required_int("index", d.index, 0, 1023);
+    r.nullable_int("memory_used_mib", d.memory_used_mib);
+    r.nullable_int("utilization_pct", d.utilization_pct);
+    r.nullable_int("temperature_c", d.temperature_c);
+    r.nullable_int("power_w", d.power_w);
+    if (auto e = r.finish_field()) return Error::invalid(e->message, e->field);
+    out.push_back(d);
+  }
+  return out;
+}
+
 Result<NodeInventory> inventory_from_json(const json& j) {
   if (!j.is_object()) return Error::invalid("inventory: must be an object", "inventory");
   NodeInventory inv;
@@ -181,7 +259,9 @@ Result<NodeInventory> inventory_from_json(const json& j) {
   inv.vendor = *v;
   if (!j.contains("devices") || !j["devices"].is_array())
     return Error::invalid("inventory.devices: must be an array", "inventory.devices");
-  if (j["devices"].size() > 64) return Error::invalid("inventory.devices: more than 64 devices", "inventory.devices");
+  if (j["devices"].size() > kMaxInventoryDevices)
+    return Error::invalid("inventory.devices: more than " + std::to_string(kMaxInventoryDevices) + " devices",
+                          "inventory.devices");
   std::set<int> seen_index, seen_module;
   for (size_t i = 0; i < j["devices"].size(); ++i) {
     const std::string where = "inventory.devices[" + std::to_string(i) + "]";

@@ -80,9 +80,26 @@ void Agent::publish_status() {
 
 Result<bool> Agent::heartbeat_once(const api::NodeInventory& inv) {
   // No task reports: those go through the reporter, the moment they change.
-  api::HeartbeatRequest req{cfg_.node, inv, std::nullopt, degraded_, refusals()};
+  api::HeartbeatRequest req{cfg_.node, {}, std::nullopt, degraded_, refusals()};
+  const bool whole = !held_ || !api::same_but_readings(held_->first, inv);
+  if (whole)
+    req.inventory = inv;
+  else
+    req.readings = api::HeartbeatReadings{held_->second, api::readings_of(inv)};
   auto r = hb_api_.heartbeat(req);
+  // What the scheduler now holds: the inventory just sent, when it answered a tag for
+  // it; after a failure (409: it holds another one; a scheduler that takes no
+  // readings; a lost connection), the next heartbeat sends it whole.
+  if (!r.ok() || r->inventory_tag == 0)
+    held_.reset();
+  else if (whole)
+    held_.emplace(inv, r->inventory_tag);
   if (!r.ok()) {
+    // 400: a scheduler (an older leader) that takes no readings.
+    if (!whole && (r.error().code == ErrorCode::conflict || r.error().code == ErrorCode::invalid_argument)) {
+      spdlog::info("heartbeat with readings: {}; sending the whole inventory", r.error().message);
+      return heartbeat_once(inv);
+    }
     if (r.error().code != ErrorCode::not_found) return r.error();
     spdlog::warn("heartbeat: the scheduler does not know node {}; registering again", cfg_.node);
     return false;
@@ -159,6 +176,10 @@ milliseconds Agent::register_once(const api::NodeInventory& inv, Backoff& backof
     return wait;
   }
   backoff.reset();
+  if (r->inventory_tag != 0)
+    held_.emplace(inv, r->inventory_tag);
+  else
+    held_.reset();
   if (cfg_.on_scheduler_key) cfg_.on_scheduler_key(r->scheduler_key);
   const milliseconds interval = cfg_.heartbeat_interval.value_or(seconds(r->heartbeat_interval_s));
   spdlog::info("registered with {} as {} (heartbeat every {} ms)", cfg_.scheduler_url, cfg_.node, interval.count());

@@ -8,7 +8,10 @@
 //     one write), without task reports (current agents send none in heartbeats);
 //     --hb-new-connection opens a new one each time instead ("Connection: close",
 //     what agents did before 2026-12-02), --no-nodelay turns Nagle on and writes
-//     head and body separately (cpp-httplib's client did that);
+//     head and body separately (cpp-httplib's client did that); after the first
+//     answer with an inventory_tag they carry the cards' readings and that tag, as
+//     the agent does; --whole-inventory sends the whole inventory every time (what
+//     agents did before 2026-12-02; a 409 makes a node send it whole once, too);
 //   - every --report-every heartbeats (default 6, ~30 s; 0: never) sends a
 //     POST /v1/agent/report (one exited task the scheduler never assigned: it
 //     answers and acknowledges it) on a new connection, as the agent's reporter;
@@ -47,7 +50,8 @@
 //
 //   bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--warmup S]
 //              [--hb-threads 1] [--reg-threads 64] [--report-every 6] [--source-ips K]
-//              [--no-long-poll] [--no-nodelay] [--hb-new-connection] [--scheduler PATH] [--db URI]
+//              [--no-long-poll] [--no-nodelay] [--hb-new-connection] [--whole-inventory]
+//              [--scheduler PATH] [--db URI]
 //              [--scheduler-log-level warn] [--scheduler-arg ARG]...
 //
 // Code: load_options.hpp (flags), http_call.* (one request on an epoll-driven socket),
@@ -144,8 +148,10 @@ Row run(const Options& o, int n) {
   p.inventory = inventory().dump();
   ErrorKinds kinds;
 
+  p.readings = readings().dump();
   p.registered = std::make_unique<std::atomic<uint8_t>[]>(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) p.registered[static_cast<size_t>(i)] = 0;
+  p.tags = std::make_unique<int64_t[]>(static_cast<size_t>(n));  // Written before `registered`.
 
   // The loops start first and pick nodes up as their registrations are answered.
   std::atomic<bool> stop{false};
@@ -176,6 +182,7 @@ Row run(const Options& o, int n) {
               "\",\"address\":\"10.1.0.1\",\"agent_port\":7451,\"tasks\":[],\"inventory\":" + p.inventory + "}";
           auto r = c.Post("/v1/agent/register", body, "application/json");
           const bool ok = r && r->status == 200;
+          if (ok) p.tags[static_cast<size_t>(i)] = inventory_tag_of(r->body);
           p.registered[static_cast<size_t>(i)] = ok ? 1 : 2;
           if (!ok) {
             ++reg_errors;
@@ -271,7 +278,7 @@ int main(int argc, char** argv) {
   const char* usage =
       "usage: bench_load [--nodes 1000,5000] [--seconds 30] [--interval 5] [--warmup S] [--hb-threads 1] "
       "[--reg-threads 64] [--report-every 6] [--source-ips K] [--no-long-poll] [--no-nodelay] [--hb-new-connection] "
-      "[--scheduler PATH] [--db URI] [--scheduler-log-level warn] [--scheduler-arg ARG]...\n";
+      "[--whole-inventory] [--scheduler PATH] [--db URI] [--scheduler-log-level warn] [--scheduler-arg ARG]...\n";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&]() -> std::string {
@@ -307,6 +314,8 @@ int main(int argc, char** argv) {
       o.hb_keep_alive = true;
     else if (a == "--hb-new-connection")
       o.hb_keep_alive = false;
+    else if (a == "--whole-inventory")
+      o.readings = false;
     else if (a == "--scheduler")
       o.scheduler = val();
     else if (a == "--db")

@@ -19,6 +19,7 @@ struct Options {
   bool long_poll = true;
   bool nodelay = true;        // TCP_NODELAY and one write per request (the agent does both).
   bool hb_keep_alive = true;  // Keep heartbeat connections open, as the agent does.
+  bool readings = true;       // Heartbeats carry readings once the scheduler gave a tag.
   std::string scheduler = TESSEL_SCHEDULER_BIN;
   std::string scheduler_log_level = "warn";
   std::vector<std::string> scheduler_args;  // --scheduler-arg, repeated.

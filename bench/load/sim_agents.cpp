@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <queue>
 #include <utility>
@@ -35,6 +36,24 @@ json inventory() {
   return {{"vendor", "habana"}, {"driver_version", "1.18.0"}, {"devices", devs}};
 }
 
+json readings() {
+  json out = json::array();
+  for (const json& d : inventory()["devices"])
+    out.push_back({{"index", d["index"]},
+                   {"memory_used_mib", d["memory_used_mib"]},
+                   {"utilization_pct", d["utilization_pct"]},
+                   {"temperature_c", d["temperature_c"]},
+                   {"power_w", d["power_w"]}});
+  return out;
+}
+
+int64_t inventory_tag_of(const std::string& body) {
+  static const std::string kKey = "\"inventory_tag\":";
+  const size_t at = body.find(kKey);
+  if (at == std::string::npos) return 0;
+  return std::strtoll(body.c_str() + at + kKey.size(), nullptr, 10);
+}
+
 std::string node_name(int i) {
   char b[32];
   std::snprintf(b, sizeof b, "sim-%05d", i);
@@ -54,6 +73,7 @@ HbResult heartbeat_loop(const Plan& p, int t, int threads) {
     bool hb_measured = false;  // The heartbeat in flight counts.
     bool rep_measured = false;
     long round = 0;
+    int64_t tag = 0;  // The scheduler's inventory tag: heartbeats carry readings (0: the inventory).
   };
   std::vector<Node> nodes;
   for (int i = t; i < p.n; i += threads) nodes.emplace_back().id = i;
@@ -71,6 +91,7 @@ HbResult heartbeat_loop(const Plan& p, int t, int threads) {
       const uint8_t r = p.registered[static_cast<size_t>(nd.id)].load();
       if (r == 0) break;
       if (r != 1) continue;  // Its registration failed: it stays out.
+      nd.tag = p.tags[static_cast<size_t>(nd.id)];
       nd.due = now + std::chrono::duration_cast<Clock::duration>(p.interval * phase(nd.id));
       queue.push({nd.due, cursor});
     }
@@ -101,7 +122,10 @@ HbResult heartbeat_loop(const Plan& p, int t, int threads) {
     const auto now = Clock::now();
     nd.hb_measured = nd.due >= p.measure_from();
     if (nd.hb_measured && now - nd.due > p.interval) ++res.late;  // This loop fell behind.
-    const std::string body = hb_prefix + node_name(nd.id) + hb_mid + p.inventory + "}";
+    const std::string body = o.readings && nd.tag > 0
+                                 ? hb_prefix + node_name(nd.id) + "\",\"inventory_tag\":" + std::to_string(nd.tag) +
+                                       ",\"readings\":" + p.readings + "}"
+                                 : hb_prefix + node_name(nd.id) + hb_mid + p.inventory + "}";
     Response r;
     std::string err;
     int st = start_call(nd, nd.hb, uint64_t{k} << 1, "/v1/agent/heartbeat", body, o.hb_keep_alive, r, err);
@@ -134,6 +158,7 @@ HbResult heartbeat_loop(const Plan& p, int t, int threads) {
     const double ms = ms_between(c.t0, Clock::now());
     const char* what = is_report ? "report" : "heartbeat";
     const bool ok = st == 1 && r.status == 200;
+    if (!is_report && st == 1) nd.tag = ok ? inventory_tag_of(r.body) : 0;  // As the agent keeps it.
     if (measured && !ok) ++res.kinds[std::string(what) + ": " + (st == 1 ? "status " + std::to_string(r.status) : err)];
     if (st == 1) {
       if (!is_report && o.hb_keep_alive && !r.server_closes)

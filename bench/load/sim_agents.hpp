@@ -20,6 +20,10 @@ namespace tessel::bench_load {
 
 // The registration inventory every simulated node sends.
 nlohmann::json inventory();
+// The readings of inventory()'s cards, as a heartbeat carries them.
+nlohmann::json readings();
+// The inventory_tag of a register or heartbeat answer's body; 0 when it has none.
+int64_t inventory_tag_of(const std::string& body);
 // "sim-00042".
 std::string node_name(int i);
 
@@ -32,7 +36,11 @@ struct Plan {
   Sources src;
   std::chrono::duration<double> interval{5.0};
   const Options* o = nullptr;
-  std::string inventory;                               // Serialized once.
+  std::string inventory;  // Serialized once.
+  std::string readings;   // Its cards' readings, serialized once.
+  // Per node: the inventory tag its registration answered (0: none), written before
+  // its `registered` entry.
+  std::unique_ptr<int64_t[]> tags;
   std::unique_ptr<std::atomic<uint8_t>[]> registered;  // Per node: 0 not yet, 1 registered, 2 failed.
   std::atomic<Clock::rep> measure_from_t{std::numeric_limits<Clock::rep>::max()};
   std::atomic<Clock::rep> end_t{std::numeric_limits<Clock::rep>::max()};

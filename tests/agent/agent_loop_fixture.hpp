@@ -39,6 +39,12 @@ struct FakeScheduler {
   api::EpochRefusals last_refusals;           // From the last registration or heartbeat.
   std::vector<std::string> ack_next;          // Acknowledged once a report says they ended.
   api::DesiredState desired;
+  // Readings: 0, answers no inventory tag (a scheduler before them); else the tag of the
+  // inventory it holds, given in answers that took a whole one. Readings of another
+  // tag are answered 409, as the real one does.
+  int64_t tag = 0;
+  int whole_heartbeats = 0, readings_heartbeats = 0, refused_readings = 0;
+  api::NodeInventory held;  // The last whole inventory, with the last readings applied.
 
   void set_desired(std::vector<api::Assignment> as) {
     std::lock_guard l(mu);
@@ -68,7 +74,10 @@ class FakeApi : public SchedulerApi {
     s_.last_reports = req.tasks;
     s_.last_degraded = req.degraded;
     s_.last_refusals = req.epoch_refusals;
-    return api::RegisterResponse{1};
+    s_.held = req.inventory;
+    api::RegisterResponse r{1};
+    r.inventory_tag = s_.tag;
+    return r;
   }
   Result<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req) override {
     std::lock_guard l(s_.mu);
@@ -76,9 +85,22 @@ class FakeApi : public SchedulerApi {
     if (!s_.knows_node) return http_error(404, "unknown node");
     ++s_.heartbeats;
     if (req.tasks) ++s_.heartbeats_with_tasks;
+    if (req.readings && req.readings->inventory_tag != s_.tag) {
+      ++s_.refused_readings;
+      return http_error(409, "this scheduler holds another inventory of node n1");
+    }
+    if (req.readings) {
+      ++s_.readings_heartbeats;
+      if (!api::apply_readings(s_.held, req.readings->devices)) return http_error(400, "readings: wrong cards");
+    } else {
+      ++s_.whole_heartbeats;
+      s_.held = req.inventory;
+    }
     s_.last_degraded = req.degraded;
     s_.last_refusals = req.epoch_refusals;
-    return api::HeartbeatResponse{};
+    api::HeartbeatResponse r;
+    r.inventory_tag = s_.tag;
+    return r;
   }
   Result<api::ReportResponse> report(const api::ReportRequest& req) override {
     std::unique_lock l(s_.mu);
@@ -151,9 +173,16 @@ struct Gate {
 struct FakeInventory : InventorySource {
   Result<api::NodeInventory> read() override {
     gate.pass();
-    return api::NodeInventory{};
+    std::lock_guard l(mu);
+    return current;
+  }
+  void set(api::NodeInventory inv) {
+    std::lock_guard l(mu);
+    current = std::move(inv);
   }
   Gate gate;
+  std::mutex mu;
+  api::NodeInventory current;  // What read() returns (empty unless a test sets it).
 };
 
 // Pretends to start supervisors (the "supervisor" is this test process, alive).

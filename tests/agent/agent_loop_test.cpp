@@ -252,3 +252,57 @@ TEST_F(AgentLoopTest, StopCancelsAReportInFlight) {
 }
 
 }  // namespace
+
+// Once the scheduler answered a tag for its inventory, heartbeats carry the cards'
+// readings only, until the cards change (a card falls sick: whole again) or the
+// scheduler holds another inventory (409, a restart: whole at once, no backoff).
+TEST_F(AgentLoopTest, HeartbeatsCarryReadingsWhileTheSchedulerHoldsTheInventory) {
+  api::NodeInventory inv;
+  inv.devices.resize(2);
+  inv.devices[1].index = inv.devices[1].module_id = 1;
+  inv.devices[0].utilization_pct = 10;
+  inventory.set(inv);
+  sched.tag = 7;
+  start();
+  ASSERT_TRUE(until([&] { return sched.readings_heartbeats >= 2; }));
+  int whole = 0;
+  {
+    std::lock_guard l(sched.mu);
+    EXPECT_EQ(sched.held, inv);
+    whole = sched.whole_heartbeats;
+  }
+  inv.devices[0].utilization_pct = 90;  // A reading: still readings.
+  inventory.set(inv);
+  ASSERT_TRUE(until([&] { return sched.held.devices[0].utilization_pct == 90; }));
+  {
+    std::lock_guard l(sched.mu);
+    EXPECT_EQ(sched.whole_heartbeats, whole);
+  }
+  inv.devices[1].healthy = false;  // The shape: whole.
+  inv.devices[1].health_reason = "uncorrectable ECC error";
+  inventory.set(inv);
+  ASSERT_TRUE(until([&] { return sched.whole_heartbeats > whole && !sched.held.devices[1].healthy; }));
+
+  {
+    std::lock_guard l(sched.mu);
+    sched.tag = 8;  // It restarted.
+    whole = sched.whole_heartbeats;
+  }
+  ASSERT_TRUE(until([&] { return sched.refused_readings >= 1 && sched.whole_heartbeats > whole; }));
+  const int readings = [&] {
+    std::lock_guard l(sched.mu);
+    return sched.readings_heartbeats;
+  }();
+  ASSERT_TRUE(until([&] { return sched.readings_heartbeats > readings; }));
+  std::lock_guard l(sched.mu);
+  EXPECT_EQ(sched.refused_readings, 1);
+  EXPECT_EQ(sched.held, inv);
+}
+
+// A scheduler that answers no tag (older ones) gets the whole inventory every time.
+TEST_F(AgentLoopTest, WithoutATagEveryHeartbeatCarriesTheWholeInventory) {
+  start();
+  ASSERT_TRUE(until([&] { return sched.whole_heartbeats >= 3; }));
+  std::lock_guard l(sched.mu);
+  EXPECT_EQ(sched.readings_heartbeats, 0);
+}

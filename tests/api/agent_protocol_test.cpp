@@ -147,3 +147,96 @@ TEST(AgentProtocol, AnswersCarryTheEpoch) {
     EXPECT_FALSE(heartbeat_response_from_json({{"epoch", bad}})) << bad.dump();
   }
 }
+
+// A heartbeat carries the whole inventory, or the cards' readings with the tag of the
+// inventory the scheduler holds; never both, never neither.
+TEST(AgentProtocol, AHeartbeatCarriesTheInventoryOrReadingsWithTheirTag) {
+  HeartbeatRequest hb;
+  hb.node = "n1";
+  hb.readings = HeartbeatReadings{41, {{0, 100, 7, 35, 90}, {1, std::nullopt, 0, 36, std::nullopt}}};
+  auto j = to_json(hb);
+  EXPECT_FALSE(j.contains("inventory"));
+  EXPECT_EQ(j["inventory_tag"], 41);
+  auto back = heartbeat_request_from_json(j);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->readings, hb.readings);
+
+  auto field_of = [](const nlohmann::json& bad) {
+    auto r = heartbeat_request_from_json(bad);
+    return r ? std::string("(accepted)") : r.error().field;
+  };
+  auto no_tag = j;
+  no_tag.erase("inventory_tag");
+  EXPECT_EQ(field_of(no_tag), "inventory_tag");
+  for (const auto& tag : {nlohmann::json(0), nlohmann::json(-3), nlohmann::json("41"), nlohmann::json(1.5)}) {
+    auto bad = j;
+    bad["inventory_tag"] = tag;
+    EXPECT_EQ(field_of(bad), "inventory_tag") << tag.dump();
+  }
+  auto both = j;
+  both["inventory"] = to_json(NodeInventory{});
+  EXPECT_EQ(field_of(both), "readings");
+  EXPECT_EQ(field_of({{"node", "n1"}}), "inventory");
+  auto tag_without_readings = to_json(HeartbeatRequest{"n1", {}});
+  tag_without_readings["inventory_tag"] = 41;
+  EXPECT_EQ(field_of(tag_without_readings), "inventory_tag");
+  auto bad_reading = j;
+  bad_reading["readings"][1]["power_w"] = "high";
+  EXPECT_EQ(field_of(bad_reading), "readings[1].power_w");
+  bad_reading = j;
+  bad_reading["readings"][0]["fan_rpm"] = 3000;
+  EXPECT_EQ(field_of(bad_reading), "readings[0].fan_rpm");
+  bad_reading = j;
+  bad_reading["readings"] = nlohmann::json::array();
+  for (int i = 0; i < 65; ++i) bad_reading["readings"].push_back({{"index", i}});
+  EXPECT_EQ(field_of(bad_reading), "readings");
+
+  // Answers name the tag of the inventory the scheduler took; 0 is absent.
+  HeartbeatResponse resp;
+  resp.inventory_tag = 77;
+  EXPECT_EQ(heartbeat_response_from_json(to_json(resp))->inventory_tag, 77);
+  EXPECT_FALSE(to_json(HeartbeatResponse{}).contains("inventory_tag"));
+  RegisterResponse reg;
+  reg.inventory_tag = 78;
+  EXPECT_EQ(register_response_from_json(to_json(reg))->inventory_tag, 78);
+  EXPECT_EQ(register_response_from_json({{"heartbeat_interval_s", 5}})->inventory_tag, 0);
+  EXPECT_FALSE(heartbeat_response_from_json({{"inventory_tag", -1}}));
+}
+
+TEST(AgentProtocol, ReadingsApplyOnlyToTheSameCardsInTheirOrder) {
+  NodeInventory inv;
+  inv.devices.resize(2);
+  inv.devices[0].index = 0;
+  inv.devices[1].index = 1;
+  inv.devices[1].serial = "AN01";
+  const NodeInventory before = inv;
+  // Wrong count, wrong order: an error naming the field, and the inventory untouched.
+  auto short_list = apply_readings(inv, {{0, 1, 2, 3, 4}});
+  ASSERT_FALSE(short_list);
+  EXPECT_EQ(short_list.error().field, "readings");
+  auto swapped = apply_readings(inv, {{1, 1, 2, 3, 4}, {0, 5, 6, 7, 8}});
+  ASSERT_FALSE(swapped);
+  EXPECT_EQ(swapped.error().field, "readings[0].index");
+  EXPECT_EQ(inv, before);
+
+  ASSERT_TRUE(apply_readings(inv, {{0, 1, 2, 3, 4}, {1, 5, std::nullopt, 7, 8}}));
+  EXPECT_EQ(inv.devices[1].memory_used_mib, 5);
+  EXPECT_EQ(inv.devices[1].utilization_pct, std::nullopt);
+  EXPECT_EQ(inv.devices[1].serial, "AN01");
+  EXPECT_EQ(readings_of(inv), (std::vector<DeviceReading>{{0, 1, 2, 3, 4}, {1, 5, std::nullopt, 7, 8}}));
+
+  // Readings only: the same shape. Anything else of a card, or another card: not.
+  EXPECT_TRUE(same_but_readings(before, inv));
+  NodeInventory sick = inv;
+  sick.devices[0].healthy = false;
+  EXPECT_FALSE(same_but_readings(inv, sick));
+  NodeInventory reason = inv;
+  reason.devices[1].health_reason = "x";
+  EXPECT_FALSE(same_but_readings(inv, reason));
+  NodeInventory fewer = inv;
+  fewer.devices.pop_back();
+  EXPECT_FALSE(same_but_readings(inv, fewer));
+  NodeInventory driver = inv;
+  driver.driver_version = "1.19.0";
+  EXPECT_FALSE(same_but_readings(inv, driver));
+}

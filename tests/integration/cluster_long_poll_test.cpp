@@ -95,4 +95,40 @@ TEST(ClusterHeartbeats, TheAgentSendsThemOnOneKeptConnection) {
                                << c.agent("n1").stderr_text();
 }
 
+// A scheduler restarted under a running agent holds no inventory tag the agent knows:
+// the agent sends its inventory whole once (its readings are refused, or its kept
+// connection fails), then readings again, and the node's cards show the tool's values.
+TEST(ClusterHeartbeats, AfterASchedulerRestartTheNodeKeepsItsCardsAndReadings) {
+  Cluster c;
+  c.agent_args = {"--heartbeat-interval", "0.1"};
+  c.start_scheduler();
+  c.start_agent("n1");
+  ASSERT_TRUE(c.wait_node_state("n1", "ready"));
+  c.stop_scheduler(SIGKILL);
+  c.start_scheduler();
+  ASSERT_TRUE(c.wait_node_state("n1", "ready"));
+  httplib::Client http("127.0.0.1", c.port());
+  json node;
+  std::set<std::string> beats;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = http.Get("/v1/nodes/n1");
+        if (!r || r->status != 200) return false;
+        node = json::parse(r->body, nullptr, false);
+        if (!node.is_object() || node.value("state", "") != "ready") return false;
+        beats.insert(node.value("last_heartbeat", std::string()));
+        return beats.size() >= 5;
+      },
+      30s))
+      << c.agent("n1").stderr_text();
+  const json& devices = node["inventory"]["devices"];
+  ASSERT_EQ(devices.size(), 8u);
+  // tests/fixtures/hl-smi/gaudi2-hl225-8.csv, index 1: 227 W, 31 C, 3 %, 688 MiB used.
+  EXPECT_EQ(devices[1]["serial"], "AN123401");
+  EXPECT_EQ(devices[1]["power_w"], 227);
+  EXPECT_EQ(devices[1]["temperature_c"], 31);
+  EXPECT_EQ(devices[1]["utilization_pct"], 3);
+  EXPECT_EQ(devices[1]["memory_used_mib"], 688);
+}
+
 }  // namespace

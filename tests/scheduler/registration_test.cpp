@@ -197,6 +197,116 @@ TEST_F(Registration, TelemetryOnlyHeartbeatsWriteNothingAndShapeChangesAreStored
   EXPECT_FALSE(snap->nodes[0].inventory.devices.at(3).healthy);
 }
 
+TEST_F(Registration, AHeartbeatInPlaceTakesTelemetryAndLeavesTheRestToTheCommittingPath) {
+  ASSERT_TRUE(state->register_node(request("n1"), "").ok());
+  ASSERT_TRUE(state->register_node(request("n2"), "").ok());
+  store->set_open(false);  // In place never writes: a write would hang here, not pass.
+  api::HeartbeatRequest hb{"n1", gaudi_cards()};
+  hb.inventory.devices[0].utilization_pct = 42;
+  ASSERT_TRUE(state->heartbeat_in_place(hb, "").has_value());
+  EXPECT_EQ(store->waiting(), 0u);
+  bool seen = false;
+  for (const auto& n : state->nodes())
+    if (n.rec.name == "n1") seen = n.rec.inventory.devices.at(0).utilization_pct == 42;
+  EXPECT_TRUE(seen) << "the telemetry was not taken";
+
+  // Not for it (the caller then calls heartbeat()), and the request is left whole:
+  // an unknown node, a changed card, a task list.
+  api::HeartbeatRequest unknown{"n9", gaudi_cards()};
+  EXPECT_FALSE(state->heartbeat_in_place(unknown, "").has_value());
+  api::HeartbeatRequest sick{"n1", gaudi_cards()};
+  sick.inventory.devices[5].healthy = false;
+  sick.inventory.devices[5].health_reason = "uncorrectable ECC error";
+  EXPECT_FALSE(state->heartbeat_in_place(sick, "").has_value());
+  ASSERT_EQ(sick.inventory.devices.size(), gaudi_cards().devices.size());
+  EXPECT_EQ(sick.inventory.devices[5].health_reason, "uncorrectable ECC error");
+  api::HeartbeatRequest with_tasks{"n1", gaudi_cards()};
+  with_tasks.tasks.emplace();
+  EXPECT_FALSE(state->heartbeat_in_place(with_tasks, "").has_value());
+
+  // The state lock busy (a known node's re-registration holds it through its commit):
+  // it never waits.
+  auto rereg = std::async(std::launch::async, [this] { return state->register_node(request("n2"), ""); });
+  ASSERT_TRUE(eventually([&] { return store->waiting() == 1; }));
+  api::HeartbeatRequest again{"n1", gaudi_cards()};
+  EXPECT_FALSE(state->heartbeat_in_place(again, "").has_value());
+  store->set_open(true);
+  ASSERT_TRUE(rereg.get().ok());
+  EXPECT_TRUE(state->heartbeat_in_place(again, "").has_value());
+}
+
+// Heartbeats with readings name the inventory the scheduler holds by its tag: taken in
+// place while it is that one; 409 naming inventory_tag once it took another (a whole
+// inventory, a restart), so the agent sends it whole.
+TEST_F(Registration, ReadingsApplyToTheInventoryOfTheirTagOnly) {
+  auto reg = state->register_node(request("n1"), "");
+  ASSERT_TRUE(reg.ok());
+  const int64_t tag = reg->inventory_tag;
+  ASSERT_GT(tag, 0);
+  auto with_readings = [](int64_t t, int cards, int64_t utilization) {
+    api::HeartbeatRequest hb;
+    hb.node = "n1";
+    auto readings = api::readings_of(gaudi_cards(cards));
+    for (auto& r : readings) r.utilization_pct = utilization;
+    hb.readings = api::HeartbeatReadings{t, readings};
+    return hb;
+  };
+  auto utilization = [&](size_t card) {
+    auto n = state->node("n1");
+    return n.ok() ? n->rec.inventory.devices.at(card).utilization_pct : std::nullopt;
+  };
+
+  store->set_open(false);  // Readings never write.
+  auto hb = with_readings(tag, 8, 55);
+  auto in_place = state->heartbeat_in_place(hb, "");
+  ASSERT_TRUE(in_place.has_value());
+  EXPECT_EQ(in_place->inventory_tag, tag);
+  EXPECT_EQ(utilization(7), 55);
+  auto committed_path = state->heartbeat(with_readings(tag, 8, 56), "");
+  ASSERT_TRUE(committed_path.ok()) << committed_path.error().message;
+  EXPECT_EQ(committed_path->inventory_tag, tag);
+  EXPECT_EQ(utilization(7), 56);
+  EXPECT_EQ(store->waiting(), 0u);
+  EXPECT_EQ(state->node("n1")->rec.inventory.devices.at(7).serial, gaudi_cards().devices.at(7).serial);
+
+  // Readings of another number of cards: 400 naming readings, nothing taken.
+  auto fewer = with_readings(tag, 7, 99);
+  EXPECT_FALSE(state->heartbeat_in_place(fewer, "").has_value());
+  auto fewer_answer = state->heartbeat(fewer, "");
+  ASSERT_FALSE(fewer_answer.ok());
+  EXPECT_EQ(fewer_answer.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(fewer_answer.error().field, "readings");
+  EXPECT_EQ(utilization(0), 56);
+
+  // A whole inventory gets a new tag; the old one is refused.
+  auto whole = state->heartbeat(api::HeartbeatRequest{"n1", gaudi_cards()}, "");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_NE(whole->inventory_tag, tag);
+  auto stale = with_readings(tag, 8, 1);
+  EXPECT_FALSE(state->heartbeat_in_place(stale, "").has_value());
+  auto refused = state->heartbeat(stale, "");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::conflict);
+  EXPECT_EQ(refused.error().field, "inventory_tag");
+  store->set_open(true);
+
+  // A node marked down comes back up with readings of the tag it holds.
+  clock.advance_ms(StateOptions{}.heartbeat_timeout_ms + 1);
+  state->check_liveness();
+  ASSERT_EQ(state->node("n1")->state, "down");
+  auto back = state->heartbeat(with_readings(whole->inventory_tag, 8, 3), "");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(state->node("n1")->state, "ready");
+  EXPECT_EQ(utilization(2), 3);
+
+  // Tags are not stored: a restarted scheduler knows none of them.
+  ClusterState restarted(*store, clock, StateOptions{});
+  ASSERT_TRUE(restarted.restore().ok());
+  auto after_restart = restarted.heartbeat(with_readings(whole->inventory_tag, 8, 4), "");
+  ASSERT_FALSE(after_restart.ok());
+  EXPECT_EQ(after_restart.error().code, ErrorCode::conflict);
+}
+
 TEST_F(Registration, AKnownNodesReregistrationCommitsInOrder) {
   ASSERT_TRUE(state->register_node(request("n1"), "").ok());
   // A known node re-registers on the path that holds the lock through its commit (its

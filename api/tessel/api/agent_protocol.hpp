@@ -6,6 +6,16 @@
 //        Liveness and telemetry, and whether the node can start tasks (`degraded`).
 //        (404 {"error":{"code":"not_found"}} when the scheduler does not know the
 //        node, e.g. after losing it: the agent registers again)
+//        The telemetry is the whole inventory, or only the cards' readings on top of
+//        the inventory the scheduler holds: each answer that took a whole inventory
+//        (RegisterResponse, HeartbeatResponse) names it with `inventory_tag`, an
+//        opaque number new with every inventory the scheduler takes and in every
+//        scheduler process. While its cards keep their shape (same cards, fields and
+//        health: api::same_but_readings), the agent sends `readings` and that tag;
+//        409 {"error":{"code":"conflict","field":"inventory_tag"}} when the scheduler
+//        holds no inventory of that tag (it restarted, or a new leader took over):
+//        the agent sends the whole inventory next. After any other failed heartbeat,
+//        and to schedulers that answer no tag (older ones), it sends it whole too.
 //   POST /v1/agent/report     ReportRequest -> ReportResponse
 //        Task reports, sent the moment a task starts, ends or is killed (the
 //        supervisor tells the agent at once): the scheduler commits them, frees
@@ -112,11 +122,24 @@ struct RegisterResponse {
   // Empty from schedulers that predate it.
   std::string scheduler_key;
   int64_t epoch = 0;  // See "Fencing" above.
+  // The scheduler's tag of the registration's inventory (see the heartbeat above);
+  // 0, absent on the wire, from schedulers that take no readings.
+  int64_t inventory_tag = 0;
+};
+
+// A heartbeat's readings: the cards of the inventory the scheduler holds as
+// `inventory_tag`, in its order.
+struct HeartbeatReadings {
+  int64_t inventory_tag = 0;
+  std::vector<DeviceReading> devices;
+  bool operator==(const HeartbeatReadings&) const = default;
 };
 
 struct HeartbeatRequest {
   std::string node;
-  NodeInventory inventory;  // Fresh telemetry and health.
+  // Fresh telemetry and health: the whole inventory, unless `readings` is set (then
+  // `inventory` is empty and absent on the wire).
+  NodeInventory inventory;
   // Absent on the wire (nullopt): no reports, which is what current agents send (they
   // report through POST /v1/agent/report). Present: handled like a ReportRequest's
   // (agents before the report endpoint sent them here).
@@ -126,12 +149,16 @@ struct HeartbeatRequest {
   // degraded node; the agent checks again before every heartbeat.
   std::string degraded;
   EpochRefusals epoch_refusals;
+  std::optional<HeartbeatReadings> readings;
 };
 inline constexpr size_t kMaxDegradedBytes = 1024;
 struct HeartbeatResponse {
   // Assignment ids whose final report the scheduler has stored: the agent may forget them.
   std::vector<std::string> acknowledged;
   int64_t epoch = 0;  // See "Fencing" above.
+  // The tag of the inventory the scheduler now holds for the node (see above); 0,
+  // absent on the wire, from schedulers that take no readings.
+  int64_t inventory_tag = 0;
 };
 
 // Every assignment the agent still remembers (running ones too: a fence on the

@@ -68,6 +68,28 @@ struct NodeInventory {
   bool operator==(const NodeInventory&) const = default;
 };
 
+// A card's readings: what changes from one heartbeat to the next while the card stays
+// the same card in the same health. Everything else of a Device is its shape.
+struct DeviceReading {
+  int index = 0;  // Device::index.
+  std::optional<int64_t> memory_used_mib;
+  std::optional<int64_t> utilization_pct;
+  std::optional<int64_t> temperature_c;
+  std::optional<int64_t> power_w;
+
+  bool operator==(const DeviceReading&) const = default;
+};
+// The readings of every card of `inv`, in its order.
+std::vector<DeviceReading> readings_of(const NodeInventory& inv);
+// Whether `a` and `b` differ in readings only (the same cards, fields and health).
+bool same_but_readings(const NodeInventory& a, const NodeInventory& b);
+// Sets the readings of `inv`'s cards: `readings` must name every card of `inv`, in its
+// order (field "readings" otherwise, and `inv` is left as it was).
+Status apply_readings(NodeInventory& inv, const std::vector<DeviceReading>& readings);
+nlohmann::json to_json(const DeviceReading& r);
+// A JSON array of readings; errors name the field ("readings[2].power_w").
+Result<std::vector<DeviceReading>> readings_from_json(const nlohmann::json& j);
+
 // Serialises with the "groups" field computed from the healthy devices.
 nlohmann::json to_json(const NodeInventory& inv);
 nlohmann::json to_json(const Device& d);

@@ -2,6 +2,8 @@
 // exactly as api/tessel/api/agent_protocol.hpp documents it. Every answer carries this
 // scheduler's epoch (RouteContext::epoch), which agents use to refuse an old leader.
 #include <chrono>
+#include <type_traits>
+#include <utility>
 
 #include "tessel/api/agent_protocol.hpp"
 #include "tessel/scheduler/http_util.hpp"
@@ -12,38 +14,72 @@ using nlohmann::json;
 
 namespace {
 
+// An agent's request: who sent it (its token) and what it asks.
+template <class T>
+struct AgentRequest {
+  std::string token;
+  T body;
+};
+
+// Authorizes the request and parses its body with `parse`: the request, or the error
+// to answer (invalid_argument naming the field where it can; forbidden for another
+// node's token).
+// The request type a parser of the agent protocol returns.
+template <class Parse>
+using Parsed = std::decay_t<decltype(*std::declval<Parse>()(std::declval<const json&>()))>;
+
+template <class Parse>
+Result<AgentRequest<Parsed<Parse>>> read_agent_request(const RouteContext& ctx, const http::Request& req, Parse parse) {
+  auto who = authorize(ctx, req, Action::agent);
+  if (!who) return who.error();
+  auto body = parse_body(req);
+  if (!body) return body.error();
+  auto parsed = parse(*body);
+  if (!parsed) return parsed.error();
+  if (auto bound = may_act_for_node(*who, parsed->node); !bound) return bound.error();
+  return AgentRequest<Parsed<Parse>>{who->token, std::move(*parsed)};
+}
+
+// Answers with a result of the agent protocol, stamped with this scheduler's epoch.
+template <class T>
+void answer(const RouteContext& ctx, const http::Reply& reply, Result<T> out) {
+  if (!out) return reply(out.error());
+  out->epoch = ctx.epoch;
+  reply(json_reply(200, api::to_json(*out)));
+}
+
 // Parses the body with `parse`, then answers with `call(request, token)`'s result.
 template <class Parse, class Call>
 http::Handler agent_post(RouteContext& ctx, Parse parse, Call call) {
   return [&ctx, parse, call](http::Request& req, const http::Reply& reply) {
-    auto who = authorize(ctx, req, Action::agent);
-    if (!who) return reply(who.error());
-    auto body = parse_body(req);
-    if (!body) return reply(body.error());
-    auto parsed = parse(*body);
-    if (!parsed) return reply(parsed.error());  // invalid_argument, naming the field where it can.
-    if (auto bound = may_act_for_node(*who, parsed->node); !bound) return reply(bound.error());
-    auto out = call(*parsed, who->token);
-    if (!out) return reply(out.error());
-    out->epoch = ctx.epoch;
-    reply(json_reply(200, api::to_json(*out)));
+    auto in = read_agent_request(ctx, req, parse);
+    if (!in) return reply(in.error());
+    answer(ctx, reply, call(in->body, in->token));
   };
 }
 
 }  // namespace
 
 void add_agent_routes(http::Router& r, RouteContext& ctx) {
-  // These commit (a node's first registration, a changed inventory, a finished
-  // task): they run on the blocking pool.
+  // These commit (a node's first registration, a finished task): they run on the
+  // blocking pool.
   r.add(
       "POST", "/v1/agent/register",
       agent_post(ctx, api::register_request_from_json,
                  [&ctx](const api::RegisterRequest& q, const std::string& t) { return ctx.state.register_node(q, t); }),
       http::Exec::blocking);
-  r.add("POST", "/v1/agent/heartbeat",
-        agent_post(ctx, api::heartbeat_request_from_json,
-                   [&ctx](const api::HeartbeatRequest& q, const std::string& t) { return ctx.state.heartbeat(q, t); }),
-        http::Exec::blocking);
+  // A heartbeat runs on the I/O thread while it changes telemetry only and finds the
+  // state lock free (nearly all do, holding it for microseconds); one that must commit
+  // (new cards or health, a node back up, a task list) or finds the lock busy moves to
+  // the blocking pool. An I/O thread never waits for a commit or a scheduling pass.
+  r.add("POST", "/v1/agent/heartbeat", [&ctx](http::Request& req, const http::Reply& reply) {
+    auto in = read_agent_request(ctx, req, api::heartbeat_request_from_json);
+    if (!in) return reply(in.error());
+    if (auto done = ctx.state.heartbeat_in_place(in->body, in->token))
+      return answer(ctx, reply, Result<api::HeartbeatResponse>(std::move(*done)));
+    ctx.server->post_blocking(
+        [&ctx, reply, in = std::move(*in)] { answer(ctx, reply, ctx.state.heartbeat(in.body, in.token)); });
+  });
   r.add("POST", "/v1/agent/report",
         agent_post(ctx, api::report_request_from_json,
                    [&ctx](const api::ReportRequest& q, const std::string& t) { return ctx.state.report(q, t); }),

@@ -2,6 +2,7 @@
 // commit/stop helpers. Agent protocol: state_agent.cpp; scheduling and
 // liveness: state_sched.cpp; read-only views: state_views.cpp.
 #include <algorithm>
+#include <random>
 
 #include <spdlog/spdlog.h>
 
@@ -25,6 +26,8 @@ ClusterState::ClusterState(Store& store, const Clock& clock, StateOptions opts)
       queue_wait_(wait_buckets()),
       sched_latency_(latency_buckets()) {
   version_counter_ = clock_.now_ms();
+  std::random_device rd;
+  next_inventory_tag_ = static_cast<int64_t>(((uint64_t{rd()} << 32) | rd()) & ((uint64_t{1} << 48) - 1)) + 1;
 }
 
 Status ClusterState::restore() {

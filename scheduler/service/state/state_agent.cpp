@@ -88,7 +88,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   n.rec.name = req.node;
   n.rec.address = req.address;
   n.rec.agent_port = req.agent_port;
-  n.rec.inventory = req.inventory;
+  take_inventory_locked(n, req.inventory);
   n.rec.last_heartbeat_ms = clock_.now_ms();
   n.down = false;
   n.degraded = req.degraded;
@@ -136,7 +136,53 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   api::RegisterResponse resp;
   resp.heartbeat_interval_s = static_cast<int>(std::clamp<int64_t>(opts_.heartbeat_timeout_ms / 3000, 1, 5));
   resp.scheduler_key = *key;
+  resp.inventory_tag = n.inventory_tag;
   return resp;
+}
+
+void ClusterState::take_heartbeat(NodeEntry& e, const api::HeartbeatRequest& req, const std::string& token,
+                                  int64_t now_ms) {
+  e.rec.last_heartbeat_ms = now_ms;
+  e.down = false;
+  e.degraded = req.degraded;
+  e.epoch_refusals = req.epoch_refusals;
+  e.token = token;
+}
+
+bool ClusterState::telemetry_only(const NodeEntry& cur, const api::HeartbeatRequest& req) {
+  if (req.tasks || cur.down || cur.degraded != req.degraded) return false;
+  return req.readings ? req.readings->inventory_tag == cur.inventory_tag : same_shape(cur.rec.inventory, req.inventory);
+}
+
+void ClusterState::take_inventory_locked(NodeEntry& e, api::NodeInventory inventory) {
+  e.rec.inventory = std::move(inventory);
+  e.inventory_tag = next_inventory_tag_++;
+}
+
+api::HeartbeatResponse ClusterState::take_telemetry_locked(NodeEntry& cur, const api::HeartbeatRequest& req,
+                                                           const std::string& token) {
+  const int64_t now = clock_.now_ms();
+  log_refusals(req.node, cur.epoch_refusals, req.epoch_refusals);
+  take_heartbeat(cur, req, token, now);
+  card_history_.record(req.node, cur.rec.inventory.devices, now);
+  ++metrics_changes_;
+  api::HeartbeatResponse resp;
+  resp.inventory_tag = cur.inventory_tag;
+  return resp;
+}
+
+std::optional<api::HeartbeatResponse> ClusterState::heartbeat_in_place(api::HeartbeatRequest& req,
+                                                                       const std::string& token) {
+  if (!mu_.try_lock()) return std::nullopt;
+  MutexLock lk(mu_, std::adopt_lock);
+  auto it = nodes_.find(req.node);
+  if (it == nodes_.end() || !telemetry_only(it->second, req)) return std::nullopt;
+  NodeEntry& cur = it->second;
+  if (!req.readings)
+    take_inventory_locked(cur, std::move(req.inventory));
+  else if (!api::apply_readings(cur.rec.inventory, req.readings->devices).ok())
+    return std::nullopt;  // heartbeat() answers the error.
+  return take_telemetry_locked(cur, req, token);
 }
 
 Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatRequest& req, const std::string& token) {
@@ -144,28 +190,36 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
   auto it = nodes_.find(req.node);
   if (it == nodes_.end()) return Error::not_found("node " + req.node + " is not registered");
   NodeEntry& cur = it->second;
-  const bool was_down = cur.down;
-  const bool persist = !same_shape(cur.rec.inventory, req.inventory);
-  const bool degraded_changed = cur.degraded != req.degraded;
-  auto take = [&](NodeEntry& e) {  // What every heartbeat sets.
-    e.rec.inventory = req.inventory;
-    e.rec.last_heartbeat_ms = clock_.now_ms();
-    e.down = false;
-    e.degraded = req.degraded;
-    e.epoch_refusals = req.epoch_refusals;
-    e.token = token;
-  };
-  // Nearly every heartbeat: a node that is up sends new telemetry and nothing else.
-  // Nothing to store, nothing the placement sees: updated in place, no transaction.
-  if (!req.tasks && !was_down && !persist && !degraded_changed) {
-    log_refusals(req.node, cur.epoch_refusals, req.epoch_refusals);
-    take(cur);
-    ++metrics_changes_;
-    card_history_.record(req.node, req.inventory.devices, clock_.now_ms());
-    return api::HeartbeatResponse{};
+  // Readings: the node's inventory as this scheduler holds it, with them applied.
+  std::optional<api::NodeInventory> merged;
+  if (req.readings) {
+    if (req.readings->inventory_tag != cur.inventory_tag)
+      return Error{"inventory_tag: this scheduler holds another inventory of node " + req.node +
+                       " (it restarted, or took a newer one): send the whole inventory",
+                   ErrorCode::conflict, "inventory_tag"};
+    merged = cur.rec.inventory;
+    if (auto applied = api::apply_readings(*merged, req.readings->devices); !applied) return applied.error();
   }
+  const api::NodeInventory& inventory = merged ? *merged : req.inventory;
+  // Nearly every heartbeat: nothing to store, nothing the placement sees (the caller of
+  // heartbeat_in_place found the lock busy).
+  if (telemetry_only(cur, req)) {
+    if (merged)
+      cur.rec.inventory = std::move(*merged);
+    else
+      take_inventory_locked(cur, req.inventory);
+    return take_telemetry_locked(cur, req, token);
+  }
+  const int64_t now = clock_.now_ms();
+  const bool was_down = cur.down;
+  const bool persist = !same_shape(cur.rec.inventory, inventory);
+  const bool degraded_changed = cur.degraded != req.degraded;
   NodeEntry n = cur;
-  take(n);
+  take_heartbeat(n, req, token, now);
+  if (merged)
+    n.rec.inventory = *merged;
+  else
+    take_inventory_locked(n, req.inventory);
   Txn txn;
   if (persist) txn.batch.nodes.push_back(n.rec);
   txn.apply.push_back([this, n, was_down, persist, degraded_changed]() REQUIRES(mu_) {
@@ -185,10 +239,11 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
     if (was_down) spdlog::info("node {} is back up", n.rec.name);
   });
   api::HeartbeatResponse resp;
+  resp.inventory_tag = n.inventory_tag;
   // Agents before POST /v1/agent/report sent their reports here.
   if (req.tasks) process_reports_locked(txn, req.node, *req.tasks, resp.acknowledged);
   if (!commit_locked(txn, "heartbeat")) return storage_unavailable("the heartbeat");
-  card_history_.record(req.node, req.inventory.devices, clock_.now_ms());
+  card_history_.record(req.node, inventory.devices, clock_.now_ms());
   return resp;
 }
 

@@ -145,6 +145,10 @@ class Agent {
   std::unique_ptr<TaskEventSocket> events_;  // Null when not bound. Set once, in the constructor.
   bool ready_sent_ = false;                  // Heartbeat loop only.
   std::string degraded_;                     // Heartbeat loop only: the last probe's finding.
+  // Heartbeat loop only: the inventory the scheduler holds for this node and its tag
+  // for it (from the last answer that took a whole one); while the cards keep that
+  // shape, heartbeats carry their readings only. Empty: send the whole inventory.
+  std::optional<std::pair<api::NodeInventory, int64_t>> held_;
 
   Mutex mu_;
   CondVar cv_;

@@ -193,6 +193,12 @@ class ClusterState {
   // --- Agent protocol ---
   Result<api::RegisterResponse> register_node(const api::RegisterRequest& req, const std::string& token) EXCLUDES(mu_);
   Result<api::HeartbeatResponse> heartbeat(const api::HeartbeatRequest& req, const std::string& token) EXCLUDES(mu_);
+  // The heartbeat of nearly every call: a node that is up and sends new telemetry
+  // only. Handled in place, moving the inventory out of `req`, when the state lock is
+  // free at once; nullopt when it is busy or the heartbeat needs a commit (then call
+  // heartbeat()). Never waits: the HTTP server calls it on an I/O thread.
+  std::optional<api::HeartbeatResponse> heartbeat_in_place(api::HeartbeatRequest& req, const std::string& token)
+      EXCLUDES(mu_);
   // Task reports (sent the moment a task starts or ends): frees the cards of
   // ended jobs and wakes the scheduling pass before it returns.
   Result<api::ReportResponse> report(const api::ReportRequest& req, const std::string& token) EXCLUDES(mu_);
@@ -236,6 +242,9 @@ class ClusterState {
     std::string degraded;  // From its agent's last heartbeat (not stored): nothing is placed here.
     // What its agent refused for an old leader epoch, as its last heartbeat said (not stored).
     api::EpochRefusals epoch_refusals;
+    // The tag of its inventory, new with each whole inventory taken (not stored: 0, no
+    // tag, after a restart); heartbeats with readings name it (agent_protocol.hpp).
+    int64_t inventory_tag = 0;
   };
   // Writes a batch under mu_, then runs `apply` steps if it succeeded.
   struct Txn {
@@ -260,6 +269,16 @@ class ClusterState {
   // A job (or fence) holding cards on `node`, if any.
   std::optional<std::string> card_holder_on_locked(const std::string& node) const REQUIRES(mu_);
   static bool schedulable(const NodeEntry& n) { return !n.rec.drained && !n.down && n.degraded.empty(); }
+  // What every heartbeat sets on its node (not the inventory: copied or moved).
+  static void take_heartbeat(NodeEntry& e, const api::HeartbeatRequest& req, const std::string& token, int64_t now_ms);
+  // A heartbeat that changes nothing stored and nothing placement sees: a node that is
+  // up sends new telemetry (same cards, same health) and no task list.
+  static bool telemetry_only(const NodeEntry& cur, const api::HeartbeatRequest& req);
+  // The rest of such a heartbeat once its telemetry is in `cur`: in place, no transaction.
+  api::HeartbeatResponse take_telemetry_locked(NodeEntry& cur, const api::HeartbeatRequest& req,
+                                               const std::string& token) REQUIRES(mu_);
+  // Gives `e` a whole inventory and a new tag for it.
+  void take_inventory_locked(NodeEntry& e, api::NodeInventory inventory) REQUIRES(mu_);
   NodeSpec node_spec_locked(const NodeEntry& n) const REQUIRES(mu_);
   // Logs (warning) each model whose nodes now report different driver or firmware
   // versions, once per change, and when they agree again (version_skew.cpp).
@@ -437,6 +456,9 @@ class ClusterState {
   bool stopping_ GUARDED_BY(mu_) = false;
   int64_t next_seq_ GUARDED_BY(mu_) = 1;  // Reserved under mu_, persisted with the job.
   int64_t version_counter_ GUARDED_BY(mu_) = 0;
+  // The next node inventory tag: from a random 48-bit start, so no two scheduler
+  // processes are likely to give the same tag to different inventories.
+  int64_t next_inventory_tag_ GUARDED_BY(mu_) = 0;
   std::map<int64_t, JobEntry> jobs_ GUARDED_BY(mu_);  // By sequence number.
   // Pending jobs by sequence, pointing into jobs_ (std::map entries do not move): a
   // scheduling pass walks these instead of looking each one up in jobs_.
