@@ -27,11 +27,15 @@
 //     with CAP_SYS_RESOURCE),
 //     to fs.nr_open; the scheduler it starts inherits that (and raises its soft
 //     limit to the hard one by itself);
-//   - ephemeral ports: about 28,000 per (source address, destination), and every
-//     node holds one for its long poll. Node i's connections leave from
+//   - ephemeral ports: about 28,000 per (source address, destination). A node holds
+//     one for its long poll, one for its kept heartbeat connection, and each
+//     connection it closed (reports; heartbeats with --hb-new-connection) holds its
+//     port in TIME_WAIT for 60 s. Near a full range, connect() scans it in the kernel
+//     and the generator stalls (9,000 nodes from one address: heartbeat p90 0.7-1 s,
+//     p99 1.6-1.8 s; from three: 0.3 and 4.4 ms). Node i's connections leave from
 //     127.0.0.(2 + i % K) (bound with IP_BIND_ADDRESS_NO_PORT so the kernel picks the
-//     port per destination at connect time); K is --source-ips, by default one
-//     address per 10,000 nodes (1,000 nodes: plain 127.0.0.1).
+//     port per destination at connect time); K is --source-ips, by default enough
+//     addresses for half of each one's ports (sources_for(); 1 below ~3,500 nodes).
 //
 // Phases: nodes register in id order (--reg-threads blocking clients); each starts
 // heartbeating (its first within an interval) and polling as soon as its
@@ -142,7 +146,7 @@ Row run(const Options& o, int n) {
   p.n = n;
   p.port = s.server.port();
   p.o = &o;
-  p.src.count = o.source_ips > 0 ? o.source_ips : std::max(1, (n + 9999) / 10000);
+  p.src.count = o.source_ips > 0 ? o.source_ips : sources_for(o, n);
   row.sources = p.src.count;
   p.interval = std::chrono::duration<double>(o.interval);
   p.inventory = inventory().dump();

@@ -38,7 +38,8 @@ json inventory() {
 
 json readings() {
   json out = json::array();
-  for (const json& d : inventory()["devices"])
+  const json inv = inventory();  // Not inventory()["devices"] in the loop: the temporary would be gone.
+  for (const json& d : inv["devices"])
     out.push_back({{"index", d["index"]},
                    {"memory_used_mib", d["memory_used_mib"]},
                    {"utilization_pct", d["utilization_pct"]},

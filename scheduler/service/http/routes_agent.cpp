@@ -21,13 +21,13 @@ struct AgentRequest {
   T body;
 };
 
-// Authorizes the request and parses its body with `parse`: the request, or the error
-// to answer (invalid_argument naming the field where it can; forbidden for another
-// node's token).
 // The request type a parser of the agent protocol returns.
 template <class Parse>
 using Parsed = std::decay_t<decltype(*std::declval<Parse>()(std::declval<const json&>()))>;
 
+// Authorizes the request and parses its body with `parse`: the request, or the error
+// to answer (invalid_argument naming the field where it can; forbidden for another
+// node's token).
 template <class Parse>
 Result<AgentRequest<Parsed<Parse>>> read_agent_request(const RouteContext& ctx, const http::Request& req, Parse parse) {
   auto who = authorize(ctx, req, Action::agent);
