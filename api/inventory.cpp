@@ -168,11 +168,21 @@ static Result<Device> device_from_json(const json& j, const std::string& where) 
   return d;
 }
 
+// A card's readings, and setting them: the one place that lists which fields they are.
+static DeviceReading reading_of(const Device& d) {
+  return {d.index, d.memory_used_mib, d.utilization_pct, d.temperature_c, d.power_w};
+}
+static void set_reading(Device& d, const DeviceReading& r) {
+  d.memory_used_mib = r.memory_used_mib;
+  d.utilization_pct = r.utilization_pct;
+  d.temperature_c = r.temperature_c;
+  d.power_w = r.power_w;
+}
+
 std::vector<DeviceReading> readings_of(const NodeInventory& inv) {
   std::vector<DeviceReading> out;
   out.reserve(inv.devices.size());
-  for (const Device& d : inv.devices)
-    out.push_back({d.index, d.memory_used_mib, d.utilization_pct, d.temperature_c, d.power_w});
+  for (const Device& d : inv.devices) out.push_back(reading_of(d));
   return out;
 }
 
@@ -181,11 +191,8 @@ bool same_but_readings(const NodeInventory& a, const NodeInventory& b) {
       a.devices.size() != b.devices.size())
     return false;
   for (size_t i = 0; i < a.devices.size(); ++i) {
-    Device x = a.devices[i];
-    x.memory_used_mib = b.devices[i].memory_used_mib;
-    x.utilization_pct = b.devices[i].utilization_pct;
-    x.temperature_c = b.devices[i].temperature_c;
-    x.power_w = b.devices[i].power_w;
+    Device x = a.devices[i];  // a's card with b's readings.
+    set_reading(x, reading_of(b.devices[i]));
     if (!(x == b.devices[i])) return false;
   }
   return true;
@@ -203,13 +210,7 @@ Status apply_readings(NodeInventory& inv, const std::vector<DeviceReading>& read
                                 std::to_string(i) + " is " + std::to_string(inv.devices[i].index),
                             where);
     }
-  for (size_t i = 0; i < readings.size(); ++i) {
-    Device& d = inv.devices[i];
-    d.memory_used_mib = readings[i].memory_used_mib;
-    d.utilization_pct = readings[i].utilization_pct;
-    d.temperature_c = readings[i].temperature_c;
-    d.power_w = readings[i].power_w;
-  }
+  for (size_t i = 0; i < readings.size(); ++i) set_reading(inv.devices[i], readings[i]);
   return ok_status();
 }
 

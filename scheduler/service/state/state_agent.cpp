@@ -217,7 +217,7 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
   NodeEntry n = cur;
   take_heartbeat(n, req, token, now);
   if (merged)
-    n.rec.inventory = *merged;
+    n.rec.inventory = std::move(*merged);
   else
     take_inventory_locked(n, req.inventory);
   Txn txn;
@@ -243,7 +243,7 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
   // Agents before POST /v1/agent/report sent their reports here.
   if (req.tasks) process_reports_locked(txn, req.node, *req.tasks, resp.acknowledged);
   if (!commit_locked(txn, "heartbeat")) return storage_unavailable("the heartbeat");
-  card_history_.record(req.node, inventory.devices, clock_.now_ms());
+  card_history_.record(req.node, n.rec.inventory.devices, clock_.now_ms());
   return resp;
 }
 
