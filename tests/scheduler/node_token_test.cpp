@@ -88,7 +88,7 @@ TEST(NodeToken, ReissuingRotatesAndRevokingRefusesAtOnce) {
   h.register_node("n2", json::array(), kN2);
 }
 
-// As README says: deleting a node keeps its token (an agent still running registers it
+// As docs/operator-guide.md says: deleting a node keeps its token (an agent still running registers it
 // again, as a deleted Kubernetes node's kubelet does); decommissioning revokes it too.
 TEST(NodeToken, DeletingANodeKeepsItsTokenUntilRevoked) {
   Harness h(tokens());
