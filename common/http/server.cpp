@@ -4,6 +4,10 @@
 // once the answer is written, so pipelined requests are answered in order.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <utility>
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
@@ -28,6 +32,15 @@ using tcp = asio::ip::tcp;
 using beast::error_code;
 
 // ---------------------------------------------------------------- connections
+
+namespace {
+// A header value without the spaces and tabs around it.
+std::string_view trim_ows(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+}  // namespace
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -71,11 +84,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_head();
   void on_head(error_code ec);
   void read_body();
+  // Why the request head frames its body in a way this server does not read, or
+  // breaks HTTP/1.1's rules for a head; "" when it is fine.
+  static std::string unsupported_framing(const bhttp::request_header<>& req);
   void dispatch();
   void fail_request(const Error& err);
   void write_and_continue(std::shared_ptr<bhttp::response<bhttp::string_body>> res);
   void after_response(bool keep_alive);
   void start_stream(Response r);
+  // While a body streams: notices at once when the client closes or resets its end.
+  void watch_client();
   void close();
   void linger();
   void on_error(error_code ec, const char* what);
@@ -91,6 +109,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool closed_ = false;
+  std::atomic<bool> gone_{false};                      // closed_, for other threads.
+  std::vector<std::function<void()>> close_handlers_;  // BodyStream::on_close.
+  bool streaming_ = false;
   std::string remote_;
   std::chrono::steady_clock::time_point linger_deadline_{};
   size_t lingered_ = 0;
@@ -139,9 +160,25 @@ void Connection::on_error(error_code ec, const char* what) {
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
+  gone_ = true;
   error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.close();
+  for (auto& fn : std::exchange(close_handlers_, {})) fn();
+}
+
+void Connection::watch_client() {
+  stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
+    if (self->closed_ || !self->streaming_ || ec == asio::error::operation_aborted) return;
+    // Readable: the client's end closed (a peek reads 0 bytes), it reset (an error), or
+    // it sent its next request early, which is left for after the body.
+    char byte = 0;
+    const ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) && !ec) return self->watch_client();
+    spdlog::debug("{}: {} left during a streamed answer", self->srv_.opts.name, self->remote_);
+    self->close();
+  });
 }
 
 void Connection::read_next() {
@@ -186,6 +223,10 @@ void Connection::on_head(error_code ec) {
   if (lengths > 1) return fail_request(Error::invalid("bad request: more than one Content-Length"));
   if (lengths == 1 && req.count(bhttp::field::transfer_encoding))
     return fail_request(Error::invalid("bad request: both Content-Length and Transfer-Encoding"));
+  // A body framed any other way than by `chunked` alone (gzip, "xchunked", "chunked,
+  // identity") cannot be read: answering and then reading on would take that body
+  // for the next request (RFC 9112 6.3). fail_request() closes the connection.
+  if (auto framing = unsupported_framing(req); !framing.empty()) return fail_request(Error::invalid(framing));
   if (auto cl = parser_->content_length(); cl && *cl > lim.max_body_bytes)
     return fail_request(Error::too_large("request body exceeds " + std::to_string(lim.max_body_bytes) + " bytes"));
   if (parser_->is_done()) return dispatch();
@@ -199,6 +240,20 @@ void Connection::on_head(error_code ec) {
     return;
   }
   read_body();
+}
+
+std::string Connection::unsupported_framing(const bhttp::request_header<>& req) {
+  size_t codings = 0;
+  for (auto it = req.find(bhttp::field::transfer_encoding);
+       it != req.end() && it->name() == bhttp::field::transfer_encoding; ++it) {
+    if (++codings > 1 || !iequals(trim_ows(std::string_view(it->value().data(), it->value().size())), "chunked"))
+      return "bad request: Transfer-Encoding other than chunked alone";
+  }
+  if (codings > 0 && req.version() < 11) return "bad request: Transfer-Encoding in an HTTP/1.0 request";
+  // HTTP/1.1 requires Host (RFC 9112 3.2); a request without it is malformed.
+  if (req.version() >= 11 && req.count(bhttp::field::host) != 1)
+    return "bad request: an HTTP/1.1 request needs exactly one Host header";
+  return "";
 }
 
 void Connection::read_body() {
@@ -315,6 +370,15 @@ void Connection::linger() {
 class ChunkStream final : public BodyStream {
  public:
   ChunkStream(std::shared_ptr<Connection> conn, bool chunked) : conn_(std::move(conn)), chunked_(chunked) {}
+  bool open() const override { return !conn_->gone_.load() && conn_->running(); }
+
+  void on_close(std::function<void()> fn) override {
+    asio::post(conn_->executor(), [c = conn_, fn = std::move(fn)]() mutable {
+      if (c->closed_) return fn();
+      c->close_handlers_.push_back(std::move(fn));
+    });
+  }
+
   ~ChunkStream() override {
     if (!finished_.exchange(true) && conn_->running())
       asio::post(conn_->executor(), [c = conn_] { c->close(); });  // Dropped mid-body: the client sees a cut stream.
@@ -346,6 +410,8 @@ class ChunkStream final : public BodyStream {
     if (finished_.exchange(true) || !conn_->running()) return;
     asio::post(conn_->executor(), [c = conn_, chunked = chunked_] {
       if (c->closed_) return;
+      c->streaming_ = false;
+      c->close_handlers_.clear();  // Ended: nothing to stop any more.
       if (!chunked) return c->after_response(false);
       auto last = std::make_shared<bhttp::chunk_last<bhttp::chunk_crlf>>();
       c->stream_.expires_after(c->srv_.opts.limits.write_timeout);
@@ -377,6 +443,8 @@ void Connection::start_stream(Response r) {
       [self = shared_from_this(), res, sr, chunked, producer = std::move(r.stream)](error_code ec, size_t) {
         if (ec) return self->on_error(ec, "stream head");
         self->stream_.expires_never();
+        self->streaming_ = true;
+        self->watch_client();
         producer(std::make_shared<ChunkStream>(self, chunked));
       });
 }

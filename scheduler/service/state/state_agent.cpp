@@ -393,6 +393,31 @@ void ClusterState::expire_watch(const std::string& node, uint64_t id) {
   done(api::DesiredState{n == nodes_.end() ? 0 : n->second.version, assignments_locked(node), 0});
 }
 
+void ClusterState::end_polls_locked(const std::string& node, const Error& why) {
+  auto it = watches_.find(node);
+  if (it == watches_.end()) return;
+  std::vector<Watch> list = std::move(it->second);
+  watches_.erase(it);
+  long_polls_waiting_ -= static_cast<int64_t>(list.size());
+  const Result<api::DesiredState> answer(why);
+  for (auto& w : list) w.done(answer);
+}
+
+void ClusterState::token_revoked(const std::string& node, const std::string& token_sha256) {
+  MutexLock lk(mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  NodeEntry& n = it->second;
+  if (n.token.empty() || sha256_hex(n.token) != token_sha256) return;
+  // Not stored: the agent's next heartbeat with a valid token sets `degraded` again,
+  // and one with the revoked token is refused before it gets here.
+  n.degraded = "its agent token was revoked";
+  alloc_.upsert_node(node_spec_locked(n));
+  ++nodes_changes_;
+  end_polls_locked(node, Error::unauthenticated("node " + node + "'s agent token was revoked"));
+  spdlog::info("node {}: its agent token was revoked: nothing is placed there until its agent returns", node);
+}
+
 void ClusterState::answer_watches_locked(const std::string& node) {
   auto it = watches_.find(node);
   if (it == watches_.end()) return;
@@ -400,7 +425,8 @@ void ClusterState::answer_watches_locked(const std::string& node) {
   watches_.erase(it);
   long_polls_waiting_ -= static_cast<int64_t>(list.size());
   auto n = nodes_.find(node);
-  const api::DesiredState state{n == nodes_.end() ? 0 : n->second.version, assignments_locked(node), 0};
+  const Result<api::DesiredState> state(
+      api::DesiredState{n == nodes_.end() ? 0 : n->second.version, assignments_locked(node), 0});
   for (auto& w : list) w.done(state);
 }
 

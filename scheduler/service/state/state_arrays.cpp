@@ -59,6 +59,8 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
   const DepCheck check = deps ? check_dependencies_locked(parent.spec) : DepCheck{};
   const std::vector<int> indices = api::array_indices(*parent.spec.array);
   const int count = static_cast<int>(indices.size());
+  if (auto s = admit_array_size(opts_.limits, count); !s) return s.error();
+  if (auto s = admit_locked(parent.spec, user, count); !s) return s.error();
   parent.reason = check.reason;
   if (check.verdict == DepCheck::Verdict::never) {  // E.g. after_ok on a job that already failed.
     parent.state = api::JobState::cancelled;
@@ -92,17 +94,24 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
     spdlog::info("job {} {} (array of {}, at most {} at once, submitted) reason=\"{}\"", p.id, api::to_string(p.state),
                  info.count, info.parallel, p.reason);
   };
+  if (check.verdict == DepCheck::Verdict::never) uncount_locked(parent.spec, user, count);  // Ended at birth.
   if (deps) {
     // Under mu_, so none of its dependencies can end unseen meanwhile.
     txn.apply.push_back(insert);
-    if (!commit_locked(txn, "submit")) return storage_unavailable("the array");
+    if (!commit_locked(txn, "submit")) {
+      if (check.verdict != DepCheck::Verdict::never) uncount_locked(parent.spec, user, count);
+      return storage_unavailable("the array");
+    }
   } else {
     // Like a plain submission, waits for the group commit without holding mu_;
     // nothing knows these ids before it is committed.
     lk.unlock();
     Status s = write_store(txn.batch);
     lk.lock();
-    if (!s) return storage_unavailable("the array", s.error().message);
+    if (!s) {
+      uncount_locked(parent.spec, user, count);
+      return storage_unavailable("the array", s.error().message);
+    }
     insert();
   }
   return view_locked(key, jobs_[key]);

@@ -77,6 +77,14 @@ class BodyStream {
   virtual void write(std::string data, std::function<void(bool ok)> done) = 0;
   // Ends the body; the connection then serves its next request (or closes).
   virtual void finish() = 0;
+  // False once the connection has closed: the client left (EOF or reset, seen by a
+  // watch on its socket while the body streams, even if nothing is being written),
+  // a write failed or timed out, or the server stops. Any thread.
+  virtual bool open() const = 0;
+  // Runs `fn` once on an I/O thread when the connection closes before finish() (at
+  // once, posted, if it already has): the producer stops there instead of at its next
+  // write, so a follower whose client left costs nothing upstream.
+  virtual void on_close(std::function<void()> fn) = 0;
 };
 
 struct Response {
@@ -172,6 +180,9 @@ struct ForwardOptions {
   std::chrono::milliseconds connect_timeout{5'000};
   std::chrono::milliseconds read_timeout{30'000};
   std::vector<Header> headers;
+  // Kept until the forward ends (its answer streamed, or its client gone): e.g. a
+  // per-user stream slot.
+  std::shared_ptr<void> hold;
 };
 
 class Server {
