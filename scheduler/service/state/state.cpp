@@ -191,14 +191,19 @@ JobPage ClusterState::list_jobs(const JobFilter& f) const {
     if (arrays_.count(it->first)) continue;  // Elements are listed, their parents not.
     if (f.state && j.state != *f.state) continue;
     if (!f.user.empty() && j.user != f.user) continue;
+    if (static_cast<int>(page.jobs.size()) == f.limit) {
+      page.next = page.jobs.back().id;
+      break;
+    }
+    api::Job view = view_locked(it->first, it->second);
     // The fixed fields take well under a kilobyte; an allocation about 100 bytes.
-    const size_t size = api::spec_payload_bytes(j.spec) + 1024 + 128 * j.allocations.size();
-    if (static_cast<int>(page.jobs.size()) == f.limit || (!page.jobs.empty() && bytes + size > f.max_bytes)) {
+    const size_t size = api::spec_payload_bytes(view.spec) + 1024 + 128 * j.allocations.size();
+    if (!page.jobs.empty() && bytes + size > f.max_bytes) {
       page.next = page.jobs.back().id;
       break;
     }
     bytes += size;
-    page.jobs.push_back(view_of(it->second));
+    page.jobs.push_back(std::move(view));
   }
   return page;
 }

@@ -446,7 +446,7 @@ std::vector<api::Assignment> ClusterState::assignments_locked(const std::string&
       x.indices = a.indices;
       x.master_addr = j.master_addr;
       x.master_port = j.master_port;
-      x.spec = j.spec;
+      x.spec = whole_spec_locked(seq, j);
       x.preemptions = j.preemptions;  // The agent sets TESSEL_PREEMPTED=1.
       // Dependencies were met before it was placed; project and preemptible are the
       // scheduler's. None is of use to the agent, whose parser may predate them.

@@ -69,8 +69,12 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
   Txn txn;
   txn.batch.jobs.reserve(static_cast<size_t>(count) + 1);
   txn.batch.jobs.push_back(parent);
+  // The elements share the parent's command, env and workdir (held and stored once):
+  // a big spec costs one copy per array, not one per element.
+  api::Job element = parent;
+  api::share_parent_spec(element);
   for (int index : indices) {
-    txn.batch.jobs.push_back(parent);
+    txn.batch.jobs.push_back(element);
     txn.batch.jobs.back().id = api::array_element_id(parent.id, index);
   }
   const int64_t key = key_of_seq(seq);
@@ -182,18 +186,41 @@ void ClusterState::update_arrays_locked(Txn& txn, size_t from, std::map<int64_t,
 }
 
 void ClusterState::restore_arrays_locked() {
-  for (const auto& [key, e] : jobs_) {
+  for (auto& [key, e] : jobs_) {
     if (!is_element_key(key)) {
       if (e.job.spec.array) arrays_[key] = ArrayInfo{e.job.spec.array->count, e.job.spec.array->parallel, {}};
       continue;
     }
     auto info = arrays_.find(parent_key(key));  // The parent sorts before its elements.
-    if (info != arrays_.end()) ++info->second.states[slot(e.job.state)];
+    if (info == arrays_.end()) continue;
+    ++info->second.states[slot(e.job.state)];
+    // Stored whole by an older scheduler: shared in memory from now on (and so written).
+    if (!e.job.spec_shared) {
+      api::Job shared = e.job;
+      api::share_parent_spec(shared);
+      if (whole_spec_locked(key, shared) == e.job.spec) e.job = std::move(shared);
+    }
   }
+}
+
+api::JobSpec ClusterState::whole_spec_locked(int64_t key, const api::Job& j) const {
+  api::JobSpec spec = j.spec;
+  if (!j.spec_shared) return spec;
+  // A parent pruned before its last elements leaves them without a command to show.
+  if (auto p = jobs_.find(parent_key(key)); p != jobs_.end()) {
+    spec.command = p->second.job.spec.command;
+    spec.env = p->second.job.spec.env;
+    spec.workdir = p->second.job.spec.workdir;
+  }
+  return spec;
 }
 
 api::Job ClusterState::view_locked(int64_t key, const JobEntry& e) const {
   api::Job j = view_of(e);
+  if (j.spec_shared) {
+    j.spec = whole_spec_locked(key, j);
+    j.spec_shared = false;
+  }
   auto info = arrays_.find(key);
   if (info == arrays_.end()) return j;
   api::ArrayView view{info->second.count, info->second.parallel, {}};

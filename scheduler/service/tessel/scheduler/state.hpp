@@ -411,8 +411,11 @@ class ClusterState {
   void update_arrays_locked(Txn& txn, size_t from, std::map<int64_t, ArrayChange>& changes) REQUIRES(mu_);
   // Restore: arrays_ from the restored jobs.
   void restore_arrays_locked() REQUIRES(mu_);
-  // A job as the API shows it; a parent with its elements' counts.
+  // A job as the API shows it; a parent with its elements' counts, an element with
+  // the spec it shares with its parent (api::Job::spec_shared) whole again.
   api::Job view_locked(int64_t key, const JobEntry& e) const REQUIRES(mu_);
+  // The job's whole spec: an element's own, with its parent's command, env and workdir.
+  api::JobSpec whole_spec_locked(int64_t key, const api::Job& j) const REQUIRES(mu_);
   // The scheduling pass's parallel limit: walking pending_ in key order (an array's
   // elements are adjacent), whether element `e` may be offered to the allocator.
   // If not, sets its reason ("array j-... at its parallel limit of P").
