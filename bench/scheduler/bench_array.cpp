@@ -49,26 +49,6 @@ double file_mib(const std::string& path) {
   return n;
 }
 
-// COUNT elements of a spec with `kib` KiB of env: submission time, memory and database growth.
-int big_spec(const benchkit::TempDir& dir, int count, int kib) {
-  std::printf("array of %d, a spec of %d KiB (env):\n", count, kib);
-  const std::string db = dir.str("big.db");
-  auto store = open_sqlite_store(db);
-  if (!store.ok()) return std::fprintf(stderr, "%s\n", store.error().message.c_str()), 1;
-  ClusterState state(**store, system_clock(), StateOptions{});
-  if (!state.restore().ok()) return 1;
-  api::JobSpec spec = array_spec(count, 8, 1);
-  for (int i = 0; i < kib / 4; ++i) spec.env["V" + std::to_string(i)] = std::string(4096, 'x');
-  const double rss0 = rss_mib(), db0 = file_mib(db);
-  const auto t0 = Steady::now();
-  const double c0 = benchkit::process_cpu_ms();
-  if (auto p = state.submit(spec, "bench"); !p.ok())
-    return std::fprintf(stderr, "submit: %s\n", p.error().message.c_str()), 1;
-  std::printf("  submission (one write of %d jobs, fsynced):       %.1f ms (CPU %.1f ms)\n", count + 1, ms_since(t0),
-              benchkit::process_cpu_ms() - c0);
-  std::printf("  memory (VmRSS) grew %.1f MiB, the database %.1f MiB\n", rss_mib() - rss0, file_mib(db) - db0);
-  return 0;
-}
 
 void add_nodes(ClusterState& state, int nodes) {
   for (int n = 0; n < nodes; ++n) {
@@ -104,6 +84,27 @@ void time_passes(ClusterState& state, int passes, const char* what) {
   }
   std::printf("  %-52s p50 %.2f ms, max %.2f ms (%d passes)\n", what, benchkit::percentile(ms, 50),
               benchkit::percentile(ms, 100), passes);
+}
+
+// COUNT elements of a spec with `kib` KiB of env: submission time, memory and database growth.
+int big_spec(const benchkit::TempDir& dir, int count, int kib) {
+  std::printf("array of %d, a spec of %d KiB (env):\n", count, kib);
+  const std::string db = dir.str("big.db");
+  auto store = open_sqlite_store(db);
+  if (!store.ok()) return std::fprintf(stderr, "%s\n", store.error().message.c_str()), 1;
+  ClusterState state(**store, system_clock(), StateOptions{});
+  if (!state.restore().ok()) return 1;
+  api::JobSpec spec = array_spec(count, 8, 1);
+  for (int i = 0; i < kib / 4; ++i) spec.env["V" + std::to_string(i)] = std::string(4096, 'x');
+  const double rss0 = rss_mib(), db0 = file_mib(db);
+  const auto t0 = Steady::now();
+  const double c0 = benchkit::process_cpu_ms();
+  if (auto p = state.submit(spec, "bench"); !p.ok())
+    return std::fprintf(stderr, "submit: %s\n", p.error().message.c_str()), 1;
+  std::printf("  submission (one write of %d jobs, fsynced):       %.1f ms (CPU %.1f ms)\n", count + 1, ms_since(t0),
+              benchkit::process_cpu_ms() - c0);
+  std::printf("  memory (VmRSS) grew %.1f MiB, the database %.1f MiB\n", rss_mib() - rss0, file_mib(db) - db0);
+  return 0;
 }
 
 }  // namespace
