@@ -2,6 +2,7 @@
 #include "tessel/api/inventory.hpp"
 #include "tessel/agent/cgroup_files.hpp"
 #include "tessel/agent/cgroup_versions.hpp"
+#include "tessel/agent/device_program.hpp"
 
 namespace tessel::agent::cgroup_detail {
 
@@ -23,6 +24,7 @@ Status configure_v2(const TaskCgroup& cg) {
   }
   if (cg.pids_max > 0)
     if (auto st = write_cgroup_file(d + "/pids.max", std::to_string(cg.pids_max)); !st) return st;
+  if (!cg.deny.empty()) return attach_device_program(d, cg.deny);
   return ok_status();
 }
 

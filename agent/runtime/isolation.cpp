@@ -51,10 +51,11 @@ Status make_dirs(const std::string& top, const std::string& rel, bool cpuset) {
 }
 
 // Makes and removes a child, as a task's cgroup will be.
-Status try_child(const std::map<std::string, std::string>& bases) {
+Status try_child(const std::map<std::string, std::string>& bases, bool device_program) {
   TaskCgroup probe;
   probe.version = bases.count("") ? CgroupVersion::v2 : CgroupVersion::v1;
   for (const auto& [controller, base] : bases) probe.dirs[controller] = base + "/.probe-" + std::to_string(::getpid());
+  if (probe.version == CgroupVersion::v2 && device_program) probe.deny = {{'c', 0, 0}};  // bpf(2) works here.
   Status st = create_task_cgroup(probe);
   if (st) st = remove_task_cgroup(probe);
   return st;
@@ -143,9 +144,7 @@ Result<std::unique_ptr<Isolation>> Isolation::open(const IsolationConfig& cfg, H
     return Error::invalid("--isolation: must be auto, cgroup1, cgroup2 or none");
   auto bases = kind == "cgroup1" ? open_v1(cfg) : open_v2(cfg);
   if (!bases) return bases.error();
-  if (auto st = try_child(*bases); !st) return st.error().wrap("making a task cgroup");
-  if (kind == "cgroup2")
-    spdlog::warn("cgroup2: tasks' CPUs, memory and processes are fenced; their cards are not (no device program)");
+  if (auto st = try_child(*bases, cfg.try_device_program); !st) return st.error().wrap("making a task cgroup");
   return std::unique_ptr<Isolation>(new Isolation(cfg, std::move(host), kind, std::move(*bases)));
 }
 
@@ -173,9 +172,8 @@ Result<std::optional<TaskCgroup>> Isolation::plan(const api::Assignment& a, cons
   }
   cg.memory_limit_mib = a.memory_mib;
   cg.pids_max = cfg_.pids_max;
-  if (devices_enforced(cg))
-    cg.deny = other_cards_rules(find_card_nodes(inv.vendor, cfg_.dev_root, cfg_.sysfs_root, inv.devices), a.indices,
-                                cfg_.dev_root);
+  cg.deny = other_cards_rules(find_card_nodes(inv.vendor, cfg_.dev_root, cfg_.sysfs_root, inv.devices), a.indices,
+                              cfg_.dev_root);
   return std::optional<TaskCgroup>(std::move(cg));
 }
 

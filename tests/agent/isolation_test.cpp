@@ -3,6 +3,15 @@
 // layouts). The real hierarchy is exercised by tests/integration/cluster_isolation_test.cpp.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -10,6 +19,7 @@
 #include "tessel/agent/cgroup_files.hpp"
 #include "tessel/agent/cpu_choice.hpp"
 #include "tessel/agent/device_nodes.hpp"
+#include "tessel/agent/device_program.hpp"
 #include "tessel/agent/host_shape.hpp"
 #include "tessel/agent/isolation.hpp"
 #include "tessel/agent/task_cgroup.hpp"
@@ -231,7 +241,6 @@ TEST(TaskCgroupV2, CreatesWritesTheLimitsAndReadsTheUse) {
   EXPECT_EQ(get(root.str("tessel/j.0.0/cpuset.cpus")), "0-1");
   EXPECT_EQ(get(root.str("tessel/j.0.0/memory.max")), "4294967296");
   EXPECT_EQ(get(root.str("tessel/j.0.0/pids.max")), "7");
-  EXPECT_FALSE(devices_enforced(cg));
   put(root.str("tessel/j.0.0/cpu.stat"), "usage_usec 1500000\nuser_usec 1000000\n");
   put(root.str("tessel/j.0.0/memory.peak"), "1048576\n");
   put(root.str("tessel/j.0.0/memory.events"), "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
@@ -311,6 +320,7 @@ TEST(Isolation, OnV2TheAgentMovesIntoALeafAndEnablesControllers) {
   cfg.cgroup_root = root.str();
   cfg.self_cgroup = "0::/system.slice/tessel-agent.service\n";
   cfg.self_pid = 4242;
+  cfg.try_device_program = false;  // No cgroup2 here for bpf(2) to attach to.
   auto iso = Isolation::open(cfg, HostShape{kEight, 1024, {}});
   ASSERT_TRUE(iso) << iso.error().message;
   EXPECT_EQ((*iso)->kind(), "cgroup2");
@@ -321,7 +331,7 @@ TEST(Isolation, OnV2TheAgentMovesIntoALeafAndEnablesControllers) {
   EXPECT_EQ((*iso)->task_dirs("a.0.0").at(""), own + "/tessel/a.0.0");
   auto plan = (*iso)->plan(assignment("a.0.0", {}), api::NodeInventory{}, {});
   ASSERT_TRUE(plan);
-  EXPECT_TRUE((*plan)->deny.empty());  // Cards are not fenced on v2 by this version.
+  EXPECT_TRUE((*plan)->deny.empty());  // No cards.
 }
 
 TEST(Isolation, RefusesWhereNoHierarchyIsAndIsOffWhenToldNone) {
@@ -350,4 +360,58 @@ TEST(Isolation, OwnCgroupPathPerController) {
   EXPECT_EQ(own_cgroup_path(text, "memory"), "/b/c");
   EXPECT_EQ(own_cgroup_path(text, ""), "/svc");
   EXPECT_EQ(own_cgroup_path(text, "pids"), std::nullopt);
+}
+
+TEST(DeviceProgram, OneBlockPerDeniedDeviceThenAllow) {
+  EXPECT_EQ(device_program({}).size(), 6u);  // Four loads of the context, then "allow".
+  const auto p = device_program({{'c', 240, 1}, {'b', 8, 0}});
+  ASSERT_EQ(p.size(), 16u);
+  bpf_insn last{};
+  std::memcpy(&last, &p.back(), sizeof last);
+  EXPECT_EQ(last.code, BPF_JMP | BPF_EXIT);
+  bpf_insn type_check{};
+  std::memcpy(&type_check, &p[9], sizeof type_check);  // The second rule's type: block.
+  EXPECT_EQ(type_check.imm, BPF_DEVCG_DEV_BLOCK);
+}
+
+// The device program on a real cgroup2 hierarchy: pure v2, or the unified mount of a
+// hybrid one (the kernel consults it along with the v1 devices controller).
+TEST(DeviceProgram, ROOT_AProcessInTheCgroupCannotOpenADeniedNode) {
+  std::string unified = "/sys/fs/cgroup";
+  if (!fs::exists(unified + "/cgroup.controllers")) unified += "/unified";
+  if (::geteuid() != 0 || !fs::exists(unified + "/cgroup.controllers"))
+    GTEST_SKIP() << "needs root and a cgroup2 mount at /sys/fs/cgroup or /sys/fs/cgroup/unified";
+  // In this process's own cgroup2 directory (a v2 rule: processes move only within a subtree we may write).
+  std::ifstream self("/proc/self/cgroup");
+  std::string line, own;
+  while (std::getline(self, line))
+    if (line.rfind("0::", 0) == 0) own = line.substr(3);
+  const std::string dir = unified + (own == "/" ? "" : own) + "/tessel-dp-" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << dir << ": " << std::strerror(errno);
+  testkit::TempDir dev("dev");
+  ASSERT_EQ(::mknod(dev.str("card0").c_str(), S_IFCHR | 0600, makedev(240, 0)), 0);
+  ASSERT_EQ(::mknod(dev.str("card1").c_str(), S_IFCHR | 0600, makedev(240, 1)), 0);
+  auto st = attach_device_program(dir, {{'c', 240, 1}});
+  ASSERT_TRUE(st) << st.error().message;
+  const int procs = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(procs, 0);
+  const std::string card0 = dev.str("card0"), card1 = dev.str("card1");
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (!join_task_cgroup({procs})) ::_exit(10);
+    const int allowed = ::open(card0.c_str(), O_RDONLY);
+    const int allowed_errno = errno;
+    const int denied = ::open(card1.c_str(), O_RDONLY);
+    const int denied_errno = errno;
+    if (allowed >= 0 || allowed_errno != ENXIO) ::_exit(11);  // No driver: ENXIO, past the cgroup.
+    if (denied >= 0 || denied_errno != EPERM) ::_exit(12);
+    ::_exit(0);
+  }
+  ::close(procs);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ::rmdir(dir.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "10: could not join; 11: the allowed node was refused; 12: the denied one opened";
 }

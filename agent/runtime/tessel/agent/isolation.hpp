@@ -15,8 +15,8 @@
 //     the processes of <own> into the leaf <root><own>/agent ("no internal processes":
 //     controllers can be enabled for children only in a cgroup without processes),
 //     then enables cpuset, memory, pids and cpu in <own> and the subtree. Under systemd
-//     that needs Delegate=yes in the unit. Device rules need a BPF program there,
-//     which this version does not load: cards are not fenced on cgroup2 (logged).
+//     that needs Delegate=yes in the unit. Device rules are a BPF program attached to
+//     each task's cgroup (device_program.hpp); open() tries one.
 // Thread-safety: const after open(); plan() and sweep() may run on any thread.
 
 #include <memory>
@@ -39,6 +39,9 @@ struct IsolationConfig {
   int64_t pids_max = 32768;  // Per task; 0: no limit.
   std::string self_cgroup;   // /proc/self/cgroup's text (tests give their own).
   int self_pid = 0;          // Moved into the v2 leaf; 0: not moved (tests).
+  // v2: open() attaches a device program to a trial cgroup (false: tests on a
+  // directory standing in for cgroupfs, where bpf(2) has no cgroup to attach to).
+  bool try_device_program = true;
 };
 
 class Isolation {

@@ -46,15 +46,13 @@ struct TaskCgroup {
   std::vector<int> cpus;         // Its cpuset, ascending; empty: the parent's CPUs.
   int64_t memory_limit_mib = 0;  // Hard limit, no swap past it; 0: none.
   int64_t pids_max = 0;          // 0: none.
-  // The other cards' device nodes: opening one answers EPERM. v1 only: on v2 a device
-  // program would be needed, which this version does not load (devices_enforced()).
+  // The other cards' device nodes: opening one answers EPERM (v1: devices.deny; v2: a
+  // device program, device_program.hpp).
   std::vector<DeviceRule> deny;
   bool operator==(const TaskCgroup&) const = default;
 };
 // The controllers a v1 task cgroup has a directory in.
 const std::vector<std::string>& v1_controllers();
-// Whether the kernel fences the task's device nodes on this hierarchy.
-inline bool devices_enforced(const TaskCgroup& cg) { return cg.version == CgroupVersion::v1; }
 
 nlohmann::json to_json(const TaskCgroup& cg);
 Result<TaskCgroup> task_cgroup_from_json(const nlohmann::json& j);
