@@ -19,6 +19,7 @@ Result<std::vector<int>> choose_cpus(int count, const std::vector<int>& allowed,
   for (int n : card_numa_nodes)
     if (n >= 0) ++cards_on[n];
   std::vector<const api::NumaNode*> order;
+  order.reserve(numa.size());
   for (const auto& n : numa) order.push_back(&n);
   std::stable_sort(order.begin(), order.end(), [&](const api::NumaNode* a, const api::NumaNode* b) {
     const int ca = cards_on.count(a->id) ? cards_on[a->id] : 0, cb = cards_on.count(b->id) ? cards_on[b->id] : 0;

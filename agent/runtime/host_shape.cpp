@@ -41,11 +41,12 @@ HostShape host_shape(const std::string& sysfs_root, const std::vector<int>& allo
   if (DIR* d = ::opendir(nodes.c_str())) {
     while (const dirent* e = ::readdir(d)) {
       const std::string name = e->d_name;
-      if (name.size() < 5 || name.compare(0, 4, "node") != 0 || !std::all_of(name.begin() + 4, name.end(), [](char c) {
-            return std::isdigit(static_cast<unsigned char>(c));
-          }))
-        continue;
-      auto text = read_cgroup_file(nodes + "/" + name + "/cpulist");
+      const bool numbered =
+          name.size() > 4 && name.size() <= 8 && name.compare(0, 4, "node") == 0 &&
+          std::all_of(name.begin() + 4, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+      if (!numbered) continue;
+      std::string path = nodes;
+      auto text = read_cgroup_file(path.append("/").append(name).append("/cpulist"));
       if (!text) continue;
       auto cpus = api::parse_cpu_list(*text);
       if (!cpus) continue;

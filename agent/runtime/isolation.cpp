@@ -65,7 +65,12 @@ Result<std::map<std::string, std::string>> open_v1(const IsolationConfig& cfg) {
   std::map<std::string, std::string> bases;
   for (const std::string& c : v1_controllers()) {
     const std::string top = cfg.cgroup_root + "/" + c;
-    if (!path_exists(top + "/cgroup.procs")) return Error{"cgroup v1 controller " + c + " is not mounted at " + top};
+    if (!path_exists(top + "/cgroup.procs")) {
+      std::string why = "cgroup v1 controller ";
+      why += c;
+      why += " is not mounted at ";
+      return Error{why + top};
+    }
     const std::string own = own_cgroup_path(cfg.self_cgroup, c).value_or("/");
     if (auto st = make_dirs(top, own + "/" + cfg.subtree, c == "cpuset"); !st) return st.error();
     bases[c] = join(top, own) + "/" + cfg.subtree;
@@ -150,7 +155,10 @@ Result<std::unique_ptr<Isolation>> Isolation::open(const IsolationConfig& cfg, H
 
 std::map<std::string, std::string> Isolation::task_dirs(const std::string& id) const {
   std::map<std::string, std::string> dirs;
-  for (const auto& [controller, base] : bases_) dirs[controller] = base + "/" + id;
+  for (const auto& [controller, base] : bases_) {
+    std::string dir = base;
+    dirs[controller] = dir.append("/").append(id);
+  }
   return dirs;
 }
 
