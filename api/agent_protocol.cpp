@@ -57,6 +57,8 @@ json to_json(const Assignment& a) {
             {"master_port", a.master_port},
             {"spec", to_json(a.spec)}};
   if (a.preemptions > 0) j["preemptions"] = a.preemptions;
+  if (a.cpus > 0) j["cpus"] = a.cpus;
+  if (a.memory_mib > 0) j["memory_mib"] = a.memory_mib;
   return j;
 }
 
@@ -73,6 +75,12 @@ Result<Assignment> assignment_from_json(const json& j) {
     a.master_addr = j.at("master_addr").get<std::string>();
     a.master_port = json_int_at<int>(j, "master_port");
     a.preemptions = json_int_or<int>(j, "preemptions", 0);
+    a.cpus = json_int_or<int>(j, "cpus", 0);
+    if (a.cpus < 0 || a.cpus > kMaxTaskCpus)
+      return Error::invalid("assignment.cpus: must be 0-" + std::to_string(kMaxTaskCpus), "cpus");
+    a.memory_mib = json_int_or<int64_t>(j, "memory_mib", 0);
+    if (a.memory_mib < 0 || a.memory_mib > kMaxTaskMemoryMib)
+      return Error::invalid("assignment.memory_mib: must be 0-" + std::to_string(kMaxTaskMemoryMib), "memory_mib");
     auto sp = parse_job_spec(j.at("spec"));
     if (!sp.spec) return Error::invalid("assignment.spec: " + sp.error->message, "spec." + sp.error->field);
     a.spec = *sp.spec;
@@ -97,6 +105,8 @@ json to_json(const TaskReport& r) {
   if (r.signal) j["signal"] = *r.signal;
   if (!r.message.empty()) j["message"] = r.message;
   if (r.port) j["port"] = r.port;
+  if (r.cpu_seconds) j["cpu_seconds"] = *r.cpu_seconds;
+  if (r.max_rss_mib) j["max_rss_mib"] = *r.max_rss_mib;
   return j;
 }
 
@@ -117,6 +127,16 @@ Result<TaskReport> task_report_from_json(const json& j) {
     if (j.contains("signal") && !j["signal"].is_null()) r.signal = json_int_at<int>(j, "signal");
     r.message = j.value("message", "");
     r.port = json_int_or<int>(j, "port", 0);
+    if (j.contains("cpu_seconds") && !j["cpu_seconds"].is_null()) {
+      const json& c = j["cpu_seconds"];
+      if (!c.is_number() || !(c.get<double>() >= 0 && c.get<double>() < 1e15))
+        return Error::invalid("task report: cpu_seconds: must be a number 0-1e15", "cpu_seconds");
+      r.cpu_seconds = c.get<double>();
+    }
+    if (j.contains("max_rss_mib") && !j["max_rss_mib"].is_null()) {
+      r.max_rss_mib = json_int_at<int64_t>(j, "max_rss_mib");
+      if (*r.max_rss_mib < 0) return Error::invalid("task report: max_rss_mib: must not be negative", "max_rss_mib");
+    }
     return r;
   });
 }

@@ -5,6 +5,7 @@
 #include "tessel/api/json_fields.hpp"
 #include "tessel/api/topology.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace tessel::api {
@@ -71,6 +72,7 @@ json to_json(const Device& d) {
     j["ports_down"] = d.ports_down;
   }
   if (d.cores > 0) j["cores"] = d.cores;
+  if (d.numa_node) j["numa_node"] = *d.numa_node;
   return j;
 }
 
@@ -89,6 +91,14 @@ json to_json(const NodeInventory& inv) {
               {"devices", devices},
               {"groups", groups}};
   if (!inv.ports_error.empty()) out["ports_error"] = inv.ports_error;
+  if (inv.cpus > 0) out["cpus"] = inv.cpus;
+  if (inv.memory_mib > 0) out["memory_mib"] = inv.memory_mib;
+  if (!inv.numa.empty()) {
+    json numa = json::array();
+    for (const NumaNode& n : inv.numa) numa.push_back({{"id", n.id}, {"cpus", format_cpu_list(n.cpus)}});
+    out["numa"] = std::move(numa);
+  }
+  if (!inv.isolation.empty()) out["isolation"] = inv.isolation;
   return out;
 }
 
@@ -108,6 +118,12 @@ bool driver_version_matches(const std::string& want, const std::string& have) {
   const char next = have[want.size()];
   return next == '.' || next == '-';
 }
+
+// NUMA node ids (the kernel's MAX_NUMNODES is at most 1024) and how many an inventory lists.
+static constexpr int kMaxNumaId = 1023;
+static constexpr size_t kMaxNumaNodes = 1024;
+// The most memory a node may report: 1 PiB.
+static constexpr int64_t kMaxNodeMemoryMib = int64_t{1} << 30;
 
 // Port numbers: a card has at most a few dozen NIC ports.
 static constexpr int kMaxPorts = 256;
@@ -159,6 +175,9 @@ static Result<Device> device_from_json(const json& j, const std::string& where) 
   r.optional_string("health_reason", d.health_reason, 512);
   r.optional_string("firmware_version", d.firmware_version, 128);
   r.optional_int("cores", d.cores, 0, 64);
+  std::optional<int64_t> numa_node;
+  r.optional_int("numa_node", numa_node, 0, kMaxNumaId);
+  if (numa_node) d.numa_node = static_cast<int>(*numa_node);
   r.allow("groups");
   r.allow("ports_total");
   r.allow("ports_up");
@@ -188,6 +207,7 @@ std::vector<DeviceReading> readings_of(const NodeInventory& inv) {
 
 bool same_but_readings(const NodeInventory& a, const NodeInventory& b) {
   if (a.vendor != b.vendor || a.driver_version != b.driver_version || a.ports_error != b.ports_error ||
+      a.cpus != b.cpus || a.memory_mib != b.memory_mib || a.numa != b.numa || a.isolation != b.isolation ||
       a.devices.size() != b.devices.size())
     return false;
   for (size_t i = 0; i < a.devices.size(); ++i) {
@@ -244,6 +264,36 @@ Result<std::vector<DeviceReading>> readings_from_json(const json& j) {
   return out;
 }
 
+// The inventory's "numa": [{"id": 0, "cpus": "0-15"}], ids ascending, CPUs on one node only.
+static Result<std::vector<NumaNode>> numa_from_json(const json& j) {
+  const std::string at = "inventory.numa";
+  if (!j.is_array()) return Error::invalid(at + ": must be an array", at);
+  if (j.size() > kMaxNumaNodes)
+    return Error::invalid(at + ": more than " + std::to_string(kMaxNumaNodes) + " nodes", at);
+  std::vector<NumaNode> out;
+  std::set<int> seen_cpus;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string where = at + "[" + std::to_string(i) + "]";
+    if (!j[i].is_object()) return Error::invalid(where + ": must be an object", where);
+    FieldReader r(j[i], where);
+    NumaNode n;
+    std::string cpus;
+    r.required_int("id", n.id, 0, kMaxNumaId);
+    r.required_string("cpus", cpus, 4096);
+    if (auto e = r.finish_field()) return Error::invalid(e->message, e->field);
+    if (!out.empty() && n.id <= out.back().id)
+      return Error::invalid(where + ".id: ids must be ascending and distinct", where + ".id");
+    auto list = parse_cpu_list(cpus);
+    if (!list) return Error::invalid(where + ".cpus: " + list.error().message, where + ".cpus");
+    n.cpus = std::move(*list);
+    for (int c : n.cpus)
+      if (!seen_cpus.insert(c).second)
+        return Error::invalid(where + ".cpus: CPU " + std::to_string(c) + " is on another node too", where + ".cpus");
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
 Result<NodeInventory> inventory_from_json(const json& j) {
   if (!j.is_object()) return Error::invalid("inventory: must be an object", "inventory");
   NodeInventory inv;
@@ -252,9 +302,23 @@ Result<NodeInventory> inventory_from_json(const json& j) {
   r.required_string("vendor", vendor, 16);
   r.optional_string("driver_version", inv.driver_version, 128);
   r.optional_string("ports_error", inv.ports_error, 512);
+  r.optional_int("cpus", inv.cpus, 0, kMaxCpuId + 1);
+  std::optional<int64_t> memory;
+  r.optional_int("memory_mib", memory, 0, kMaxNodeMemoryMib);
+  inv.memory_mib = memory.value_or(0);
+  r.optional_string("isolation", inv.isolation, 16);
   r.allow("groups");  // Derived; recomputed by whoever reads it.
   r.allow("devices");
+  r.allow("numa");
   if (auto e = r.finish_field()) return Error::invalid(e->message, e->field);
+  if (!inv.isolation.empty() &&
+      std::find(std::begin(kIsolationKinds), std::end(kIsolationKinds), inv.isolation) == std::end(kIsolationKinds))
+    return Error::invalid("inventory.isolation: must be cgroup2, cgroup1 or none", "inventory.isolation");
+  if (j.contains("numa") && !j["numa"].is_null()) {
+    auto numa = numa_from_json(j["numa"]);
+    if (!numa) return numa.error();
+    inv.numa = std::move(*numa);
+  }
   auto v = parse_vendor(vendor);
   if (!v) return Error::invalid("inventory.vendor: " + v.error().message, "inventory.vendor");
   inv.vendor = *v;

@@ -299,6 +299,10 @@ SpecParse parse_job_spec(const json& j) {
   if (!s.project.empty() && !is_project_name(s.project))
     r.fail("project", "must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
   r.optional_bool("preemptible", s.preemptible);
+  r.optional_int("cpus", s.cpus, 0, kMaxTaskCpus);
+  std::optional<int64_t> memory_mib;
+  r.optional_int("memory_mib", memory_mib, 0, kMaxTaskMemoryMib);
+  s.memory_mib = memory_mib.value_or(0);
   std::optional<FieldError> array_error;
   if (r.has("array")) {
     ArraySpec a;
@@ -341,6 +345,8 @@ json to_json(const JobSpec& s) {
   if (!s.after_not_ok.empty()) j["after_not_ok"] = s.after_not_ok;
   if (!s.project.empty()) j["project"] = s.project;
   if (s.preemptible) j["preemptible"] = true;
+  if (s.cpus > 0) j["cpus"] = s.cpus;
+  if (s.memory_mib > 0) j["memory_mib"] = s.memory_mib;
   if (s.array) {
     j["array"] = {{"count", s.array->count}, {"parallel", s.array->parallel}};
     if (!s.array->indices.empty()) j["array"]["indices"] = s.array->indices;

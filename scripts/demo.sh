@@ -48,7 +48,7 @@ run_as=()
 for node in gaudi-a gaudi-b; do
   FAKE_HL_SMI_FIXTURE=$fixture "$bin/tessel-agent" --scheduler "$TESSEL_SERVER" --node "$node" \
     --address 127.0.0.1 --listen 127.0.0.1:0 --state-dir "$demo/$node" --vendor habana \
-    --hl-smi "$fake_hl_smi" --heartbeat-interval 1 "${run_as[@]}" >"$demo/$node.out" 2>"$demo/$node.log" &
+    --hl-smi "$fake_hl_smi" --heartbeat-interval 1 --isolation none "${run_as[@]}" >"$demo/$node.out" 2>"$demo/$node.log" &
   pids+=($!)
 done
 for _ in $(seq 100); do

@@ -15,7 +15,10 @@
 
 #include "tessel/log/logging.hpp"
 #include "tessel/agent/agent.hpp"
+#include "tessel/agent/durable_file.hpp"
 #include "tessel/agent/executable.hpp"
+#include "tessel/agent/host_shape.hpp"
+#include "tessel/agent/isolation.hpp"
 #include "tessel/agent/inventory_cli.hpp"
 #include "tessel/agent/log_server.hpp"
 #include "tessel/agent/run_as.hpp"
@@ -36,6 +39,8 @@ struct Options {
               neuron_ls = "neuron-ls";
   std::string mthreads_gmi = "mthreads-gmi", cnmon = "cnmon";
   std::string sysfs_root = "/sys", run_as, log_level = "info";
+  std::string isolation = "auto", cgroup_root = "/sys/fs/cgroup", cgroup_subtree = "tessel", dev_root = "/dev";
+  int64_t task_pids_max = 32768;
   double heartbeat_interval = 0;
   size_t log_max_connections = 4096;
   bool log_max_connections_given = false;
@@ -114,6 +119,25 @@ int agent_main(const Options& o) {
   auto source = make_inventory_source(o.vendor, runner, icfg);
   if (!source) return fail("inventory: " + source.error().message);
 
+  IsolationConfig iso_cfg;
+  iso_cfg.mode = o.isolation;
+  iso_cfg.cgroup_root = o.cgroup_root;
+  iso_cfg.subtree = o.cgroup_subtree;
+  iso_cfg.dev_root = o.dev_root;
+  iso_cfg.sysfs_root = o.sysfs_root;
+  iso_cfg.pids_max = o.task_pids_max;
+  auto proc_text = [](const char* path) {
+    auto text = read_small_file(path);
+    return text ? *text : std::string();
+  };
+  iso_cfg.self_cgroup = proc_text("/proc/self/cgroup");
+  iso_cfg.self_pid = static_cast<int>(::getpid());
+  const std::string meminfo = proc_text("/proc/meminfo");
+  auto isolation = Isolation::open(iso_cfg, host_shape(o.sysfs_root, allowed_cpus(), meminfo));
+  if (!isolation) return fail("task isolation: " + isolation.error().message + " (--isolation none starts without it)");
+  spdlog::info("task isolation: {}", (*isolation)->kind());
+  HostShapeSource shaped(**source, (*isolation)->host(), (*isolation)->kind(), o.sysfs_root);
+
   // The small tessel-supervisor next to this binary starts faster; else our own `supervise`.
   std::string exe = self_exe();
   std::string sup = exe.substr(0, exe.rfind('/') + 1) + "tessel-supervisor";
@@ -123,8 +147,10 @@ int agent_main(const Options& o) {
   tcfg.base_env = minimal_base_env(get_env, run_as ? std::optional(run_as->user) : std::nullopt,
                                    run_as ? std::optional(run_as->home) : std::nullopt);
   tcfg.run_as = run_as;
+  tcfg.isolation = isolation->get();
   TaskManager tasks(dir, launcher, tcfg);
   tasks.load();
+  tasks.sweep_cgroups();  // Running tasks keep theirs: their supervisors own them.
   dir.remove_acknowledged_older_than(system_clock().now_ms(), 24LL * 3600 * 1000);
 
   LogServer logs(dir, tasks);
@@ -156,7 +182,7 @@ int agent_main(const Options& o) {
       poll_api(scheduler_connections, o.scheduler, token),
       report_api(scheduler_connections, o.scheduler, token, /*keep_alive=*/false);
   SystemdNotifier notifier;
-  Agent agent(acfg, hb_api, poll_api, report_api, **source, tasks, notifier);
+  Agent agent(acfg, hb_api, poll_api, report_api, shaped, tasks, notifier);
 
   std::thread signals([&] {
     int sig = 0;
@@ -204,7 +230,19 @@ int main(int argc, char** argv) {
   app.add_option("--neuron-ls", o.neuron_ls, "neuron-ls path or name")->capture_default_str();
   app.add_option("--mthreads-gmi", o.mthreads_gmi, "mthreads-gmi path or name")->capture_default_str();
   app.add_option("--cnmon", o.cnmon, "cnmon path or name")->capture_default_str();
-  app.add_option("--sysfs-root", o.sysfs_root, "Root of sysfs (device health)")->capture_default_str();
+  app.add_option("--sysfs-root", o.sysfs_root, "Root of sysfs (device health, NUMA layout)")->capture_default_str();
+  app.add_option("--isolation", o.isolation,
+                 "Fence each task in a cgroup of its own: auto (detect), cgroup1, cgroup2, or none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cgroup1", "cgroup2", "none"}));
+  app.add_option("--cgroup-root", o.cgroup_root, "Where the cgroup hierarchy is mounted")->capture_default_str();
+  app.add_option("--cgroup-subtree", o.cgroup_subtree, "The agent's directory for task cgroups, below its own cgroup")
+      ->capture_default_str();
+  app.add_option("--dev-root", o.dev_root, "Where the cards' device nodes are (their cgroup device rules)")
+      ->capture_default_str();
+  app.add_option("--task-pids-max", o.task_pids_max, "Most processes and threads of one task (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{4194304}));
   app.add_option("--run-as", o.run_as,
                  "Run tasks as this user; required when the agent runs as root (--run-as root: on purpose)");
   app.add_option("--heartbeat-interval", o.heartbeat_interval, "Seconds between heartbeats (default: scheduler's)")

@@ -109,7 +109,10 @@ Result<TaskSnapshot> StateDir::load(const std::string& id) const {
     t.launched = true;
     auto s = read_small_file(dir + "/launch.json", 16 << 20);
     auto plan = s ? parse_launch_plan(*s) : Result<LaunchPlan>(s.error());
-    if (plan) t.port = plan->ranks.front().port;  // A bad plan ends as the supervisor's failure.
+    if (plan) {  // A bad plan ends as the supervisor's failure.
+      t.port = plan->ranks.front().port;
+      if (plan->cgroup) t.cpus = plan->cgroup->cpus;
+    }
   }
   t.acknowledged = exists(dir + "/acknowledged");
   return t;

@@ -33,7 +33,7 @@ using Clock = std::chrono::steady_clock;
 // one write(2), on a pipe of ours before it ends. (Not exec.set_error(): Boost.Process
 // 1.74 sends its message in three writes that the parent may read apart, and it lets
 // the child go on to exec the job, as root after a failed setuid.)
-enum class ChildStep : int { setsid, dup2, setgid, setuid, workdir };
+enum class ChildStep : int { setsid, dup2, setgid, setuid, workdir, cgroup };
 struct ChildFailure {
   ChildStep step = ChildStep::setsid;
   int error = 0;  // errno.
@@ -48,7 +48,8 @@ struct ChildSetup : bp::extend::handler {
   std::optional<int> uid, gid;
   std::vector<gid_t> groups;
   std::string workdir;
-  bool workdir_as_user = true;  // See LaunchPlan::workdir_as_user.
+  bool workdir_as_user = true;    // See LaunchPlan::workdir_as_user.
+  std::vector<int> cgroup_procs;  // The task cgroup's cgroup.procs, open: joined first.
 
   [[noreturn]] void fail(ChildStep step) const {
     const ChildFailure f{step, errno};
@@ -67,6 +68,8 @@ struct ChildSetup : bp::extend::handler {
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGPIPE, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
+    // Into the task's cgroup before anything of the job runs (and while still root).
+    if (!cgroup_procs.empty() && !join_task_cgroup(cgroup_procs)) fail(ChildStep::cgroup);
     if (::setsid() < 0) fail(ChildStep::setsid);
     if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) fail(ChildStep::dup2);
     if (!workdir_as_user) enter_workdir();
@@ -109,8 +112,10 @@ std::vector<gid_t> supplementary_groups(const LaunchPlan& plan) {
   return groups;
 }
 
-ChildSetup child_setup(const LaunchPlan& plan, int log_fd, int null_fd, int failure_fd) {
+ChildSetup child_setup(const LaunchPlan& plan, int log_fd, int null_fd, int failure_fd,
+                       const std::vector<int>& cgroup_procs) {
   ChildSetup setup;
+  setup.cgroup_procs = cgroup_procs;
   setup.log_fd = log_fd;
   setup.null_fd = null_fd;
   setup.failure_fd = failure_fd;
@@ -136,14 +141,14 @@ std::optional<ChildFailure> read_child_failure(int fd) {
 
 // "workdir /x: No such file or directory", "setuid: Resource temporarily unavailable".
 Error child_error(const ChildFailure& f, const LaunchPlan& plan) {
-  static constexpr const char* kSteps[] = {"setsid", "dup2", "setgid", "setuid", "workdir"};
+  static constexpr const char* kSteps[] = {"setsid", "dup2", "setgid", "setuid", "workdir", "joining the task cgroup"};
   std::string step = kSteps[static_cast<int>(f.step)];
   if (f.step == ChildStep::workdir) step += " " + plan.workdir;
   return Error{step + ": " + std::strerror(f.error)};
 }
 
 // Starts one rank; returns its pid or an error message.
-Result<int> start_rank(const LaunchPlan& plan, const RankLaunch& r, int null_fd) {
+Result<int> start_rank(const LaunchPlan& plan, const RankLaunch& r, int null_fd, const std::vector<int>& cgroup_procs) {
   boost::filesystem::path exe = r.argv[0];
   if (r.argv[0].find('/') == std::string::npos) {
     exe = bp::search_path(r.argv[0], path_dirs(r.env));
@@ -156,7 +161,7 @@ Result<int> start_rank(const LaunchPlan& plan, const RankLaunch& r, int null_fd)
     ::close(log_fd);
     return Error{std::string("pipe: ") + std::strerror(errno)};
   }
-  ChildSetup setup = child_setup(plan, log_fd, null_fd, failure[1]);
+  ChildSetup setup = child_setup(plan, log_fd, null_fd, failure[1], cgroup_procs);
   const tessel::EnvBlock env(r.env);
   std::vector<std::string> args(r.argv.begin() + 1, r.argv.end());
   std::error_code ec;
@@ -202,6 +207,62 @@ TaskResult summarize(const std::vector<Rank>& ranks, const std::string& why) {
     if (code != 0 && *res.exit_code == 0) res.exit_code = code;
   }
   res.message = why;
+  return res;
+}
+
+// The task's cgroup: made before its ranks start, emptied (nothing escapes by setsid
+// or a double fork) and removed once they have ended. Null plan.cgroup: none.
+class CgroupGuard {
+ public:
+  explicit CgroupGuard(const std::optional<TaskCgroup>& cg) : cg_(cg) {}
+  CgroupGuard(const CgroupGuard&) = delete;
+  CgroupGuard& operator=(const CgroupGuard&) = delete;
+  ~CgroupGuard() { close_procs(); }
+
+  Status create() {
+    if (!cg_) return ok_status();
+    if (auto st = create_task_cgroup(*cg_); !st) return st.error().wrap("task cgroup");
+    created_ = true;
+    auto fds = open_task_cgroup_procs(*cg_);
+    if (!fds) return fds.error().wrap("task cgroup");
+    procs_ = std::move(*fds);
+    return ok_status();
+  }
+  const std::vector<int>& procs() const { return procs_; }
+  void close_procs() {
+    for (int fd : procs_) ::close(fd);
+    procs_.clear();
+  }
+  // Kills what is left, reads the task's use, removes the cgroup.
+  TaskUsage finish() {
+    close_procs();
+    if (!cg_ || !created_) return {};
+    if (auto st = kill_task_cgroup(*cg_); !st) spdlog::error("supervisor: task cgroup: {}", st.error().message);
+    TaskUsage u = read_task_usage(*cg_);
+    if (auto st = remove_task_cgroup(*cg_); !st) spdlog::error("supervisor: task cgroup: {}", st.error().message);
+    created_ = false;
+    return u;
+  }
+
+ private:
+  const std::optional<TaskCgroup>& cg_;
+  bool created_ = false;
+  std::vector<int> procs_;
+};
+
+// The task's result with its use; a task the kernel killed at its memory limit says so.
+TaskResult with_usage(TaskResult res, const std::vector<Rank>& ranks, const TaskUsage& u, int64_t limit_mib) {
+  res.cpu_seconds = u.cpu_seconds;
+  res.max_rss_mib = u.max_rss_mib;
+  if (u.oom_kills <= 0 || limit_mib <= 0) return res;
+  std::string who = "a process of the task";  // Unless a rank itself was the one killed.
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (ranks[i].done && WIFSIGNALED(ranks[i].status) && WTERMSIG(ranks[i].status) == SIGKILL) {
+      who = "rank " + std::to_string(i);
+      break;
+    }
+  res.message = "out of memory: " + who + " killed at its " + std::to_string(limit_mib) + " MiB limit";
+  if (res.exit_code == 0) res.exit_code = 128 + SIGKILL;  // Its work is lost: the job fails.
   return res;
 }
 
@@ -253,20 +314,29 @@ int run_supervisor(const std::string& dir) {
                              "reading launch plan: " + plan.error().message},
                   agent);
 
+  CgroupGuard cgroup(plan->cgroup);
+  if (auto st = cgroup.create(); !st) {
+    spdlog::error("supervisor: {}", st.error().message);
+    cgroup.finish();
+    return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt, st.error().message},
+                  agent);
+  }
   int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   std::vector<Rank> ranks(plan->ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i) {
-    auto pid = start_rank(*plan, plan->ranks[i], null_fd);
+    auto pid = start_rank(*plan, plan->ranks[i], null_fd, cgroup.procs());
     if (!pid) {
       spdlog::error("supervisor: rank {}: {}", i, pid.error().message);
       signal_groups(ranks, SIGKILL);
       for (auto& r : ranks)
         if (r.pid > 0) ::waitpid(r.pid, nullptr, 0);
+      cgroup.finish();
       return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt, pid.error().message},
                     agent);
     }
     ranks[i].pid = *pid;
   }
+  cgroup.close_procs();
   spdlog::info("supervisor: started {} rank(s) of {}", ranks.size(), plan->assignment_id);
   agent.send(task_id_of(dir));  // Its ranks are up (and supervisor.json is written).
 
@@ -314,7 +384,9 @@ int run_supervisor(const std::string& dir) {
     }
   }
   signal_groups(ranks, SIGKILL);
-  return finish(dir, summarize(ranks, why), agent);
+  const TaskUsage usage = cgroup.finish();  // Whatever they left behind dies here.
+  const int64_t memory_limit = plan->cgroup ? plan->cgroup->memory_limit_mib : 0;
+  return finish(dir, with_usage(summarize(ranks, why), ranks, usage, memory_limit), agent);
 }
 
 }  // namespace tessel::agent

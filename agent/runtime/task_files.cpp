@@ -28,6 +28,7 @@ std::string serialize(const LaunchPlan& p) {
             {"workdir_as_user", p.workdir_as_user}};
   if (p.uid) j["uid"] = *p.uid;
   if (p.gid) j["gid"] = *p.gid;
+  if (p.cgroup) j["cgroup"] = to_json(*p.cgroup);
   return j.dump();
 }
 
@@ -42,6 +43,11 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
     p.workdir_as_user = j.value("workdir_as_user", true);
     if (j.contains("uid")) p.uid = api::json_int_at<int>(j, "uid");
     if (j.contains("gid")) p.gid = api::json_int_at<int>(j, "gid");
+    if (j.contains("cgroup")) {
+      auto cg = task_cgroup_from_json(j["cgroup"]);
+      if (!cg) return cg.error().wrap("launch.json");
+      p.cgroup = std::move(*cg);
+    }
     for (const auto& r : j.at("ranks")) {
       RankLaunch rl;
       rl.argv = r.at("argv").get<std::vector<std::string>>();
@@ -74,6 +80,8 @@ std::string serialize(const TaskResult& r) {
   json j = {{"state", api::to_string(r.state)}, {"message", r.message}};
   if (r.exit_code) j["exit_code"] = *r.exit_code;
   if (r.signal) j["signal"] = *r.signal;
+  if (r.cpu_seconds) j["cpu_seconds"] = *r.cpu_seconds;
+  if (r.max_rss_mib) j["max_rss_mib"] = *r.max_rss_mib;
   return j.dump();
 }
 
@@ -90,6 +98,8 @@ Result<TaskResult> parse_task_result(const std::string& text) {
     if (j.contains("exit_code")) r.exit_code = api::json_int_at<int>(j, "exit_code");
     if (j.contains("signal")) r.signal = api::json_int_at<int>(j, "signal");
     r.message = j.value("message", "");
+    if (j.contains("cpu_seconds") && j["cpu_seconds"].is_number()) r.cpu_seconds = j["cpu_seconds"].get<double>();
+    if (j.contains("max_rss_mib")) r.max_rss_mib = api::json_int_at<int64_t>(j, "max_rss_mib");
     return r;
   });
 }

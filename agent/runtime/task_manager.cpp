@@ -17,6 +17,8 @@ api::TaskReport make_report(const TaskSnapshot& t, bool supervisor_alive, int64_
     r.exit_code = t.result->exit_code;
     r.signal = t.result->signal;
     r.message = t.result->message;
+    r.cpu_seconds = t.result->cpu_seconds;
+    r.max_rss_mib = t.result->max_rss_mib;
   } else if (supervisor_alive ||
              (unrecorded.empty() && !t.supervisor && now_unix_ms - t.started_unix_ms < launch_grace_ms)) {
     r.state = api::TaskState::running;  // Or its supervisor is still starting.
@@ -109,9 +111,10 @@ void TaskManager::start_locked(const api::Assignment& a, const api::NodeInventor
     spdlog::error("assignment {}: not started: {}", a.id, st.error().message);
     return;
   }
-  auto plan = prepare_launch(a, inv);
+  auto plan = prepare_launch(a, inv, taken_cpus_locked());
   if (!plan) return fail_start_locked(std::move(e), plan.error().message);
   e.snap.launched = true;
+  if (plan->cgroup) e.snap.cpus = plan->cgroup->cpus;
   e.snap.port = plan->ranks.front().port;
   auto pid = launcher_.launch(dir_.task_dir(a.id));
   if (!pid) return fail_start_locked(std::move(e), "starting supervisor: " + pid.error().message);
@@ -120,7 +123,27 @@ void TaskManager::start_locked(const api::Assignment& a, const api::NodeInventor
   tasks_[a.id] = std::move(e);
 }
 
-Result<LaunchPlan> TaskManager::prepare_launch(const api::Assignment& a, const api::NodeInventory& inv) const {
+std::set<int> TaskManager::taken_cpus_locked() const {
+  std::set<int> taken;
+  for (const auto& [id, e] : tasks_)
+    if (!e.snap.result) taken.insert(e.snap.cpus.begin(), e.snap.cpus.end());
+  return taken;
+}
+
+void TaskManager::sweep_cgroups() {
+  if (!cfg_.isolation) return;
+  std::set<std::string> keep;
+  {
+    MutexLock lock(mu_);
+    for (auto& [id, e] : tasks_)
+      if (!e.snap.result && (alive_locked(e) || !e.snap.supervisor)) keep.insert(id);
+  }
+  for (const std::string& id : cfg_.isolation->sweep(keep))
+    spdlog::info("task cgroup {}: its supervisor is gone; cleared what was left", id);
+}
+
+Result<LaunchPlan> TaskManager::prepare_launch(const api::Assignment& a, const api::NodeInventory& inv,
+                                               const std::set<int>& taken) const {
   std::vector<int> ports;
   for (int i = 0; i < local_world_size(a); ++i) {
     auto p = cfg_.reserve_port();
@@ -129,6 +152,11 @@ Result<LaunchPlan> TaskManager::prepare_launch(const api::Assignment& a, const a
   }
   auto plan = make_launch_plan(a, inv, dir_, cfg_, ports);
   if (!plan) return plan.error();
+  if (cfg_.isolation) {
+    auto cg = cfg_.isolation->plan(a, inv, taken);
+    if (!cg) return cg.error().wrap("task cgroup");
+    plan->cgroup = std::move(*cg);
+  }
   if (a.spec.workdir.empty()) {
     const int uid = cfg_.run_as ? cfg_.run_as->uid : -1, gid = cfg_.run_as ? cfg_.run_as->gid : -1;
     if (auto st = dir_.make_work_dir(a.id, uid, gid); !st) return st.error().wrap("agent state dir");

@@ -85,7 +85,8 @@ class TesselCluster:
             args = [os.path.join(bin_, "tessel-agent"), "--scheduler", self.url, "--node", node,
                     "--address", "127.0.0.1", "--listen", "127.0.0.1:0", "--state-dir",
                     os.path.join(self.dir, node), "--vendor", "habana", "--hl-smi", hl_smi,
-                    "--sysfs-root", os.path.join(self.dir, "sysfs"), "--log-level", "warn"]
+                    "--sysfs-root", os.path.join(self.dir, "sysfs"), "--log-level", "warn",
+                    "--isolation", "none"]
             if heartbeat_interval:
                 args += ["--heartbeat-interval", str(heartbeat_interval)]
             if os.geteuid() == 0:  # A root agent needs to be told its jobs' user.

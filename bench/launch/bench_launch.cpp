@@ -71,7 +71,9 @@ int main(int argc, char** argv) {
                                          "--heartbeat-interval",
                                          hb,
                                          "--log-level",
-                                         "warn"};
+                                         "warn",
+                                         "--isolation",
+                                         "none"};
   if (::geteuid() == 0) agent_argv.insert(agent_argv.end(), {"--run-as", "root"});  // Root needs a jobs' user.
   tessel::benchkit::ServerProcess agent(
       agent_argv, root + "/agent.out", root + "/agent.out.err",

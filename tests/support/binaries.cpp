@@ -35,6 +35,10 @@ Child start_agent(const AgentOptions& o) {
   // root (CI) and name no user run their jobs as root, as they did before that default.
   if (::geteuid() == 0 && std::find(o.args.begin(), o.args.end(), "--run-as") == o.args.end())
     c.argv.insert(c.argv.end(), {"--run-as", "root"});
+  // Tests share the machine's cgroups (and may run without root): agents fence nothing
+  // unless a test asks for it (tests/integration/cluster_isolation_test.cpp).
+  if (std::find(o.args.begin(), o.args.end(), "--isolation") == o.args.end())
+    c.argv.insert(c.argv.end(), {"--isolation", "none"});
   c.env = o.env;
   c.env["FAKE_HL_SMI_FIXTURE"] = o.hl_smi_fixture;
   c.stdout_path = o.stdout_path;

@@ -69,6 +69,11 @@ struct Assignment {
   // Times the job was preempted before this attempt; the agent sets
   // TESSEL_PREEMPTED=1 when > 0. Absent on the wire when 0.
   int preemptions = 0;
+  // The task's CPUs and memory on this node, resolved by the scheduler: the agent
+  // fences the task to that many CPUs (a cpuset) and that much memory (a hard limit).
+  // 0 (absent on the wire): not set, no such limit.
+  int cpus = 0;
+  int64_t memory_mib = 0;
 
   bool operator==(const Assignment&) const = default;
 };
@@ -92,7 +97,13 @@ struct TaskReport {
   std::optional<int> signal;  // Set when a process was killed by a signal.
   std::string message;        // E.g. "exec: No such file or directory".
   int port = 0;               // TESSEL_PORT of local rank 0, when known.
+  // The task's use, read from its cgroup when it ended (absent on the wire while
+  // running, and when the node does not isolate tasks): CPU seconds of all its
+  // processes, and its peak memory.
+  std::optional<double> cpu_seconds;
+  std::optional<int64_t> max_rss_mib;
 };
+
 nlohmann::json to_json(const TaskReport& r);
 Result<TaskReport> task_report_from_json(const nlohmann::json& j);
 

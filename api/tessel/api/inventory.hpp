@@ -50,12 +50,26 @@ struct Device {
   std::optional<int> ports_up;
   std::vector<int> ports_down;
   int cores = 0;  // Neuron: the device's NeuronCores (d*cores .. d*cores+cores-1); else 0.
+  // The NUMA node the card hangs off (sysfs numa_node of its PCI device); nullopt when
+  // not known (no bus id, no NUMA, or -1 in sysfs). Shape, not a reading.
+  std::optional<int> numa_node;
 
   bool operator==(const Device&) const = default;
 };
 
 // A group is a list of module ids (Gaudi) or indices (other vendors), ascending.
 using Group = std::vector<int>;
+
+// One NUMA node of the host: its id and the agent's allowed CPUs on it, ascending.
+struct NumaNode {
+  int id = 0;
+  std::vector<int> cpus;
+  bool operator==(const NumaNode&) const = default;
+};
+
+// How the agent fences its tasks (issue 28): "cgroup2", "cgroup1", "none", or "" from
+// agents that predate isolation.
+inline constexpr const char* kIsolationKinds[] = {"cgroup2", "cgroup1", "none"};
 
 struct NodeInventory {
   Vendor vendor = Vendor::habana;
@@ -64,6 +78,12 @@ struct NodeInventory {
   // Why the port query failed ("" when it worked or the vendor has none). The cards
   // then carry no port state; the node still runs single-node jobs and gangs.
   std::string ports_error;
+  // The host's shape for tasks: the agent's allowed CPUs (count), its memory, and the
+  // NUMA layout of those CPUs. 0 / empty (absent on the wire) when not reported.
+  int cpus = 0;
+  int64_t memory_mib = 0;
+  std::vector<NumaNode> numa;  // By id, ascending.
+  std::string isolation;       // See kIsolationKinds; "" when not reported.
 
   bool operator==(const NodeInventory&) const = default;
 };
@@ -103,6 +123,12 @@ std::string modules_with_ports_down(const NodeInventory& inv);
 // character of `have` is '.' or '-'), so "1.17" and "1.17.0" both match
 // "1.17.0-e4d8f8b". An empty `want` matches everything.
 bool driver_version_matches(const std::string& want, const std::string& have);
+// "0-3,8,10-11": a CPU list in the kernel's format (cpuset.cpus, sysfs cpulist), and
+// back. Parsing refuses anything else (errors say why) and CPUs past kMaxCpuId.
+inline constexpr int kMaxCpuId = 65535;
+std::string format_cpu_list(const std::vector<int>& ascending_cpus);
+Result<std::vector<int>> parse_cpu_list(const std::string& text);
+
 // Parses an inventory as an agent sends it. Errors name the offending field.
 Result<NodeInventory> inventory_from_json(const nlohmann::json& j);
 

@@ -70,13 +70,20 @@ struct JobSpec {
   // Set: the submission makes an array (the parent, and its elements, whose specs
   // are this one, `array` included).
   std::optional<ArraySpec> array;
+  // CPUs and memory per node (issue 28): the agent fences each task to them. 0 (absent
+  // on the wire): not asked; the scheduler does not yet account for them in placement.
+  int cpus = 0;
+  int64_t memory_mib = 0;
 
   bool has_dependencies() const { return !after_ok.empty() || !after_any.empty() || !after_not_ok.empty(); }
   bool operator==(const JobSpec&) const = default;
 };
 
 inline constexpr int64_t kDefaultKillGraceS = 10;
-inline constexpr size_t kMaxDependencies = 100;  // Per list.
+// Bounds of a job's (and an assignment's) cpus and memory_mib.
+inline constexpr int kMaxTaskCpus = 65536;
+inline constexpr int64_t kMaxTaskMemoryMib = int64_t{1} << 30;  // 1 PiB.
+inline constexpr size_t kMaxDependencies = 100;                 // Per list.
 // Totals over a spec's arguments and its env (names and values). Together they stay
 // under Linux's 2 MiB limit on what exec() takes, and they bound what every listing
 // of jobs has to hold.

@@ -46,6 +46,9 @@ bool failed_exit(const api::TaskReport& r) {
 
 // Why a failed rank ended its job, and the job's exit code.
 std::pair<std::string, std::optional<int>> failure_of(const api::TaskReport& r) {
+  // The agent saw the kernel kill it at its memory limit (its cgroup's OOM events).
+  if (r.message.rfind("out of memory: ", 0) == 0)
+    return {r.message, r.exit_code.value_or(r.signal ? 128 + *r.signal : 1)};
   if (r.signal) {
     const int code = r.exit_code.value_or(0) != 0 ? *r.exit_code : 128 + *r.signal;
     return {"rank killed by signal " + std::to_string(*r.signal), code};
@@ -448,6 +451,12 @@ std::vector<api::Assignment> ClusterState::assignments_locked(const std::string&
       x.master_port = j.master_port;
       x.spec = whole_spec_locked(seq, j);
       x.preemptions = j.preemptions;  // The agent sets TESSEL_PREEMPTED=1.
+      // Per node, as asked (no placement accounting of CPUs or memory yet); in the
+      // assignment's own fields, which older agents ignore (their spec parser would not).
+      x.cpus = j.spec.cpus;
+      x.memory_mib = j.spec.memory_mib;
+      x.spec.cpus = 0;
+      x.spec.memory_mib = 0;
       // Dependencies were met before it was placed; project and preemptible are the
       // scheduler's. None is of use to the agent, whose parser may predate them.
       x.spec.after_ok.clear();

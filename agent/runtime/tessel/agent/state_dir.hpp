@@ -32,6 +32,7 @@ struct TaskSnapshot {
   bool acknowledged = false;
   bool launched = false;        // launch.json exists.
   int port = 0;                 // Rank 0's TESSEL_PORT, from launch.json.
+  std::vector<int> cpus;        // Its cpuset, from launch.json; empty: none of its own.
   int64_t started_unix_ms = 0;  // mtime of assignment.json.
 };
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tessel/agent/task_cgroup.hpp"
 #include "tessel/api/agent_protocol.hpp"
 #include "tessel/base/result.hpp"
 
@@ -45,6 +46,8 @@ struct LaunchPlan {
   // agent made for it (StateDir::work_dir), entered before (the state dir above it may
   // be closed to the user).
   bool workdir_as_user = true;
+  // The task's cgroup (task_cgroup.hpp), when the agent isolates tasks.
+  std::optional<TaskCgroup> cgroup;
   bool operator==(const LaunchPlan&) const = default;
 };
 
@@ -59,6 +62,9 @@ struct TaskResult {
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::string message;
+  // From the task's cgroup when it ended (nullopt without one).
+  std::optional<double> cpu_seconds;
+  std::optional<int64_t> max_rss_mib;
   bool operator==(const TaskResult&) const = default;
 };
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tessel/time/clock.hpp"
+#include "tessel/agent/isolation.hpp"
 #include "tessel/agent/launcher.hpp"
 #include "tessel/agent/state_dir.hpp"
 #include "tessel/agent/task_env.hpp"
@@ -36,6 +37,8 @@ struct TaskManagerConfig {
   std::function<Result<int>()> reserve_port = reserve_free_port;
   std::function<bool(const SupervisorRecord&)> supervisor_alive;  // Default: /proc check.
   int64_t launch_grace_ms = 30000;                                // How long a supervisor may take to record itself.
+  // Fences each task in a cgroup of its own (isolation.hpp); null: no isolation.
+  const Isolation* isolation = nullptr;
 };
 
 // Pure: the report for a task given what is on disk and whether its supervisor lives.
@@ -73,6 +76,9 @@ class TaskManager {
   std::string probe_state_dir() EXCLUDES(mu_);
   // The last probe's finding, or a launch's that found the state dir unwritable since.
   std::string state_dir_problem() const EXCLUDES(mu_);
+  // Clears the cgroups of tasks whose supervisor is gone (Isolation::sweep), keeping
+  // those of tasks still running or starting. Call after load().
+  void sweep_cgroups() EXCLUDES(mu_);
   // Task `id`'s supervisor could not write its result (task_events.hpp), as its last act:
   // its ranks are gone, and it is reported so at once ("result not recorded: <why>").
   void result_not_recorded(const std::string& id, const std::string& why) EXCLUDES(mu_);
@@ -86,7 +92,10 @@ class TaskManager {
   };
   void start_locked(const api::Assignment& a, const api::NodeInventory& inv) REQUIRES(mu_);
   // Reserves ports, makes the work dir and writes launch.json.
-  Result<LaunchPlan> prepare_launch(const api::Assignment& a, const api::NodeInventory& inv) const;
+  // `taken`: the CPUs of running tasks (its cpuset is chosen among the others).
+  Result<LaunchPlan> prepare_launch(const api::Assignment& a, const api::NodeInventory& inv,
+                                    const std::set<int>& taken) const;
+  std::set<int> taken_cpus_locked() const REQUIRES(mu_);
   void fail_start_locked(Entry e, const std::string& why) REQUIRES(mu_);
   api::TaskReport report_locked(Entry& e) REQUIRES(mu_);
   bool alive_locked(const Entry& e) const REQUIRES(mu_);

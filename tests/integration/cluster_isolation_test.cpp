@@ -1,0 +1,219 @@
+// Issue 28 on the real hierarchy: the real scheduler and agent, tasks fenced in cgroups
+// of their own on this machine's cgroup v1 controllers. Root only (ROOT_, skipped with
+// a message otherwise). Cards are stand-ins: character devices of major 240, which has
+// no driver here, under a temp --dev-root: a card the task may open answers ENXIO,
+// one it may not EPERM.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "cluster.hpp"
+#include "files.hpp"
+
+using namespace tessel::itest;
+using nlohmann::json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kControllers[] = {"cpuset", "memory", "devices", "pids", "cpuacct", "freezer"};
+
+// Why this machine cannot run the tests ("" when it can).
+std::string why_not_here() {
+  if (::geteuid() != 0) return "needs root (cgroups and device nodes)";
+  if (fs::exists("/sys/fs/cgroup/cgroup.controllers")) return "needs the cgroup v1 controllers (this is cgroup2)";
+  for (const char* c : kControllers)
+    if (::access(("/sys/fs/cgroup/" + std::string(c) + "/cgroup.procs").c_str(), W_OK) != 0)
+      return std::string("no writable cgroup v1 ") + c + " controller at /sys/fs/cgroup/" + c;
+  return "";
+}
+
+// This process's cgroup in `controller` (the agents it starts share it).
+std::string own_path(const std::string& controller) {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    std::stringstream cs(line.substr(a + 1, b - a - 1));
+    std::string c;
+    while (std::getline(cs, c, ','))
+      if (c == controller) return line.substr(b + 1) == "/" ? "" : line.substr(b + 1);
+  }
+  return "";
+}
+
+class ClusterIsolation : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = why_not_here(); !why.empty()) GTEST_SKIP() << why;
+    subtree_ = "tessel-it-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++);
+    dev_ = c.root() + "/dev";
+    fs::create_directories(dev_ + "/accel");
+    for (int n = 0; n < 8; ++n) {
+      ASSERT_EQ(::mknod((dev_ + "/accel/accel" + std::to_string(n)).c_str(), S_IFCHR | 0666, makedev(240, n)), 0);
+      ASSERT_EQ(
+          ::mknod((dev_ + "/accel/accel_controlD" + std::to_string(n)).c_str(), S_IFCHR | 0666, makedev(240, 64 + n)),
+          0);
+    }
+    c.agent_args = {"--isolation", "cgroup1", "--cgroup-subtree", subtree_, "--dev-root", dev_};
+    c.start_scheduler();
+    c.start_agent("n1");
+    ASSERT_TRUE(c.wait_node_state("n1", "ready"));
+  }
+  void TearDown() override {
+    if (subtree_.empty()) return;
+    for (const char* ctl : kControllers) {  // The agent's subtree (its tasks' cgroups are gone by now).
+      const std::string dir = "/sys/fs/cgroup/" + std::string(ctl) + own_path(ctl) + "/" + subtree_;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_directory()) ::rmdir(e.path().c_str());
+      ::rmdir(dir.c_str());
+    }
+  }
+  std::string task_cgroup(const std::string& controller, const std::string& job) const {
+    return "/sys/fs/cgroup/" + controller + own_path(controller) + "/" + subtree_ + "/" + job + ".0.0";
+  }
+  json finished(const json& spec) {
+    const json job = c.submit(spec);
+    auto done = c.wait_job(job.value("id", ""), {"succeeded", "failed"}, 30s);
+    EXPECT_TRUE(done);
+    return done ? *done : json::object();
+  }
+
+  Cluster c;
+  std::string subtree_, dev_;
+  static inline int counter_ = 0;
+};
+
+TEST_F(ClusterIsolation, ROOT_ATaskOpensItsOwnCardsOnlyAndStandardDevicesStillWork) {
+  const std::string accel = dev_ + "/accel/";
+  const std::string script =
+      "mine=$HABANA_VISIBLE_DEVICES; other=$(( (mine + 1) % 8 ));"
+      "echo \"mine: $( (: < " +
+      accel +
+      "accel$mine) 2>&1 )\";"
+      "echo \"mine control: $( (: < " +
+      accel +
+      "accel_controlD$mine) 2>&1 )\";"
+      "echo \"other: $( (: < " +
+      accel +
+      "accel$other) 2>&1 )\";"
+      "echo \"other control: $( (: < " +
+      accel +
+      "accel_controlD$other) 2>&1 )\";"
+      "echo x > /dev/null && head -c 4 /dev/urandom > /dev/null && echo standard: ok";
+  const json done = finished({{"command", {"/bin/sh", "-c", script}}, {"devices", 1}});
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
+  const std::string log = c.log("n1", done["id"]);
+  std::istringstream lines(log);
+  std::string line;
+  int seen = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("mine", 0) == 0) {
+      EXPECT_NE(line.find("No such device or address"), std::string::npos) << line;  // ENXIO: allowed.
+      ++seen;
+    } else if (line.rfind("other", 0) == 0) {
+      EXPECT_NE(line.find("Operation not permitted"), std::string::npos) << line;  // EPERM: denied.
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 4) << log;
+  EXPECT_NE(log.find("standard: ok"), std::string::npos) << log;
+}
+
+TEST_F(ClusterIsolation, ROOT_ATaskOverItsMemoryLimitFailsSayingSo) {
+  const json done =
+      finished({{"command", {"python3", "-c", "b = bytearray(512 << 20); print(len(b))"}}, {"memory_mib", 64}});
+  EXPECT_EQ(done.value("state", ""), "failed") << done.dump();
+  EXPECT_EQ(done.value("reason", ""), "out of memory: rank 0 killed at its 64 MiB limit") << done.dump();
+}
+
+TEST_F(ClusterIsolation, ROOT_WhatADoubleForkLeftBehindDiesWithTheTaskAndItsCgroupGoes) {
+  // The daemon: its own session, reparented away from the task's ranks.
+  const std::string script =
+      "setsid sh -c 'sleep 300 & echo $! > daemon.pid' < /dev/null > /dev/null 2>&1; "
+      "while [ ! -s daemon.pid ]; do :; done; cat /proc/$(cat daemon.pid)/cgroup | grep pids";
+  const json done = finished({{"command", {"/bin/sh", "-c", script}}});
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
+  const std::string id = done["id"];
+  EXPECT_NE(c.log("n1", id).find(subtree_ + "/" + id + ".0.0"), std::string::npos) << c.log("n1", id);
+  const int daemon = std::stoi(tessel::testkit::read_file(c.work_dir("n1", id) + "/daemon.pid"));
+  EXPECT_TRUE(eventually([&] { return !pid_alive(daemon); }, 10s)) << "the daemon " << daemon << " is still alive";
+  EXPECT_TRUE(eventually([&] { return !fs::exists(task_cgroup("pids", id)); }, 10s));
+  // The task's use came back with its result.
+  const json result = json::parse(tessel::testkit::read_file(c.task_dir("n1", id) + "/result.json"));
+  EXPECT_TRUE(result.contains("cpu_seconds")) << result.dump();
+  EXPECT_GT(result.value("max_rss_mib", 0), 0) << result.dump();
+}
+
+TEST_F(ClusterIsolation, ROOT_NprocInATaskIsItsCpus) {
+  const json done = finished({{"command", {"nproc"}}, {"cpus", 1}});
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
+  EXPECT_EQ(c.log("n1", done["id"]), "1\n");
+  const json node = c.get("/v1/nodes/n1");
+  EXPECT_EQ(node["inventory"].value("isolation", ""), "cgroup1") << node.dump();
+  EXPECT_EQ(node["inventory"].value("cpus", 0), static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN))) << node.dump();
+  EXPECT_GT(node["inventory"].value("memory_mib", 0), 0) << node.dump();
+}
+
+TEST_F(ClusterIsolation, ROOT_ARestartedAgentLeavesARunningTasksCgroupAlone) {
+  const std::string go = c.root() + "/go";
+  const json job =
+      c.submit({{"command", {"/bin/sh", "-c", "while [ ! -e " + go + " ]; do sleep 0.05; done; nproc"}}, {"cpus", 1}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(c.wait_job(id, {"running"}));
+  const std::string procs = task_cgroup("freezer", id) + "/cgroup.procs";
+  ASSERT_TRUE(eventually([&] { return !tessel::testkit::read_file(procs).empty(); }));
+  c.kill_agent("n1");
+  c.start_agent("n1");
+  ASSERT_TRUE(c.wait_node_state("n1", "ready"));
+  EXPECT_FALSE(tessel::testkit::read_file(procs).empty()) << "the restarted agent cleared a running task's cgroup";
+  tessel::testkit::write_file(go, "");
+  auto done = c.wait_job(id, {"succeeded", "failed"}, 30s);
+  ASSERT_TRUE(done);
+  EXPECT_EQ((*done)["state"], "succeeded") << done->dump();
+  EXPECT_EQ(c.log("n1", id), "1\n");
+  EXPECT_TRUE(eventually([&] { return !fs::exists(task_cgroup("freezer", id)); }, 10s));
+}
+
+}  // namespace
+
+TEST(ClusterIsolationFlags, AnAgentThatCannotMakeCgroupsRefusesToStartInOneLine) {
+  tessel::testkit::TempDir dir;
+  std::vector<std::string> argv = {TESSEL_AGENT_BIN,
+                                   "--scheduler",
+                                   "http://127.0.0.1:9",
+                                   "--node",
+                                   "n1",
+                                   "--state-dir",
+                                   dir.str("state"),
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--isolation",
+                                   "cgroup1",
+                                   "--cgroup-root",
+                                   dir.str("no-cgroups"),
+                                   "--vendor",
+                                   "habana",
+                                   "--hl-smi",
+                                   FAKE_HL_SMI_BIN};
+  if (::geteuid() == 0) argv.insert(argv.end(), {"--run-as", "root"});
+  auto o = tessel::testkit::command(argv);
+  o.stderr_path = dir.str("agent.err");
+  tessel::testkit::Child agent(std::move(o));
+  const int status = agent.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  const std::string err = tessel::testkit::read_file(dir.str("agent.err"));
+  EXPECT_NE(err.find("tessel-agent: task isolation: cgroup v1 controller cpuset is not mounted at " +
+                     dir.str("no-cgroups") + "/cpuset (--isolation none starts without it)\n"),
+            std::string::npos)
+      << err;
+}
