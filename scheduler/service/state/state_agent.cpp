@@ -320,13 +320,24 @@ bool ClusterState::evaluate_job_locked(Txn& txn, const JobEntry& e) {
     stop_job_locked(txn, e, api::JobState::failed, "failed to start: " + not_started->message, std::nullopt, false);
     return true;
   }
+  // Said in the reason the job ends with (and so in its events): ranks whose output
+  // passed their node's log cap.
+  std::string capped;
+  const int per_node = j.spec.task_per_device ? std::max(1, j.spec.devices) : 1;
+  for (const auto& a : j.allocations) {
+    auto r = e.reports.find(api::assignment_id(j.id, j.attempt, a.rank));
+    if (r == e.reports.end()) continue;
+    for (int local : r->second.logs_capped)
+      capped += (capped.empty() ? "" : ", ") + std::to_string(a.rank * per_node + local);
+  }
+  if (!capped.empty()) capped = "output of rank " + capped + " passed its node's log cap; the rest was dropped";
   if (failed) {
     const auto [why, code] = failure_of(*failed);
-    stop_job_locked(txn, e, api::JobState::failed, why, code, true);
+    stop_job_locked(txn, e, api::JobState::failed, capped.empty() ? why : why + "; " + capped, code, true);
     return true;
   }
   if (ok == j.allocations.size()) {
-    stop_job_locked(txn, e, api::JobState::succeeded, "", 0, false);
+    stop_job_locked(txn, e, api::JobState::succeeded, capped, 0, false);
     return true;
   }
   std::string endpoint = j.endpoint;
