@@ -180,8 +180,9 @@ int main(int argc, char** argv) {
     http_limits.head_timeout = ms(head_timeout_s);
     http_limits.body_timeout = ms(body_timeout_s);
     http_limits.idle_timeout = ms(idle_timeout_s);
-    http_limits.max_connections = tessel::http::connection_cap(
-        tessel::http::raise_fd_limit(), http_limits.max_connections, 1, max_conns->count() > 0, "--http-max-connections");
+    http_limits.max_connections =
+        tessel::http::connection_cap(tessel::http::raise_fd_limit(), http_limits.max_connections, 1,
+                                     max_conns->count() > 0, "--http-max-connections");
   }
 
   if (!serve) {

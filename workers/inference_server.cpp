@@ -65,13 +65,12 @@ http::Response queue_full(const InferenceSession& session, bool openai) {
   const auto stats = session.batch_stats();
   const std::string message =
       "the request queue is full (" + std::to_string(stats.waiting) + " waiting); retry after the Retry-After seconds";
-  http::Response r =
-      openai ? json_reply(429, {{"error",
-                                 {{"message", message},
-                                  {"type", "rate_limit_error"},
-                                  {"param", nullptr},
-                                  {"code", "rate_limit_exceeded"}}}})
-             : json_reply(429, {{"error", {{"code", "rate_limit_exceeded"}, {"message", message}}}});
+  http::Response r = openai ? json_reply(429, {{"error",
+                                                {{"message", message},
+                                                 {"type", "rate_limit_error"},
+                                                 {"param", nullptr},
+                                                 {"code", "rate_limit_exceeded"}}}})
+                            : json_reply(429, {{"error", {{"code", "rate_limit_exceeded"}, {"message", message}}}});
   r.headers.push_back({"Retry-After", std::to_string(retry_after_s(stats.waiting, session.batch_limits()))});
   return r;
 }
@@ -367,10 +366,9 @@ void InferenceServer::add_routes(http::Router& router) {
       if (!options_.api_key.empty()) {
         const std::string auth = req.header("Authorization");
         const std::string scheme = "Bearer ";
-        const bool has_scheme = auth.size() > scheme.size() && std::equal(scheme.begin(), scheme.end(), auth.begin(),
-                                                                          [](char a, char b) {
-                                                                            return std::tolower(a) == std::tolower(b);
-                                                                          });
+        const bool has_scheme = auth.size() > scheme.size() &&
+                                std::equal(scheme.begin(), scheme.end(), auth.begin(),
+                                           [](char a, char b) { return std::tolower(a) == std::tolower(b); });
         if (!has_scheme || !same_secret(auth.substr(scheme.size()), options_.api_key)) {
           const Error err = Error::unauthenticated(
               auth.empty() ? "this server needs an API key: send Authorization: Bearer <key>" : "the API key is wrong");
@@ -383,7 +381,11 @@ void InferenceServer::add_routes(http::Router& router) {
           return reply(std::move(r));
         }
       }
-      handler(req, std::move(reply));
+      try {
+        handler(req, reply);
+      } catch (const std::exception& e) {  // answers only if the handler has not
+        reply(openai_error_reply(Error::internal(e.what())));
+      }
     };
   };
   router.add("GET", "/v1/models", guarded([this](http::Request&, http::Reply reply) {
@@ -391,38 +393,37 @@ void InferenceServer::add_routes(http::Router& router) {
              }));
   // Parses and queues (a large body's parse stays off the I/O threads); the answer
   // comes from the decode loop's tokens (Generation).
-  router.add(
-      "POST", "/v1/generate", guarded([this](http::Request& req, http::Reply reply) {
-        auto body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-        if (body.is_discarded()) return reply(tessel_error(Error::invalid("body is not valid JSON")));
-        auto request = parse_generate_request(body, defaults_);
-        if (!request) {
-          const Error& e = request.error();
-          return reply(tessel_error(Error{field_message(e), e.code, e.field}));
-        }
-        InferenceSession* session = session_.load();
-        if (session == nullptr) return reply(tessel_error(not_loaded()));
-        if (auto err = prompt_too_long({request->prompt}, prompt_limit(options_, *session), "prompt"))
-          return reply(tessel_error(*err));
-        auto streams = submit_all(*session, {request->prompt}, request->params);
-        if (!streams) return reply(tessel_error(streams.error()));
-        if (streams->empty()) return reply(queue_full(*session, false));
-        Generation::Context ctx;
-        ctx.kind = Kind::legacy;
-        ctx.prompt = std::move(request->prompt);
-        std::make_shared<Generation>(shared_, std::move(ctx), std::move(*streams), std::move(reply))->start();
-      }),
-      http::Exec::blocking);
-  auto completion = [this](bool chat) {
+  router.add("POST", "/v1/generate", guarded([this](http::Request& req, http::Reply reply) {
+               auto body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+               if (body.is_discarded()) return reply(tessel_error(Error::invalid("body is not valid JSON")));
+               auto request = parse_generate_request(body, defaults_);
+               if (!request) {
+                 const Error& e = request.error();
+                 return reply(tessel_error(Error{field_message(e), e.code, e.field}));
+               }
+               InferenceSession* session = session_.load();
+               if (session == nullptr) return reply(tessel_error(not_loaded()));
+               if (auto err = prompt_too_long({request->prompt}, prompt_limit(options_, *session), "prompt"))
+                 return reply(tessel_error(*err));
+               auto streams = submit_all(*session, {request->prompt}, request->params);
+               if (!streams) return reply(tessel_error(streams.error()));
+               if (streams->empty()) return reply(queue_full(*session, false));
+               Generation::Context ctx;
+               ctx.kind = Kind::legacy;
+               ctx.prompt = std::move(request->prompt);
+               std::make_shared<Generation>(shared_, std::move(ctx), std::move(*streams), std::move(reply))->start();
+             }),
+             http::Exec::blocking);
+  auto completion = [this, guarded](bool chat) {
     return guarded([this, chat](http::Request& req, http::Reply reply) {
       auto body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
       if (body.is_discarded()) return reply(openai_error_reply(Error::invalid("body is not valid JSON")));
       auto request = chat ? parse_chat_request(body, defaults_) : parse_completion_request(body, defaults_);
       if (!request) return reply(openai_error_reply(request.error()));
       if (!request->model.empty() && request->model != model_name_)
-        return reply(openai_error_reply(Error{"the model " + request->model + " does not exist; this server has " +
-                                                  model_name_,
-                                              ErrorCode::not_found, "model"}));
+        return reply(
+            openai_error_reply(Error{"the model " + request->model + " does not exist; this server has " + model_name_,
+                                     ErrorCode::not_found, "model"}));
       InferenceSession* session = session_.load();
       if (session == nullptr) return reply(openai_error_reply(not_loaded()));
       if (auto err = prompt_too_long(request->prompts, prompt_limit(options_, *session), chat ? "messages" : "prompt"))

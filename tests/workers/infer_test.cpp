@@ -624,8 +624,9 @@ TEST_F(InferTest, SlowClientsDoNotBlockHealthz) {
     ASSERT_TRUE(head->send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Le"));
     slow.push_back(std::move(head));
     auto body = std::make_unique<RawClient>(served.port);
-    ASSERT_TRUE(body->send(
-        "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 900\r\n\r\n{\"pro"));
+    ASSERT_TRUE(
+        body->send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                   "900\r\n\r\n{\"pro"));
     slow.push_back(std::move(body));
   }
   httplib::Client client("127.0.0.1", served.port);
@@ -654,15 +655,15 @@ TEST_F(InferTest, AbandonedNonStreamedRequestStopsDecoding) {
   ASSERT_TRUE(served.loaded);
   RawClient leaver(served.port);
   const std::string body = R"({"prompt":"GNU","max_tokens":100000})";
-  ASSERT_TRUE(leaver.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                          "Content-Length: " +
-                          std::to_string(body.size()) + "\r\n\r\n" + body));
+  ASSERT_TRUE(
+      leaver.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  "Content-Length: " +
+                  std::to_string(body.size()) + "\r\n\r\n" + body));
   auto busy = poll_health(served.port, [](const nlohmann::json& h) { return h["requests_active"] == 1; });
   ASSERT_EQ(busy["requests_active"], 1) << busy;
   leaver.close();
-  auto after = poll_health(served.port, [](const nlohmann::json& h) {
-    return h["requests_cancelled"] == 1 && h["requests_active"] == 0;
-  });
+  auto after = poll_health(
+      served.port, [](const nlohmann::json& h) { return h["requests_cancelled"] == 1 && h["requests_active"] == 0; });
   EXPECT_EQ(after["requests_cancelled"], 1) << after;
   EXPECT_EQ(after["requests_active"], 0) << after;
   EXPECT_LT(after["decode_steps"].get<int64_t>(), 100000);
@@ -744,10 +745,9 @@ TEST_F(InferTest, ApiKeyIsRequiredWhenConfigured) {
   EXPECT_EQ(served.stop(), 0);
 
   std::ofstream(key_file, std::ios::trunc) << "  \n";
-  auto empty = testkit::run_process(
-      testkit::command({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--serve", "--port", "0",
-                        "--api-key-file", key_file.string()}),
-      std::chrono::seconds(60));
+  auto empty = testkit::run_process(testkit::command({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(),
+                                                      "--serve", "--port", "0", "--api-key-file", key_file.string()}),
+                                    std::chrono::seconds(60));
   EXPECT_EQ(empty.exit_code, 2);
   EXPECT_NE(empty.err.find("holds no key"), std::string::npos) << empty.err;
 }
