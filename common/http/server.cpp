@@ -6,7 +6,6 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include <cerrno>
 #include <utility>
 
 #include <boost/asio/bind_executor.hpp>
@@ -119,7 +118,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::function<void()>> reply_handlers_;  // Reply::on_client_gone, until the answer.
   bool streaming_ = false;
   bool awaiting_reply_ = false;  // A handler watches for the client to leave before it answers.
-  bool watching_ = false;        // watch_client()'s wait is pending.
+  bool watching_ = false;        // watch_client()'s peek is pending.
+  char peeked_ = 0;              // Where it peeks.
   std::string remote_;
   std::chrono::steady_clock::time_point linger_deadline_{};
   size_t lingered_ = 0;
@@ -200,20 +200,21 @@ void Connection::watch_reply(size_t request, std::function<void()> fn) {
 }
 
 void Connection::watch_client() {
-  if (watching_) return;  // The pending wait goes on watching.
+  if (watching_) return;  // The pending peek goes on watching.
   watching_ = true;
-  stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
-    self->watching_ = false;
-    if (self->closed_ || !(self->streaming_ || self->awaiting_reply_) || ec == asio::error::operation_aborted) return;
-    // Readable: the client's end closed (a peek reads 0 bytes), it reset (an error), or
-    // it sent its next request early, which is left for after the body.
-    char byte = 0;
-    const ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n > 0) return;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) && !ec) return self->watch_client();
-    spdlog::debug("{}: {} left before its answer ended", self->srv_.opts.name, self->remote_);
-    self->close();
-  });
+  // A peeking receive rather than a wait for readability: it looks at once, so a client
+  // that left before the watch began is seen too, then waits. It ends with a byte (the
+  // client sent its next request early: left for after the answer), an end of file (the
+  // client closed its end) or an error (it reset).
+  stream_.socket().async_receive(
+      asio::buffer(&peeked_, 1), tcp::socket::message_peek, [self = shared_from_this()](error_code ec, size_t n) {
+        self->watching_ = false;
+        if (self->closed_ || !(self->streaming_ || self->awaiting_reply_) || ec == asio::error::operation_aborted)
+          return;
+        if (!ec && n > 0) return;
+        spdlog::debug("{}: {} left before its answer ended", self->srv_.opts.name, self->remote_);
+        self->close();
+      });
 }
 
 void Connection::read_next() {

@@ -437,6 +437,19 @@ TEST(HttpServer, AHandlerHearsThatItsClientLeftBeforeItAnswered) {
   EXPECT_EQ(d.read_all(10s).rfind("HTTP/1.1 200", 0), 0u);
 }
 
+// A client that sends its request and leaves at once, before the handler ran, is
+// seen too (its end closed before the watch began).
+TEST(HttpServer, AHandlerHearsOfAClientThatLeftBeforeTheWatchBegan) {
+  TestServer s;
+  auto gone = s.gone.get_future();
+  {
+    Raw c(s.port);
+    ASSERT_TRUE(c.send("GET /pending HTTP/1.1\r\nHost: x\r\n\r\n"));
+  }
+  ASSERT_EQ(gone.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(gone.get());
+}
+
 // Once answered, a watched request is not watched any more: the connection serves
 // its next request, and its client leaving later (or the server stopping) is no
 // business of the first handler.
