@@ -122,8 +122,8 @@ class Reply {
   // leaves first (it closes or resets its end; a half-close counts as leaving) or the
   // server stops. The connection is then closed and the answer, when it comes, is
   // dropped. Runs `fn` at once (posted) when the connection has already closed; never
-  // once the Reply has answered. A client that sends its next request early ends the
-  // watch (it is still there). Any thread.
+  // once the Reply has answered or the server has stopped. A client that sends its next
+  // request early ends the watch (it is still there). Any thread.
   void on_client_gone(std::function<void()> fn) const;
   // True once the connection has closed: the client left (seen by the watch above or
   // by a failed write), or the server stops. Any thread.
