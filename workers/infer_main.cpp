@@ -20,6 +20,8 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include "dist_env.h"
 #include "generate_request.h"
@@ -83,6 +85,9 @@ sigset_t termination_signals() {
 
 int main(int argc, char** argv) {
   keep_freed_memory();
+  // The HTTP server's log lines (common/http, spdlog) go to stderr: stdout carries the
+  // JSON lines ("listening", "ready", batch results) that callers parse.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tessel-infer"));
   CLI::App app{"tessel-infer: generate text from a tessel-train checkpoint"};
   std::string checkpoint, input, output, host = "127.0.0.1";
   DeviceRequest device;

@@ -782,6 +782,14 @@ TEST_F(InferTest, ManyConcurrentStreamsAllComplete) {
   EXPECT_EQ(served.stop(), 0);
 }
 
+// The HTTP server's log lines go to stderr: stdout's first line is still "listening"
+// (a connection cap past the open-file limit always logs a warning).
+TEST_F(InferTest, ServerLogLinesStayOffStdout) {
+  Served served(checkpoint_dir(), {"--http-max-connections", "1048576"});
+  EXPECT_TRUE(served.loaded) << "stdout did not start with the listening and ready lines";
+  EXPECT_EQ(served.stop(), 0);
+}
+
 TEST_F(InferTest, ServeWithoutPortFails) {
   auto o = testkit::command({TESSEL_INFER_BIN, "--checkpoint", checkpoint_dir().string(), "--serve"});
   o.env["TESSEL_PORT"] = "";
