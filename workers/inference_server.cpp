@@ -366,9 +366,10 @@ void InferenceServer::add_routes(http::Router& router) {
       if (!options_.api_key.empty()) {
         const std::string auth = req.header("Authorization");
         const std::string scheme = "Bearer ";
-        const bool has_scheme = auth.size() > scheme.size() &&
-                                std::equal(scheme.begin(), scheme.end(), auth.begin(),
-                                           [](char a, char b) { return std::tolower(a) == std::tolower(b); });
+        const bool has_scheme =
+            auth.size() > scheme.size() && std::equal(scheme.begin(), scheme.end(), auth.begin(), [](char a, char b) {
+              return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+            });
         if (!has_scheme || !same_secret(auth.substr(scheme.size()), options_.api_key)) {
           const Error err = Error::unauthenticated(
               auth.empty() ? "this server needs an API key: send Authorization: Bearer <key>" : "the API key is wrong");
