@@ -6,7 +6,6 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include <cerrno>
 #include <utility>
 
 #include <boost/asio/bind_executor.hpp>
@@ -75,7 +74,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Called on the strand by Reply.
   void respond(Response r);
   bool running() const { return srv_.running->load(); }
+  bool gone() const { return gone_.load(); }
   auto executor() { return stream_.get_executor(); }
+  // On the strand: Reply::on_client_gone for request number `request` (served_).
+  void watch_reply(size_t request, std::function<void()> fn);
+  size_t served() const { return served_; }
 
  private:
   friend class ChunkStream;
@@ -106,12 +109,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   size_t served_ = 0;
+  size_t answered_ = 0;  // served_ when respond() last ran.
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool closed_ = false;
   std::atomic<bool> gone_{false};                      // closed_, for other threads.
   std::vector<std::function<void()>> close_handlers_;  // BodyStream::on_close.
+  std::vector<std::function<void()>> reply_handlers_;  // Reply::on_client_gone, until the answer.
   bool streaming_ = false;
+  bool awaiting_reply_ = false;  // A handler watches for the client to leave before it answers.
+  bool watching_ = false;        // watch_client()'s peek is pending.
+  char peeked_ = 0;              // Where it peeks.
   std::string remote_;
   std::chrono::steady_clock::time_point linger_deadline_{};
   size_t lingered_ = 0;
@@ -119,6 +127,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 struct Reply::State {
   std::shared_ptr<Connection> conn;
+  size_t request = 0;  // conn->served() when the request was dispatched.
   std::atomic<bool> answered{false};
   std::vector<Header> extra_headers;  // add_header(): set before the Reply is handed on.
   ~State() {
@@ -132,7 +141,21 @@ struct Reply::State {
   }
 };
 
-Reply::Reply(std::shared_ptr<Connection> conn) : state_(std::make_shared<State>()) { state_->conn = std::move(conn); }
+Reply::Reply(std::shared_ptr<Connection> conn) : state_(std::make_shared<State>()) {
+  state_->request = conn->served();  // Made on the connection's strand, by dispatch().
+  state_->conn = std::move(conn);
+}
+
+void Reply::on_client_gone(std::function<void()> fn) const {
+  if (!state_ || state_->answered.load()) return;
+  auto conn = state_->conn;
+  if (!conn->running()) return;
+  asio::post(conn->executor(), [conn, request = state_->request, fn = std::move(fn)]() mutable {
+    conn->watch_reply(request, std::move(fn));
+  });
+}
+
+bool Reply::client_gone() const { return state_ && state_->conn->gone(); }
 
 void Reply::add_header(Header h) {
   if (state_) state_->extra_headers.push_back(std::move(h));
@@ -165,20 +188,33 @@ void Connection::close() {
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.close();
   for (auto& fn : std::exchange(close_handlers_, {})) fn();
+  for (auto& fn : std::exchange(reply_handlers_, {})) fn();
+}
+
+void Connection::watch_reply(size_t request, std::function<void()> fn) {
+  if (closed_) return fn();
+  if (request != served_ || answered_ == served_) return;  // Answered already.
+  awaiting_reply_ = true;
+  reply_handlers_.push_back(std::move(fn));
+  watch_client();
 }
 
 void Connection::watch_client() {
-  stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
-    if (self->closed_ || !self->streaming_ || ec == asio::error::operation_aborted) return;
-    // Readable: the client's end closed (a peek reads 0 bytes), it reset (an error), or
-    // it sent its next request early, which is left for after the body.
-    char byte = 0;
-    const ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n > 0) return;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) && !ec) return self->watch_client();
-    spdlog::debug("{}: {} left during a streamed answer", self->srv_.opts.name, self->remote_);
-    self->close();
-  });
+  if (watching_) return;  // The pending peek goes on watching.
+  watching_ = true;
+  // A peeking receive rather than a wait for readability: it looks at once, so a client
+  // that left before the watch began is seen too, then waits. It ends with a byte (the
+  // client sent its next request early: left for after the answer), an end of file (the
+  // client closed its end) or an error (it reset).
+  stream_.socket().async_receive(
+      asio::buffer(&peeked_, 1), tcp::socket::message_peek, [self = shared_from_this()](error_code ec, size_t n) {
+        self->watching_ = false;
+        if (self->closed_ || !(self->streaming_ || self->awaiting_reply_) || ec == asio::error::operation_aborted)
+          return;
+        if (!ec && n > 0) return;
+        spdlog::debug("{}: {} left before its answer ended", self->srv_.opts.name, self->remote_);
+        self->close();
+      });
 }
 
 void Connection::read_next() {
@@ -321,6 +357,9 @@ void Connection::dispatch() {
 
 void Connection::respond(Response r) {
   if (closed_) return;
+  answered_ = served_;
+  awaiting_reply_ = false;  // Answered: a client that leaves now is the answer's writer's business.
+  reply_handlers_.clear();
   if (r.close) keep_alive_ = false;
   if (r.stream) return start_stream(std::move(r));
   auto res = std::make_shared<bhttp::response<bhttp::string_body>>(static_cast<bhttp::status>(r.status), version_);

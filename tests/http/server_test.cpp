@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <future>
@@ -130,6 +131,17 @@ struct TestServer {
       };
       reply(std::move(res));
     });
+    // Answers only when the test says (a long computation), and tells when its client left.
+    r.add("GET", "/pending", [this](Request&, Reply reply) {
+      reply.on_client_gone([this, reply] { gone.set_value(reply.client_gone()); });
+      pending = reply;
+      pending_in.set_value();
+    });
+    // Watches for its client, but answers soon: the watch ends with the answer.
+    r.add("GET", "/watched", [this](Request&, Reply reply) {
+      reply.on_client_gone([this] { ++gone_calls; });
+      server->after(20ms, [reply] { reply(json_response(200, R"({"watched":true})")); });
+    });
     r.add(
         "POST", "/blocking", [](Request&, Reply reply) { reply(json_response(200, "{}")); }, Exec::blocking);
     ServerOptions o;
@@ -144,6 +156,10 @@ struct TestServer {
   std::unique_ptr<Server> server;
   int port = 0;
   std::promise<bool> left;  // /silent's client left: whether its stream still said open.
+  std::promise<bool> gone;  // /pending's client left: whether its Reply said so.
+  std::promise<void> pending_in;
+  Reply pending;
+  std::atomic<int> gone_calls{0};
 };
 
 TEST(HttpServer, BodylessPostIsAnEmptyBody) {
@@ -398,6 +414,58 @@ TEST(HttpServer, AStreamsProducerHearsAtOnceThatItsClientLeft) {
   Raw d(s.port);
   ASSERT_TRUE(d.send("GET /items/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
   EXPECT_EQ(d.read_all(10s).rfind("HTTP/1.1 200", 0), 0u);
+}
+
+// A handler that answers late hears at once that its client left (a non-streamed
+// answer that takes long: the computation stops), and its late answer is dropped.
+TEST(HttpServer, AHandlerHearsThatItsClientLeftBeforeItAnswered) {
+  TestServer s;
+  auto gone = s.gone.get_future();
+  auto in = s.pending_in.get_future();
+  {
+    Raw c(s.port);
+    ASSERT_TRUE(c.send("GET /pending HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(in.wait_for(10s), std::future_status::ready);
+    EXPECT_FALSE(s.pending.client_gone());
+  }
+  ASSERT_EQ(gone.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(gone.get());
+  EXPECT_TRUE(s.pending.client_gone());
+  s.pending(json_response(200, "{}"));  // Dropped: the connection is closed.
+  Raw d(s.port);
+  ASSERT_TRUE(d.send("GET /items/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  EXPECT_EQ(d.read_all(10s).rfind("HTTP/1.1 200", 0), 0u);
+}
+
+// A client that sends its request and leaves at once, before the handler ran, is
+// seen too (its end closed before the watch began).
+TEST(HttpServer, AHandlerHearsOfAClientThatLeftBeforeTheWatchBegan) {
+  TestServer s;
+  auto gone = s.gone.get_future();
+  {
+    Raw c(s.port);
+    ASSERT_TRUE(c.send("GET /pending HTTP/1.1\r\nHost: x\r\n\r\n"));
+  }
+  ASSERT_EQ(gone.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(gone.get());
+}
+
+// Once answered, a watched request is not watched any more: the connection serves
+// its next request, and its client leaving later (or the server stopping) is no
+// business of the first handler.
+TEST(HttpServer, AWatchedReplyStopsWatchingWhenItAnswers) {
+  TestServer s;
+  {
+    Raw c(s.port);
+    ASSERT_TRUE(c.send("GET /watched HTTP/1.1\r\nHost: x\r\n\r\n"));
+    EXPECT_NE(c.read_until("}", 1).find("\"watched\":true"), std::string::npos);
+    ASSERT_TRUE(c.send("GET /watched HTTP/1.1\r\nHost: x\r\n\r\n"));
+    EXPECT_NE(c.read_until("}", 1).find("\"watched\":true"), std::string::npos);
+    ASSERT_TRUE(c.send("GET /items/3 HTTP/1.1\r\nHost: x\r\n\r\n"));
+    EXPECT_NE(c.read_until("}", 1).find("\"id\":\"3\""), std::string::npos);
+  }
+  s.server->stop();  // Joins the I/O threads: any handler still registered has run.
+  EXPECT_EQ(s.gone_calls.load(), 0);
 }
 
 TEST(HttpServer, BlockingHandlersRunOffTheIoThreads) {

@@ -117,6 +117,17 @@ class Reply {
   // Adds `h` to whatever response this Reply (and every copy of it) sends. Call it
   // before handing the Reply to anyone who may answer with it.
   void add_header(Header h);
+  // For a handler that answers late (a long computation): watches the client's
+  // socket until this Reply answers, and runs `fn` once on an I/O thread if the client
+  // leaves first (it closes or resets its end; a half-close counts as leaving) or the
+  // server stops. The connection is then closed and the answer, when it comes, is
+  // dropped. Runs `fn` at once (posted) when the connection has already closed; never
+  // once the Reply has answered or the server has stopped. A client that sends its next
+  // request early ends the watch (it is still there). Any thread.
+  void on_client_gone(std::function<void()> fn) const;
+  // True once the connection has closed: the client left (seen by the watch above or
+  // by a failed write), or the server stops. Any thread.
+  bool client_gone() const;
 
  private:
   struct State;
