@@ -404,7 +404,7 @@ int run_supervisor(const std::string& dir) {
   TaskResult result = with_usage(summarize(ranks, why), ranks, usage, memory_limit);
   std::sort(capped.begin(), capped.end());
   result.logs_capped = std::move(capped);
-  return finish(dir, std::move(result), agent);
+  return finish(dir, result, agent);
 }
 
 }  // namespace tessel::agent

@@ -49,7 +49,6 @@ double file_mib(const std::string& path) {
   return n;
 }
 
-
 void add_nodes(ClusterState& state, int nodes) {
   for (int n = 0; n < nodes; ++n) {
     api::RegisterRequest r;
