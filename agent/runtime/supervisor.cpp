@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,7 +34,7 @@ using Clock = std::chrono::steady_clock;
 // one write(2), on a pipe of ours before it ends. (Not exec.set_error(): Boost.Process
 // 1.74 sends its message in three writes that the parent may read apart, and it lets
 // the child go on to exec the job, as root after a failed setuid.)
-enum class ChildStep : int { setsid, dup2, setgid, setuid, workdir, cgroup };
+enum class ChildStep : int { setsid, dup2, setgid, setuid, workdir, cgroup, affinity };
 struct ChildFailure {
   ChildStep step = ChildStep::setsid;
   int error = 0;  // errno.
@@ -50,6 +51,7 @@ struct ChildSetup : bp::extend::handler {
   std::string workdir;
   bool workdir_as_user = true;    // See LaunchPlan::workdir_as_user.
   std::vector<int> cgroup_procs;  // The task cgroup's cgroup.procs, open: joined first.
+  std::optional<cpu_set_t> cpus;  // The rank's share of the task's CPUs, if pinned.
 
   [[noreturn]] void fail(ChildStep step) const {
     const ChildFailure f{step, errno};
@@ -70,6 +72,7 @@ struct ChildSetup : bp::extend::handler {
     signal(SIGHUP, SIG_DFL);
     // Into the task's cgroup before anything of the job runs (and while still root).
     if (!cgroup_procs.empty() && !join_task_cgroup(cgroup_procs)) fail(ChildStep::cgroup);
+    if (cpus && ::sched_setaffinity(0, sizeof *cpus, &*cpus) != 0) fail(ChildStep::affinity);
     if (::setsid() < 0) fail(ChildStep::setsid);
     if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) fail(ChildStep::dup2);
     if (!workdir_as_user) enter_workdir();
@@ -141,7 +144,8 @@ std::optional<ChildFailure> read_child_failure(int fd) {
 
 // "workdir /x: No such file or directory", "setuid: Resource temporarily unavailable".
 Error child_error(const ChildFailure& f, const LaunchPlan& plan) {
-  static constexpr const char* kSteps[] = {"setsid", "dup2", "setgid", "setuid", "workdir", "joining the task cgroup"};
+  static constexpr const char* kSteps[] = {
+      "setsid", "dup2", "setgid", "setuid", "workdir", "joining the task cgroup", "sched_setaffinity"};
   std::string step = kSteps[static_cast<int>(f.step)];
   if (f.step == ChildStep::workdir) step += " " + plan.workdir;
   return Error{step + ": " + std::strerror(f.error)};
@@ -162,6 +166,12 @@ Result<int> start_rank(const LaunchPlan& plan, const RankLaunch& r, int null_fd,
     return Error{std::string("pipe: ") + std::strerror(errno)};
   }
   ChildSetup setup = child_setup(plan, log_fd, null_fd, failure[1], cgroup_procs);
+  if (!r.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : r.cpus) CPU_SET(c, &set);
+    setup.cpus = set;
+  }
   const tessel::EnvBlock env(r.env);
   std::vector<std::string> args(r.argv.begin() + 1, r.argv.end());
   std::error_code ec;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tessel/agent/cpu_choice.hpp"
 #include "tessel/agent/proc_info.hpp"
 #include "tessel/agent/reconcile.hpp"
 
@@ -156,6 +157,17 @@ Result<LaunchPlan> TaskManager::prepare_launch(const api::Assignment& a, const a
     auto cg = cfg_.isolation->plan(a, inv, taken);
     if (!cg) return cg.error().wrap("task cgroup");
     plan->cgroup = std::move(*cg);
+    if (plan->cgroup && a.spec.task_per_device) {  // Each rank nearest its own card.
+      std::vector<int> rank_numa;
+      for (size_t i = 0; i < plan->ranks.size() && i < a.indices.size(); ++i) {
+        int node = -1;
+        for (const api::Device& d : inv.devices)
+          if (d.index == a.indices[i]) node = d.numa_node.value_or(-1);
+        rank_numa.push_back(node);
+      }
+      const auto shares = split_cpus(plan->cgroup->cpus, rank_numa, cfg_.isolation->host().numa);
+      for (size_t i = 0; i < shares.size() && i < plan->ranks.size(); ++i) plan->ranks[i].cpus = shares[i];
+    }
   }
   if (a.spec.workdir.empty()) {
     const int uid = cfg_.run_as ? cfg_.run_as->uid : -1, gid = cfg_.run_as ? cfg_.run_as->gid : -1;

@@ -163,6 +163,18 @@ TEST_F(ClusterIsolation, ROOT_NprocInATaskIsItsCpus) {
   EXPECT_GT(node["inventory"].value("memory_mib", 0), 0) << node.dump();
 }
 
+TEST_F(ClusterIsolation, ROOT_OneRankPerCardIsPinnedToItsShareOfTheTasksCpus) {
+  const json done = finished({{"command", {"/bin/sh", "-c", "nproc; grep Cpus_allowed_list /proc/self/status"}},
+                              {"devices", 2},
+                              {"tasks_per_node", "device"},
+                              {"cpus", 2}});
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
+  const std::string rank0 = c.log("n1", done["id"], 0, 0), rank1 = c.log("n1", done["id"], 0, 1);
+  EXPECT_EQ(rank0.substr(0, 2), "1\n") << rank0;
+  EXPECT_EQ(rank1.substr(0, 2), "1\n") << rank1;
+  EXPECT_NE(rank0, rank1);  // Different CPUs.
+}
+
 TEST_F(ClusterIsolation, ROOT_ARestartedAgentLeavesARunningTasksCgroupAlone) {
   const std::string go = c.root() + "/go";
   const json job =
