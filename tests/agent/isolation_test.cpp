@@ -193,7 +193,7 @@ TEST(TaskCgroupV1, CreatesWritesTheLimitsReadsTheUseAndRemoves) {
   LaunchPlan p;
   p.assignment_id = "j.0.0";
   p.workdir = "/tmp";
-  p.ranks.push_back({{"true"}, {}, "/tmp/r0.log", 0});
+  p.ranks.push_back({{"true"}, {}, "/tmp/r0.log", 0, {2, 3}});
   p.cgroup = cg;
   auto back = parse_launch_plan(serialize(p));
   ASSERT_TRUE(back) << back.error().message;
