@@ -207,17 +207,23 @@ std::vector<std::string> Isolation::sweep(const std::set<std::string>& keep) con
   }
   for (const std::string& id : ids) {
     if (keep.count(id)) continue;
-    TaskCgroup cg;
-    cg.version = kind_ == "cgroup1" ? CgroupVersion::v1 : CgroupVersion::v2;
-    cg.dirs = task_dirs(id);
-    if (auto st = kill_task_cgroup(cg); !st) spdlog::warn("task cgroup {}: {}", id, st.error().message);
-    if (auto st = remove_task_cgroup(cg); !st) {
+    if (auto st = clear(id); !st) {
       spdlog::warn("task cgroup {}: {}", id, st.error().message);
       continue;
     }
     cleared.push_back(id);
   }
   return cleared;
+}
+
+Status Isolation::clear(const std::string& id) const {
+  if (!enabled() || !is_safe_task_id(id)) return ok_status();
+  TaskCgroup cg;
+  cg.version = kind_ == "cgroup1" ? CgroupVersion::v1 : CgroupVersion::v2;
+  cg.dirs = task_dirs(id);
+  const Status killed = kill_task_cgroup(cg);
+  const Status removed = remove_task_cgroup(cg);
+  return killed ? removed : killed;
 }
 
 }  // namespace tessel::agent

@@ -227,9 +227,24 @@ api::TaskReport TaskManager::report_locked(Entry& e) {
 }
 
 std::vector<api::TaskReport> TaskManager::reports() {
-  MutexLock lock(mu_);
   std::vector<api::TaskReport> out;
-  for (auto& [id, e] : tasks_) out.push_back(report_locked(e));
+  std::vector<std::string> orphaned;  // Their supervisor died: their cgroup is ours to clear.
+  {
+    MutexLock lock(mu_);
+    for (auto& [id, e] : tasks_) {
+      out.push_back(report_locked(e));
+      const bool died =
+          e.snap.supervisor && !e.snap.result && e.unrecorded.empty() && out.back().state == api::TaskState::exited;
+      if (cfg_.isolation && died && !e.cgroup_cleared) {
+        e.cgroup_cleared = true;
+        orphaned.push_back(id);
+      }
+    }
+  }
+  for (const std::string& id : orphaned) {  // Outside the lock: it may wait for processes to go.
+    spdlog::warn("assignment {}: its supervisor died; killing what is left in its cgroup", id);
+    if (auto st = cfg_.isolation->clear(id); !st) spdlog::error("assignment {}: {}", id, st.error().message);
+  }
   return out;
 }
 

@@ -230,6 +230,21 @@ TEST_F(ClusterIsolation, ROOT_ATaskWhoseSupervisorDiedIsClearedByTheNextAgent) {
   ASSERT_TRUE(done);
 }
 
+TEST_F(ClusterIsolation, ROOT_ATaskWhoseSupervisorDiesIsClearedByItsAgent) {
+  const json job = c.submit({{"command", {"/bin/sh", "-c", "echo $$ > rank.pid; exec sleep 300"}}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(c.wait_job(id, {"running"}));
+  const std::string pid_file = c.work_dir("n1", id) + "/rank.pid";
+  ASSERT_TRUE(eventually([&] { return fs::exists(pid_file) && !tessel::testkit::read_file(pid_file).empty(); }));
+  const int rank = std::stoi(tessel::testkit::read_file(pid_file));
+  const json sup = json::parse(tessel::testkit::read_file(c.task_dir("n1", id) + "/supervisor.json"));
+  ASSERT_EQ(::kill(sup["pid"].get<int>(), SIGKILL), 0);
+  auto done = c.wait_job(id, {"failed"});
+  ASSERT_TRUE(done);
+  EXPECT_FALSE(pid_alive(rank)) << "the job ended with its rank still running";
+  EXPECT_FALSE(fs::exists(task_cgroup("freezer", id)));
+}
+
 // cgroup2 on this machine: the hybrid hierarchy's cgroup2 mount has no controllers (they
 // are bound to v1), but a task's cgroup there still holds the device program, and
 // cgroup.kill empties it.
