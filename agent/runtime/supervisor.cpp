@@ -197,6 +197,15 @@ void signal_groups(const std::vector<Rank>& ranks, int sig) {
     if (r.pid > 0) ::kill(-r.pid, sig);
 }
 
+// SIGTERM to the processes of the task's cgroup outside its ranks' process groups (which
+// signal_groups reached): what the task started in sessions of their own.
+void terminate_others(const TaskCgroup& cg, const std::vector<Rank>& ranks) {
+  for (int pid : task_cgroup_pids(cg)) {
+    const pid_t group = ::getpgid(pid);
+    if (std::none_of(ranks.begin(), ranks.end(), [&](const Rank& r) { return r.pid == group; })) ::kill(pid, SIGTERM);
+  }
+}
+
 TaskResult summarize(const std::vector<Rank>& ranks, const std::string& why) {
   TaskResult res;
   res.state = api::TaskState::exited;
@@ -354,12 +363,15 @@ int run_supervisor(const std::string& dir) {
   std::optional<Clock::time_point> limit;
   if (plan->time_limit_s > 0) limit = started + std::chrono::seconds(plan->time_limit_s);
   std::optional<Clock::time_point> kill_at;
+  std::optional<Clock::time_point> grace_end;  // Of a stop: kill_at as it was first set.
   std::string why;
   auto stop = [&](const std::string& reason) {
     if (kill_at) return;
     why = reason;
     signal_groups(ranks, SIGTERM);
+    if (plan->cgroup) terminate_others(*plan->cgroup, ranks);  // Their grace too.
     kill_at = Clock::now() + std::chrono::seconds(plan->kill_grace_s);
+    grace_end = kill_at;
   };
 
   size_t live = ranks.size();
@@ -394,6 +406,11 @@ int run_supervisor(const std::string& dir) {
     }
   }
   signal_groups(ranks, SIGKILL);
+  // A stop gives the whole task its grace: what the ranks left may still be ending.
+  while (plan->cgroup && grace_end && Clock::now() < *grace_end && !task_cgroup_pids(*plan->cgroup).empty()) {
+    timespec step{0, 20'000'000};
+    ::nanosleep(&step, nullptr);
+  }
   const TaskUsage usage = cgroup.finish();  // Whatever they left behind dies here.
   const int64_t memory_limit = plan->cgroup ? plan->cgroup->memory_limit_mib : 0;
   return finish(dir, with_usage(summarize(ranks, why), ranks, usage, memory_limit), agent);

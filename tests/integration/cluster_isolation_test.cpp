@@ -245,6 +245,25 @@ TEST_F(ClusterIsolation, ROOT_ATaskWhoseSupervisorDiesIsClearedByItsAgent) {
   EXPECT_FALSE(fs::exists(task_cgroup("freezer", id)));
 }
 
+TEST_F(ClusterIsolation, ROOT_ACancelledTasksDaemonGetsItsGraceThenNothingIsLeft) {
+  // A daemon in a session of its own that notes SIGTERM and lives on; the rank waits.
+  const std::string script =
+      "setsid sh -c 'trap \"echo term > daemon.term\" TERM; echo $$ > daemon.pid; "
+      "while :; do sleep 0.05; done' < /dev/null > /dev/null 2>&1 & "
+      "while [ ! -s daemon.pid ]; do sleep 0.01; done; exec sleep 300";
+  const json job = c.submit({{"command", {"/bin/sh", "-c", script}}, {"kill_grace_s", 1}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(c.wait_job(id, {"running"}));
+  const std::string pid_file = c.work_dir("n1", id) + "/daemon.pid";
+  ASSERT_TRUE(eventually([&] { return fs::exists(pid_file) && !tessel::testkit::read_file(pid_file).empty(); }));
+  const int daemon = std::stoi(tessel::testkit::read_file(pid_file));
+  EXPECT_EQ(c.post("/v1/jobs/" + id + "/cancel", json::object()) / 100, 2);
+  ASSERT_TRUE(c.wait_job(id, {"cancelled"}));
+  EXPECT_TRUE(eventually([&] { return !pid_alive(daemon); }, 10s)) << "the daemon outlived its task";
+  EXPECT_EQ(tessel::testkit::read_file(c.work_dir("n1", id) + "/daemon.term"), "term\n");
+  EXPECT_TRUE(eventually([&] { return !fs::exists(task_cgroup("freezer", id)); }, 10s));
+}
+
 // cgroup2 on this machine: the hybrid hierarchy's cgroup2 mount has no controllers (they
 // are bound to v1), but a task's cgroup there still holds the device program, and
 // cgroup.kill empties it.
