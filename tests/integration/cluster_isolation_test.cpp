@@ -264,6 +264,22 @@ TEST_F(ClusterIsolation, ROOT_ACancelledTasksDaemonGetsItsGraceThenNothingIsLeft
   EXPECT_TRUE(eventually([&] { return !fs::exists(task_cgroup("freezer", id)); }, 10s));
 }
 
+class ClusterIsolationPids : public ClusterIsolation {
+ protected:
+  void SetUp() override {
+    if (std::string why = why_not_here(); !why.empty()) GTEST_SKIP() << why;
+    start({"--isolation", "cgroup1", "--task-pids-max", "8"});
+  }
+};
+
+TEST_F(ClusterIsolationPids, ROOT_ATaskCannotForkPastItsPidsLimit) {
+  const json done =
+      finished({{"command", {"/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 2 & done"}}});
+  const std::string log = c.log("n1", done.value("id", ""));
+  EXPECT_NE(log.find("fork"), std::string::npos) << done.dump() << "\n" << log;
+  EXPECT_EQ(tessel::testkit::read_file(task_cgroup("pids", done.value("id", "")) + "/pids.max"), "");  // Gone.
+}
+
 // cgroup2 on this machine: the hybrid hierarchy's cgroup2 mount has no controllers (they
 // are bound to v1), but a task's cgroup there still holds the device program, and
 // cgroup.kill empties it.
