@@ -16,6 +16,9 @@ if(TARGET tessel-scheduler)
   install(FILES systemd/tessel-scheduler.service DESTINATION ${TESSEL_UNIT_DIR} COMPONENT scheduler)
   install(FILES systemd/conf/scheduler.conf systemd/conf/tokens.example DESTINATION ${TESSEL_CONF_DIR} COMPONENT scheduler)
   install(FILES README.md api/openapi.yaml DESTINATION ${CMAKE_INSTALL_DOCDIR}/../tessel-scheduler COMPONENT scheduler OPTIONAL)
+  # The guides the README links to, under docs/ so its links resolve in the installed copy.
+  install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/../tessel-scheduler/docs COMPONENT scheduler
+          FILES_MATCHING PATTERN "*.md")
   tessel_install_component(scheduler)
 endif()
 if(TARGET tessel-agent)
@@ -26,6 +29,8 @@ if(TARGET tessel-agent)
   install(FILES systemd/tessel-agent.service DESTINATION ${TESSEL_UNIT_DIR} COMPONENT agent)
   install(FILES systemd/conf/agent.conf DESTINATION ${TESSEL_CONF_DIR} COMPONENT agent)
   install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/../tessel-agent COMPONENT agent)
+  install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/../tessel-agent/docs COMPONENT agent
+          FILES_MATCHING PATTERN "*.md")
   tessel_install_component(agent)
 endif()
 if(TARGET tessel)

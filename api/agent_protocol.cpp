@@ -107,6 +107,7 @@ json to_json(const TaskReport& r) {
   if (r.port) j["port"] = r.port;
   if (r.cpu_seconds) j["cpu_seconds"] = *r.cpu_seconds;
   if (r.max_rss_mib) j["max_rss_mib"] = *r.max_rss_mib;
+  if (!r.logs_capped.empty()) j["logs_capped"] = r.logs_capped;
   return j;
 }
 
@@ -136,6 +137,16 @@ Result<TaskReport> task_report_from_json(const json& j) {
     if (j.contains("max_rss_mib") && !j["max_rss_mib"].is_null()) {
       r.max_rss_mib = json_int_at<int64_t>(j, "max_rss_mib");
       if (*r.max_rss_mib < 0) return Error::invalid("task report: max_rss_mib: must not be negative", "max_rss_mib");
+    }
+    if (j.contains("logs_capped") && !j["logs_capped"].is_null()) {
+      const json& l = j["logs_capped"];
+      if (!l.is_array() || l.size() > static_cast<size_t>(kMaxLocalRanks))
+        return Error::invalid("task report: logs_capped: must be an array of local ranks", "logs_capped");
+      for (const auto& rank : l) {
+        if (!rank.is_number_integer() || rank.get<int64_t>() < 0 || rank.get<int64_t>() >= kMaxLocalRanks)
+          return Error::invalid("task report: logs_capped: local ranks are 0-4095", "logs_capped");
+        r.logs_capped.push_back(rank.get<int>());
+      }
     }
     return r;
   });

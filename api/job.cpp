@@ -439,6 +439,10 @@ json to_json(const Job& job) {
             {"submitted_at", format_rfc3339(job.submitted_at_ms)},
             {"allocations", allocs}};
   if (!job.reason.empty()) j["reason"] = job.reason;
+  if (job.spec_shared) {
+    j["spec_from_parent"] = true;
+    for (const char* shared : {"command", "env", "workdir"}) j["spec"].erase(shared);
+  }
   if (job.started_at_ms) j["started_at"] = format_rfc3339(job.started_at_ms);
   if (job.finished_at_ms) j["finished_at"] = format_rfc3339(job.finished_at_ms);
   if (job.exit_code) j["exit_code"] = *job.exit_code;
@@ -480,6 +484,20 @@ json to_json(const Job& job) {
   return j;
 }
 
+void share_parent_spec(Job& element) {
+  element.spec.command.clear();
+  element.spec.env.clear();
+  element.spec.workdir.clear();
+  element.spec_shared = true;
+}
+
+void take_parent_spec(Job& element, const JobSpec& parent) {
+  element.spec.command = parent.command;
+  element.spec.env = parent.env;
+  element.spec.workdir = parent.workdir;
+  element.spec_shared = false;
+}
+
 Result<Job> job_from_json(const json& j) {
   try {
     Job job;
@@ -490,9 +508,16 @@ Result<Job> job_from_json(const json& j) {
     if (!st) return Error{"job.state: unknown state"};
     job.state = *st;
     job.reason = j.value("reason", "");
-    auto sp = parse_job_spec(j.at("spec"));
+    const bool shared = j.value("spec_from_parent", false);
+    json stand_in;
+    if (shared) {  // The parent's command stands in for the check; the element keeps none.
+      stand_in = j.at("spec");
+      stand_in["command"] = json::array({"-"});
+    }
+    auto sp = parse_job_spec(shared ? stand_in : j.at("spec"));
     if (!sp.spec) return Error{"job.spec: " + sp.error->message};
-    job.spec = *sp.spec;
+    job.spec = std::move(*sp.spec);
+    if (shared) share_parent_spec(job);
     job.attempt = json_int_or<int>(j, "attempt", 0);
     job.preemptions = json_int_or<int>(j, "preemptions", 0);
     for (auto [key, out] :

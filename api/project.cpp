@@ -46,6 +46,8 @@ ProjectParse parse_project(const json& j, const std::string& name) {
   std::optional<int64_t> shares;
   r.optional_int("shares", shares, 1, kMaxShares);
   p.shares = shares.value_or(1);
+  if (r.has("max_active_jobs_per_user") && !j["max_active_jobs_per_user"].is_null())
+    r.optional_int("max_active_jobs_per_user", p.max_active_jobs_per_user, 1, kMaxActiveJobsLimit);
   if (r.has("quotas")) {
     const auto& qs = j["quotas"];
     if (!qs.is_object()) {
@@ -77,7 +79,9 @@ json to_json(const Project& p) {
   json quotas = json::object();
   for (const auto& [model, q] : p.quotas)
     quotas[model] = {{"guaranteed", q.guaranteed}, {"max", q.max ? json(*q.max) : json(nullptr)}};
-  return {{"name", p.name}, {"shares", p.shares}, {"quotas", quotas}};
+  json j = {{"name", p.name}, {"shares", p.shares}, {"quotas", quotas}};
+  if (p.max_active_jobs_per_user) j["max_active_jobs_per_user"] = *p.max_active_jobs_per_user;
+  return j;
 }
 
 }  // namespace tessel::api

@@ -164,6 +164,8 @@ int run(const std::vector<std::string>& args, Environment& env) {
                                       create ? "Create a project" : "Create or replace a project (all its settings)");
     w->add_option("name", po.name, "Project name")->required();
     add_opt(w, "--shares", po.shares, "Fair-share weight (>= 1, default 1)");
+    add_opt(w, "--max-active-jobs-per-user", po.max_active_jobs_per_user,
+            "Jobs not yet ended one user may have in the project (array elements each)");
     w->add_option("--quota", po.quotas, "MODEL=MAX or MODEL=GUARANTEED:MAX ('*': any model; MAX 'none'), repeatable")
         ->allow_extra_args(false);
     w->callback([&, create] { action = [&, create](Session& s) { return cmd_project_write(s, po, create); }; });

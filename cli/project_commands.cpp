@@ -60,6 +60,22 @@ std::string card_hours_text(const json& p) {
   return os.str();
 }
 
+// "12 active; per user at most 500 (project), in all 500000; arrays up to 10000".
+std::string limits_text(const json& p) {
+  const auto& lim = get_field(p, "limits");
+  auto number = [&lim](const char* key) -> std::string {
+    const auto& v = get_field(lim, key);
+    if (!v.is_number_integer()) return "-";
+    return v.get<int64_t>() == 0 ? "no limit" : std::to_string(v.get<int64_t>());
+  };
+  const auto& active = get_field(p, "active_jobs");
+  const auto& own = get_field(p, "max_active_jobs_per_user");
+  std::string text = (active.is_number_integer() ? std::to_string(active.get<int64_t>()) : "-") +
+                     " jobs not yet ended; per user at most " + number("max_active_jobs_per_user");
+  if (own.is_number_integer()) text += " (project: " + std::to_string(own.get<int64_t>()) + ")";
+  return text + ", all users " + number("max_active_jobs") + "; arrays up to " + number("max_array_size");
+}
+
 }  // namespace
 
 Result<std::pair<std::string, json>> parse_quota_flag(const std::string& text) {
@@ -118,7 +134,8 @@ int cmd_project_show(Session& s, const std::string& name) {
       << "Shares:      " << (shares.is_number_integer() ? std::to_string(shares.get<int64_t>()) : "-") << '\n'
       << "Fair share:  " << fair_share_text(*r) << '\n'
       << "Card-hours:  " << card_hours_text(*r) << " (decayed)\n"
-      << "Quotas:      " << quotas_text(*r) << " (guaranteed/max)\n";
+      << "Quotas:      " << quotas_text(*r) << " (guaranteed/max)\n"
+      << "Limits:      " << limits_text(*r) << '\n';
   return kExitOk;
 }
 
@@ -133,6 +150,7 @@ int cmd_project_write(Session& s, const ProjectOptions& o, bool create) {
     quotas[parsed->first] = parsed->second;
   }
   if (!quotas.empty()) body["quotas"] = quotas;
+  if (o.max_active_jobs_per_user) body["max_active_jobs_per_user"] = *o.max_active_jobs_per_user;
   auto* c = s.client(command);
   if (!c) return kExitUsage;
   auto r = create ? c->post("/v1/projects", body) : c->put(project_path(o.name), body);

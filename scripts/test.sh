@@ -22,6 +22,9 @@ scripts/setup.sh
 step "format (clang-format, .clang-format)"
 scripts/check-format.sh
 
+step "docs: every link between Markdown files reaches a file and a heading"
+python3 scripts/check-doc-links.py .
+
 step "build (-O2 without debug info: TESSEL_DEBUG_INFO=OFF; with LibTorch workers)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_DEBUG_INFO=OFF -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 cmake --build build -j "$jobs"

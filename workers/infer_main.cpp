@@ -4,12 +4,15 @@
 //   serve: --serve [--host H] [--port N | env TESSEL_PORT]; prints
 //          {"event":"listening","port":N} on stdout once bound (before the
 //          model is loaded: /healthz answers 503 until then), then
-//          {"event":"ready"} once it answers requests.
+//          {"event":"ready"} once it answers requests. Limits: --http-* (the
+//          shared HTTP server's timeouts, sizes and connection cap),
+//          --max-prompt-tokens, --max-batch/--max-queue, --api-key-file.
 // Errors: one line on stderr and a non-zero exit status.
 #include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -17,12 +20,15 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include "dist_env.h"
 #include "generate_request.h"
 #include "inference_server.h"
 #include "inference_session.h"
 #include "memory.h"
+#include "tessel/http/fd_limit.hpp"
 
 using namespace tessel::workers;
 
@@ -79,6 +85,9 @@ sigset_t termination_signals() {
 
 int main(int argc, char** argv) {
   keep_freed_memory();
+  // The HTTP server's log lines (common/http, spdlog) go to stderr: stdout carries the
+  // JSON lines ("listening", "ready", batch results) that callers parse.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tessel-infer"));
   CLI::App app{"tessel-infer: generate text from a tessel-train checkpoint"};
   std::string checkpoint, input, output, host = "127.0.0.1";
   DeviceRequest device;
@@ -89,6 +98,11 @@ int main(int argc, char** argv) {
   int threads = 0;
   std::string model_name = "tessel-gpt";
   BatchLimits limits;
+  ServeOptions serve_options;
+  auto& http_limits = serve_options.http;
+  http_limits.max_connections = 4096;
+  double head_timeout_s = 10, body_timeout_s = 30, idle_timeout_s = 60;
+  std::string api_key_file;
   app.add_option("--checkpoint", checkpoint, "checkpoint file, or a folder (its newest checkpoint)")->required();
   auto* input_opt = app.add_option("--input", input, "JSON lines of {\"prompt\": ...}");
   app.add_option("--output", output, "where to write JSON lines (default stdout)");
@@ -105,6 +119,30 @@ int main(int argc, char** argv) {
   app.add_option("--served-model-name", model_name, "the model id of the OpenAI-compatible API");
   app.add_option("--max-batch", limits.max_batch, "--serve: sequences decoded together per step");
   app.add_option("--max-queue", limits.max_queue, "--serve: requests waiting for the batch (past it: 429)");
+  app.add_option("--max-prompt-tokens", serve_options.max_prompt_tokens,
+                 "--serve: longest prompt in tokens; past it 413 (default 0: the model's context)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  app.add_option("--api-key-file", api_key_file,
+                 "--serve: a file holding the API key requests must send as \"Authorization: Bearer <key>\" "
+                 "(/healthz stays open)");
+  app.add_option("--http-threads", serve_options.io_threads, "--serve: HTTP I/O threads (default 2)")
+      ->check(CLI::Range(1, 256));
+  app.add_option("--http-head-timeout", head_timeout_s, "seconds to read a request head once it starts (default 10)")
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--http-body-timeout", body_timeout_s, "seconds to read a request body (default 30)")
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--http-idle-timeout", idle_timeout_s, "seconds a keep-alive connection may idle (default 60)")
+      ->check(CLI::Range(0.1, 86400.0));
+  app.add_option("--http-max-head-bytes", http_limits.max_head_bytes,
+                 "largest request head; past it 431 (default 16384)")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 20));
+  app.add_option("--http-max-body-bytes", http_limits.max_body_bytes,
+                 "largest request body; past it 413 (default 1048576)")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
+  auto* max_conns = app.add_option("--http-max-connections", http_limits.max_connections,
+                                   "open connections at most; past it a 503 at once (default 4096, or the open "
+                                   "file limit less 256)")
+                        ->check(CLI::Range(size_t{1}, size_t{1} << 20));
   input_opt->excludes(serve_opt);
   try {
     app.parse(argc, argv);
@@ -138,6 +176,18 @@ int main(int argc, char** argv) {
       }
     }
     if (port > 65535) return fail("--port must be in [0, 65535]", 2);
+    if (!api_key_file.empty()) {
+      auto key = read_api_key_file(api_key_file);
+      if (!key) return fail(key.error().message, 2);
+      serve_options.api_key = std::move(*key);
+    }
+    auto ms = [](double s) { return std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); };
+    http_limits.head_timeout = ms(head_timeout_s);
+    http_limits.body_timeout = ms(body_timeout_s);
+    http_limits.idle_timeout = ms(idle_timeout_s);
+    http_limits.max_connections =
+        tessel::http::connection_cap(tessel::http::raise_fd_limit(), http_limits.max_connections, 1,
+                                     max_conns->count() > 0, "--http-max-connections");
   }
 
   if (!serve) {
@@ -148,7 +198,7 @@ int main(int argc, char** argv) {
 
   const sigset_t signals = termination_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the server starts threads
-  InferenceServer server(defaults, model_name);
+  InferenceServer server(defaults, model_name, serve_options);
   auto bound = server.bind(host, port);
   if (!bound) return fail(bound.error().message);
   std::atomic<InferenceSession*> live{nullptr};  // set once loaded; outlives the waiter

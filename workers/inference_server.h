@@ -1,4 +1,6 @@
-// InferenceServer: HTTP front end of an InferenceSession (cpp-httplib).
+// InferenceServer: HTTP front end of an InferenceSession, on Tessel's shared
+// HTTP server (tessel::http::Server, Boost.Beast: the scheduler's and the
+// agent's), with its limits.
 //   POST /v1/completions, POST /v1/chat/completions, GET /v1/models: the
 //        OpenAI-compatible API (openai_api.h), "stream": true answers
 //        server-sent events (text/event-stream).
@@ -6,45 +8,66 @@
 //                      "top_k"?, "seed"?} -> 200 {"completion", "tokens", ...}
 //   GET  /healthz -> 200 {"status":"ok", "requests_active", "requests_waiting",
 //        "requests_cancelled", "decode_steps", ...} once a session is attached,
-//        503 {"status":"loading"} before.
+//        503 {"status":"loading"} before. Never needs the API key.
 // Errors of /v1/generate are {"error":{"code","message","field"?}}, those of the
 // OpenAI endpoints {"error":{"message","type","param","code"}}; in both the code
 // is the tessel::ErrorCode's name and the status comes from
 // tessel::http_status_of() (bad input: 400 invalid_argument naming the field).
-// Answers cpp-httplib makes on its own (unknown path 404, unreadable request
-// 400, ...) keep httplib's status and get the matching code. No exception
-// leaves a handler. Before attach() every generation endpoint answers 503.
+// Answers the HTTP server makes on its own (unknown path 404, 405, a body past
+// the limit 413, a head past it 431, a malformed request 400) are
+// {"error":{"code","message"}}. No exception leaves a handler. Before attach()
+// every generation endpoint answers 503.
 //
-// Threads: httplib runs handlers on its pool; they queue their prompts with
-// InferenceSession::submit() (continuous batching: the session's decode loop,
-// started by the caller with start_batching() before attach()) and read the
-// tokens back. A full queue answers 429 with Retry-After. A streamed
-// completion whose client has gone leaves the batch before the next step.
-// stop() may be called from any thread.
+// Limits (ServeOptions): the HTTP server's (head, body and idle timeouts, head
+// and body size, open connections), the prompt's length in tokens (413 naming
+// the limit), the batch queue (a full queue answers 429 with Retry-After), and
+// an optional API key (a request without "Authorization: Bearer <key>" gets 401
+// in the OpenAI shape; /healthz stays open).
+//
+// Threads: no request holds a thread while it is decoded. Handlers parse and
+// queue their prompts with InferenceSession::submit() (continuous batching: the
+// session's decode loop, started by the caller with start_batching() before
+// attach()); the decode loop wakes the request after each token, and its
+// answer is written from the server's I/O threads. A request whose client has
+// gone (streamed or not: the server watches the socket) is cancelled and leaves
+// the batch before the next step. A slow client costs a socket, never a thread:
+// /healthz answers whatever the other clients do. stop() may be called from any
+// thread but a handler.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "inference_session.h"
-#include "openai_api.h"
 #include "sampling.h"
 #include "tessel/base/result.hpp"
-
-namespace httplib {
-class Server;
-struct Response;
-}  // namespace httplib
+#include "tessel/http/server.hpp"
 
 namespace tessel::workers {
+
+struct ServeOptions {
+  http::Limits http;  // timeouts, head and body bytes (413 past max_body_bytes), connections
+  int io_threads = 2;
+  // Longest prompt in tokens (bytes: the model is byte-level); past it 413.
+  // 0: the model's context window.
+  int64_t max_prompt_tokens = 0;
+  // When set, every endpoint but /healthz needs "Authorization: Bearer <api_key>".
+  std::string api_key;
+};
+
+// Reads an API key file: its text, without surrounding whitespace; an error
+// naming the file when it cannot be read or holds no key.
+Result<std::string> read_api_key_file(const std::string& path);
 
 class InferenceServer {
  public:
   // `model_name` is the model id of the OpenAI API; `clock` gives `created`.
-  InferenceServer(SamplingParams defaults, std::string model_name, const Clock& clock = system_clock());
+  InferenceServer(SamplingParams defaults, std::string model_name, ServeOptions options = {},
+                  const Clock& clock = system_clock());
   // Starts answering generation requests with `session`, which must outlive
   // the server. Until then /healthz answers 503.
   void attach(InferenceSession& session);
@@ -52,25 +75,31 @@ class InferenceServer {
   InferenceServer(const InferenceServer&) = delete;
   InferenceServer& operator=(const InferenceServer&) = delete;
 
-  // Binds host:port (port 0: any free port). Returns the bound port.
+  // Binds host:port (port 0: any free port) and starts answering. Returns the
+  // bound port.
   Result<int> bind(const std::string& host, int port);
-  // Serves until stop(). Requires a successful bind().
+  // Waits until stop(). Requires a successful bind().
   Status serve();
-  bool running() const;  // serve() is accepting connections
+  bool running() const;  // bound and not stopped
   void stop();
 
+  struct Shared;  // What outlives a request's handler (inference_server.cpp).
+
  private:
-  void add_openai_routes();
-  void stream(httplib::Response& res, OpenAiRequest request, std::vector<std::shared_ptr<GenerationStream>> streams,
-              const std::string& id, int64_t created);
+  void add_routes(http::Router& router);
 
   std::atomic<InferenceSession*> session_{nullptr};
   SamplingParams defaults_;
   std::string model_name_;
+  ServeOptions options_;
   const Clock& clock_;
   std::atomic<int64_t> next_id_{1};
-  std::atomic<int64_t> cancelled_{0};  // streams ended early because the client went
-  std::unique_ptr<httplib::Server> http_;
+  std::shared_ptr<Shared> shared_;
+  std::unique_ptr<http::Server> http_;
+  mutable std::mutex mutex_;  // guards what follows
+  std::condition_variable stopped_cv_;
+  bool bound_ = false;
+  bool stopped_ = false;
 };
 
 }  // namespace tessel::workers

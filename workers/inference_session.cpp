@@ -47,6 +47,24 @@ std::optional<uint8_t> GenerationStream::next() {
   return t;
 }
 
+std::optional<uint8_t> GenerationStream::try_next() {
+  std::lock_guard lock(mutex_);
+  if (tokens_.empty()) return std::nullopt;
+  uint8_t t = tokens_.front();
+  tokens_.pop_front();
+  return t;
+}
+
+bool GenerationStream::done() const {
+  std::lock_guard lock(mutex_);
+  return finished_ && tokens_.empty();
+}
+
+void GenerationStream::set_listener(std::function<void()> fn) {
+  std::lock_guard lock(mutex_);
+  listener_ = fn ? std::make_shared<const std::function<void()>>(std::move(fn)) : nullptr;
+}
+
 void GenerationStream::cancel() {
   std::lock_guard lock(mutex_);
   cancelled_ = true;
@@ -63,20 +81,26 @@ std::optional<Error> GenerationStream::error() const {
 }
 
 void GenerationStream::push(uint8_t token) {
+  std::shared_ptr<const std::function<void()>> listener;
   {
     std::lock_guard lock(mutex_);
     tokens_.push_back(token);
+    listener = listener_;
   }
   ready_.notify_all();
+  if (listener) (*listener)();
 }
 
 void GenerationStream::finish(std::optional<Error> error) {
+  std::shared_ptr<const std::function<void()>> listener;
   {
     std::lock_guard lock(mutex_);
     finished_ = true;
     error_ = std::move(error);
+    listener = listener_;
   }
   ready_.notify_all();
+  if (listener) (*listener)();
 }
 
 struct InferenceSession::Impl {

@@ -40,6 +40,15 @@ class GenerationStream {
   // Waits for the next new token; nullopt once the request ended (error()
   // says whether it failed).
   std::optional<uint8_t> next();
+  // Without waiting: the next token if one is there; nullopt otherwise (done()
+  // then says whether the request ended).
+  std::optional<uint8_t> try_next();
+  // The request ended and every token was taken.
+  bool done() const;
+  // `fn` runs after each new token and when the request ends, on the decode
+  // loop's thread and outside the stream's lock: keep it short (it delays the
+  // step), e.g. post the work elsewhere. An empty `fn` removes the listener.
+  void set_listener(std::function<void()> fn);
   // Ends the request: it leaves the batch before the next decoding step.
   void cancel();
   bool cancelled() const;
@@ -56,6 +65,7 @@ class GenerationStream {
   bool finished_ = false;
   bool cancelled_ = false;
   std::optional<Error> error_;
+  std::shared_ptr<const std::function<void()>> listener_;
 };
 
 class InferenceSession {

@@ -48,6 +48,7 @@ class LogPump : public std::enable_shared_from_this<LogPump> {
         out_(std::move(out)) {}
 
   void next() {
+    if (!out_->open()) return;  // The scheduler (its client) left: stop following.
     std::string chunk = read_at(path_, offset_);
     if (chunk.empty()) {
       // Whether the task ended is asked before the last read, so no byte written

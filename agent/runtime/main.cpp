@@ -41,6 +41,7 @@ struct Options {
   std::string sysfs_root = "/sys", run_as, log_level = "info";
   std::string isolation = "auto", cgroup_root = "/sys/fs/cgroup", cgroup_subtree = "tessel", dev_root = "/dev";
   int64_t task_pids_max = 32768;
+  int64_t log_cap_mib = 1024;
   double heartbeat_interval = 0;
   size_t log_max_connections = 4096;
   bool log_max_connections_given = false;
@@ -148,6 +149,7 @@ int agent_main(const Options& o) {
                                    run_as ? std::optional(run_as->home) : std::nullopt);
   tcfg.run_as = run_as;
   tcfg.isolation = isolation->get();
+  tcfg.log_cap_bytes = o.log_cap_mib << 20;
   TaskManager tasks(dir, launcher, tcfg);
   tasks.load();
   tasks.sweep_cgroups();  // Running tasks keep theirs: their supervisors own them.
@@ -243,6 +245,10 @@ int main(int argc, char** argv) {
   app.add_option("--task-pids-max", o.task_pids_max, "Most processes and threads of one task (0: no limit)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{4194304}));
+  app.add_option("--log-cap-mib", o.log_cap_mib,
+                 "MiB of output kept per rank; past it the rest is dropped with a marker line (0: no cap)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   app.add_option("--run-as", o.run_as,
                  "Run tasks as this user; required when the agent runs as root (--run-as root: on purpose)");
   app.add_option("--heartbeat-interval", o.heartbeat_interval, "Seconds between heartbeats (default: scheduler's)")

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tessel/agent/durable_file.hpp"
+#include "tessel/agent/log_cap.hpp"
 #include "tessel/base/env_block.hpp"
 #include "tessel/agent/proc_info.hpp"
 #include "tessel/agent/task_events.hpp"
@@ -374,15 +375,28 @@ int run_supervisor(const std::string& dir) {
     grace_end = kill_at;
   };
 
+  // Logs past the cap are cut back at every look (at least once a second) and at the end.
+  std::vector<int> capped;
+  auto cap_logs = [&] {
+    if (plan->log_cap_bytes <= 0) return;
+    for (size_t i = 0; i < plan->ranks.size(); ++i)
+      if (enforce_log_cap(plan->ranks[i].log_path, plan->log_cap_bytes) &&
+          std::find(capped.begin(), capped.end(), static_cast<int>(i)) == capped.end()) {
+        spdlog::warn("supervisor: rank {}'s output passed the log cap of {} bytes: the rest is dropped", i,
+                     plan->log_cap_bytes);
+        capped.push_back(static_cast<int>(i));
+      }
+  };
   size_t live = ranks.size();
   while (live > 0) {
+    cap_logs();
     auto now = Clock::now();
     if (limit && now >= *limit) stop("time limit exceeded (" + std::to_string(plan->time_limit_s) + " s)");
     if (kill_at && now >= *kill_at) {
       signal_groups(ranks, SIGKILL);
       kill_at = now + std::chrono::hours(24);
     }
-    auto next = now + std::chrono::seconds(5);
+    auto next = now + (plan->log_cap_bytes > 0 ? std::chrono::seconds(1) : std::chrono::seconds(5));
     if (limit && !kill_at) next = std::min(next, *limit);
     if (kill_at) next = std::min(next, *kill_at);
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(next - now);
@@ -413,7 +427,11 @@ int run_supervisor(const std::string& dir) {
   }
   const TaskUsage usage = cgroup.finish();  // Whatever they left behind dies here.
   const int64_t memory_limit = plan->cgroup ? plan->cgroup->memory_limit_mib : 0;
-  return finish(dir, with_usage(summarize(ranks, why), ranks, usage, memory_limit), agent);
+  cap_logs();
+  TaskResult result = with_usage(summarize(ranks, why), ranks, usage, memory_limit);
+  std::sort(capped.begin(), capped.end());
+  result.logs_capped = std::move(capped);
+  return finish(dir, std::move(result), agent);
 }
 
 }  // namespace tessel::agent

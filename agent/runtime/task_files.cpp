@@ -34,6 +34,7 @@ std::string serialize(const LaunchPlan& p) {
   if (p.uid) j["uid"] = *p.uid;
   if (p.gid) j["gid"] = *p.gid;
   if (p.cgroup) j["cgroup"] = to_json(*p.cgroup);
+  if (p.log_cap_bytes > 0) j["log_cap_bytes"] = p.log_cap_bytes;
   return j.dump();
 }
 
@@ -46,6 +47,8 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
     p.kill_grace_s = api::json_int_at<int64_t>(j, "kill_grace_s");
     p.user = j.value("user", "");
     p.workdir_as_user = j.value("workdir_as_user", true);
+    p.log_cap_bytes = api::json_int_or<int64_t>(j, "log_cap_bytes", 0);
+    if (p.log_cap_bytes < 0) return Error::invalid("launch.json: log_cap_bytes: must not be negative", "log_cap_bytes");
     if (j.contains("uid")) p.uid = api::json_int_at<int>(j, "uid");
     if (j.contains("gid")) p.gid = api::json_int_at<int>(j, "gid");
     if (j.contains("cgroup")) {
@@ -93,6 +96,7 @@ std::string serialize(const TaskResult& r) {
   if (r.signal) j["signal"] = *r.signal;
   if (r.cpu_seconds) j["cpu_seconds"] = *r.cpu_seconds;
   if (r.max_rss_mib) j["max_rss_mib"] = *r.max_rss_mib;
+  if (!r.logs_capped.empty()) j["logs_capped"] = r.logs_capped;
   return j.dump();
 }
 
@@ -120,6 +124,7 @@ Result<TaskResult> parse_task_result(const std::string& text) {
       r.max_rss_mib = api::json_int_at<int64_t>(j, "max_rss_mib");
       if (*r.max_rss_mib < 0) return Error::invalid("result.json: max_rss_mib: must not be negative", "max_rss_mib");
     }
+    if (j.contains("logs_capped")) r.logs_capped = j["logs_capped"].get<std::vector<int>>();
     return r;
   });
 }

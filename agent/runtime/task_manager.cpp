@@ -20,6 +20,7 @@ api::TaskReport make_report(const TaskSnapshot& t, bool supervisor_alive, int64_
     r.message = t.result->message;
     r.cpu_seconds = t.result->cpu_seconds;
     r.max_rss_mib = t.result->max_rss_mib;
+    r.logs_capped = t.result->logs_capped;
   } else if (supervisor_alive ||
              (unrecorded.empty() && !t.supervisor && now_unix_ms - t.started_unix_ms < launch_grace_ms)) {
     r.state = api::TaskState::running;  // Or its supervisor is still starting.
@@ -45,6 +46,7 @@ Result<LaunchPlan> make_launch_plan(const api::Assignment& a, const api::NodeInv
   p.workdir_as_user = !a.spec.workdir.empty();
   p.time_limit_s = a.spec.time_limit_s.value_or(0);
   p.kill_grace_s = a.spec.kill_grace_s.value_or(api::kDefaultKillGraceS);
+  p.log_cap_bytes = cfg.log_cap_bytes;
   if (cfg.run_as) {
     p.uid = cfg.run_as->uid;
     p.gid = cfg.run_as->gid;

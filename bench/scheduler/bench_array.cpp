@@ -1,6 +1,9 @@
-// bench_array [COUNT [NODES]]: the cost of one job array of COUNT elements (default
-// 10,000) in the scheduler's ClusterState, on a SQLite file with --sync full (fsynced)
-// in a temp dir: the submission (one write of COUNT + 1 jobs, answered once it is on
+// bench_array [COUNT [NODES [SPEC_KIB]]]: the cost of one job array of COUNT elements
+// (default 10,000) in the scheduler's ClusterState, on a SQLite file with --sync full
+// (fsynced) in a temp dir. First, an array whose spec carries SPEC_KIB KiB of env
+// (default 240, near the 256 KiB cap): its submission's time, and how much the
+// process's memory (VmRSS) and the database grow (elements share the parent's spec).
+// Then the submission (one write of COUNT + 1 jobs, answered once it is on
 // disk), then scheduling passes with the array pending on NODES idle 8-card nodes
 // (default 100): once with parallel 8 (the limit keeps all but 8 out of the
 // allocator's queue), once without a limit, 8 cards an element, on nodes half full
@@ -9,6 +12,8 @@
 // see RESULTS.md.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -25,6 +30,25 @@ using namespace tessel::scheduler;
 using Steady = std::chrono::steady_clock;
 
 double ms_since(Steady::time_point t0) { return std::chrono::duration<double, std::milli>(Steady::now() - t0).count(); }
+
+double rss_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
+double file_mib(const std::string& path) {
+  double n = 0;
+  for (const char* suffix : {"", "-wal"}) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path + suffix, ec);
+    if (!ec) n += static_cast<double>(size) / (1024.0 * 1024.0);
+  }
+  return n;
+}
+
 
 void add_nodes(ClusterState& state, int nodes) {
   for (int n = 0; n < nodes; ++n) {
@@ -62,13 +86,36 @@ void time_passes(ClusterState& state, int passes, const char* what) {
               benchkit::percentile(ms, 100), passes);
 }
 
+// COUNT elements of a spec with `kib` KiB of env: submission time, memory and database growth.
+int big_spec(const benchkit::TempDir& dir, int count, int kib) {
+  std::printf("array of %d, a spec of %d KiB (env):\n", count, kib);
+  const std::string db = dir.str("big.db");
+  auto store = open_sqlite_store(db);
+  if (!store.ok()) return std::fprintf(stderr, "%s\n", store.error().message.c_str()), 1;
+  ClusterState state(**store, system_clock(), StateOptions{});
+  if (!state.restore().ok()) return 1;
+  api::JobSpec spec = array_spec(count, 8, 1);
+  for (int i = 0; i < kib / 4; ++i) spec.env["V" + std::to_string(i)] = std::string(4096, 'x');
+  const double rss0 = rss_mib(), db0 = file_mib(db);
+  const auto t0 = Steady::now();
+  const double c0 = benchkit::process_cpu_ms();
+  if (auto p = state.submit(spec, "bench"); !p.ok())
+    return std::fprintf(stderr, "submit: %s\n", p.error().message.c_str()), 1;
+  std::printf("  submission (one write of %d jobs, fsynced):       %.1f ms (CPU %.1f ms)\n", count + 1, ms_since(t0),
+              benchkit::process_cpu_ms() - c0);
+  std::printf("  memory (VmRSS) grew %.1f MiB, the database %.1f MiB\n", rss_mib() - rss0, file_mib(db) - db0);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int count = argc > 1 ? std::stoi(argv[1]) : 10'000;
   const int nodes = argc > 2 ? std::stoi(argv[2]) : 100;
+  const int spec_kib = argc > 3 ? std::stoi(argv[3]) : 240;
   spdlog::set_level(spdlog::level::warn);
   const benchkit::TempDir dir("tessel-bench-array");
+  if (int rc = big_spec(dir, count, spec_kib); rc != 0) return rc;
   {
     std::printf("array of %d, parallel 8, %d idle nodes:\n", count, nodes);
     auto store = open_sqlite_store(dir.str("limited.db"));

@@ -37,7 +37,7 @@ void print(const char* what, std::vector<double> us, double cpu) {
 // Every job on `node` by the assignments its long poll would get.
 std::vector<api::Assignment> assignments_of(ClusterState& state, const std::string& node) {
   std::vector<api::Assignment> out;
-  auto w = state.watch_desired(node, -1, [&](const api::DesiredState& d) { out = d.assignments; });
+  auto w = state.watch_desired(node, -1, [&](const Result<api::DesiredState>& d) { out = d->assignments; });
   if (!w.ok()) std::fprintf(stderr, "watch %s: %s\n", node.c_str(), w.error().message.c_str());
   return out;
 }

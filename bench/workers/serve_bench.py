@@ -36,7 +36,9 @@ def post(port, body):
 
 def serve(infer, ckpt, max_batch, threads):
     p = subprocess.Popen([infer, "--checkpoint", ckpt, "--serve", "--port", "0", "--threads", str(threads),
-                          "--device", "cpu", "--max-batch", str(max_batch), "--max-queue", "1024"],
+                          "--device", "cpu", "--max-batch", str(max_batch), "--max-queue", "1024",
+                          # The prompts may pass the (small) context: only its window is read.
+                          "--max-prompt-tokens", "4096"],
                          stdout=subprocess.PIPE, text=True)
     port = json.loads(p.stdout.readline())["port"]
     ready = json.loads(p.stdout.readline())

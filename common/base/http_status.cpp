@@ -7,7 +7,7 @@ namespace tessel {
 
 namespace {
 
-constexpr std::array<std::pair<ErrorCode, int>, 10> kStatuses{{
+constexpr std::array<std::pair<ErrorCode, int>, 11> kStatuses{{
     {ErrorCode::invalid_argument, 400},
     {ErrorCode::unauthenticated, 401},
     {ErrorCode::permission_denied, 403},
@@ -17,6 +17,7 @@ constexpr std::array<std::pair<ErrorCode, int>, 10> kStatuses{{
     {ErrorCode::unavailable, 503},
     {ErrorCode::method_not_allowed, 405},
     {ErrorCode::request_header_fields_too_large, 431},
+    {ErrorCode::resource_exhausted, 429},
     {ErrorCode::internal, 500},
 }};
 

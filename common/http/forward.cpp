@@ -65,6 +65,15 @@ class Forward : public std::enable_shared_from_this<Forward> {
     r.content_type = ct.empty() ? "text/plain" : std::string(ct);
     r.stream = [self = shared_from_this()](std::shared_ptr<BodyStream> out) {
       self->out_ = std::move(out);
+      // The client left: close the upstream now, not at its next byte (a followed log
+      // may stay silent for hours), which ends the pump and frees the agent's side too.
+      self->out_->on_close([weak = std::weak_ptr<Forward>(self)] {
+        if (auto f = weak.lock())
+          asio::post(f->stream_.get_executor(), [f] {
+            error_code ignored;
+            f->stream_.socket().close(ignored);
+          });
+      });
       self->pump();
     };
     reply_(std::move(r));
@@ -108,7 +117,7 @@ class Forward : public std::enable_shared_from_this<Forward> {
   std::string host_;
   int port_;
   std::string target_;
-  ForwardOptions opts_;
+  ForwardOptions opts_;  // Its `hold` lives as long as the forward.
   Reply reply_;
   std::shared_ptr<BodyStream> out_;
 };

@@ -4,6 +4,9 @@
 // once the answer is written, so pipelined requests are answered in order.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <utility>
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
@@ -28,6 +31,15 @@ using tcp = asio::ip::tcp;
 using beast::error_code;
 
 // ---------------------------------------------------------------- connections
+
+namespace {
+// A header value without the spaces and tabs around it.
+std::string_view trim_ows(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+}  // namespace
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -62,7 +74,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Called on the strand by Reply.
   void respond(Response r);
   bool running() const { return srv_.running->load(); }
+  bool gone() const { return gone_.load(); }
   auto executor() { return stream_.get_executor(); }
+  // On the strand: Reply::on_client_gone for request number `request` (served_).
+  void watch_reply(size_t request, std::function<void()> fn);
+  size_t served() const { return served_; }
 
  private:
   friend class ChunkStream;
@@ -71,11 +87,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_head();
   void on_head(error_code ec);
   void read_body();
+  // Why the request head frames its body in a way this server does not read, or
+  // breaks HTTP/1.1's rules for a head; "" when it is fine.
+  static std::string unsupported_framing(const bhttp::request_header<>& req);
   void dispatch();
   void fail_request(const Error& err);
   void write_and_continue(std::shared_ptr<bhttp::response<bhttp::string_body>> res);
   void after_response(bool keep_alive);
   void start_stream(Response r);
+  // While a body streams: notices at once when the client closes or resets its end.
+  void watch_client();
   void close();
   void linger();
   void on_error(error_code ec, const char* what);
@@ -88,9 +109,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   size_t served_ = 0;
+  size_t answered_ = 0;  // served_ when respond() last ran.
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool closed_ = false;
+  std::atomic<bool> gone_{false};                      // closed_, for other threads.
+  std::vector<std::function<void()>> close_handlers_;  // BodyStream::on_close.
+  std::vector<std::function<void()>> reply_handlers_;  // Reply::on_client_gone, until the answer.
+  bool streaming_ = false;
+  bool awaiting_reply_ = false;  // A handler watches for the client to leave before it answers.
+  bool watching_ = false;        // watch_client()'s peek is pending.
+  char peeked_ = 0;              // Where it peeks.
   std::string remote_;
   std::chrono::steady_clock::time_point linger_deadline_{};
   size_t lingered_ = 0;
@@ -98,6 +127,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 struct Reply::State {
   std::shared_ptr<Connection> conn;
+  size_t request = 0;  // conn->served() when the request was dispatched.
   std::atomic<bool> answered{false};
   std::vector<Header> extra_headers;  // add_header(): set before the Reply is handed on.
   ~State() {
@@ -111,7 +141,21 @@ struct Reply::State {
   }
 };
 
-Reply::Reply(std::shared_ptr<Connection> conn) : state_(std::make_shared<State>()) { state_->conn = std::move(conn); }
+Reply::Reply(std::shared_ptr<Connection> conn) : state_(std::make_shared<State>()) {
+  state_->request = conn->served();  // Made on the connection's strand, by dispatch().
+  state_->conn = std::move(conn);
+}
+
+void Reply::on_client_gone(std::function<void()> fn) const {
+  if (!state_ || state_->answered.load()) return;
+  auto conn = state_->conn;
+  if (!conn->running()) return;
+  asio::post(conn->executor(), [conn, request = state_->request, fn = std::move(fn)]() mutable {
+    conn->watch_reply(request, std::move(fn));
+  });
+}
+
+bool Reply::client_gone() const { return state_ && state_->conn->gone(); }
 
 void Reply::add_header(Header h) {
   if (state_) state_->extra_headers.push_back(std::move(h));
@@ -139,9 +183,38 @@ void Connection::on_error(error_code ec, const char* what) {
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
+  gone_ = true;
   error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.close();
+  for (auto& fn : std::exchange(close_handlers_, {})) fn();
+  for (auto& fn : std::exchange(reply_handlers_, {})) fn();
+}
+
+void Connection::watch_reply(size_t request, std::function<void()> fn) {
+  if (closed_) return fn();
+  if (request != served_ || answered_ == served_) return;  // Answered already.
+  awaiting_reply_ = true;
+  reply_handlers_.push_back(std::move(fn));
+  watch_client();
+}
+
+void Connection::watch_client() {
+  if (watching_) return;  // The pending peek goes on watching.
+  watching_ = true;
+  // A peeking receive rather than a wait for readability: it looks at once, so a client
+  // that left before the watch began is seen too, then waits. It ends with a byte (the
+  // client sent its next request early: left for after the answer), an end of file (the
+  // client closed its end) or an error (it reset).
+  stream_.socket().async_receive(
+      asio::buffer(&peeked_, 1), tcp::socket::message_peek, [self = shared_from_this()](error_code ec, size_t n) {
+        self->watching_ = false;
+        if (self->closed_ || !(self->streaming_ || self->awaiting_reply_) || ec == asio::error::operation_aborted)
+          return;
+        if (!ec && n > 0) return;
+        spdlog::debug("{}: {} left before its answer ended", self->srv_.opts.name, self->remote_);
+        self->close();
+      });
 }
 
 void Connection::read_next() {
@@ -186,6 +259,10 @@ void Connection::on_head(error_code ec) {
   if (lengths > 1) return fail_request(Error::invalid("bad request: more than one Content-Length"));
   if (lengths == 1 && req.count(bhttp::field::transfer_encoding))
     return fail_request(Error::invalid("bad request: both Content-Length and Transfer-Encoding"));
+  // A body framed any other way than by `chunked` alone (gzip, "xchunked", "chunked,
+  // identity") cannot be read: answering and then reading on would take that body
+  // for the next request (RFC 9112 6.3). fail_request() closes the connection.
+  if (auto framing = unsupported_framing(req); !framing.empty()) return fail_request(Error::invalid(framing));
   if (auto cl = parser_->content_length(); cl && *cl > lim.max_body_bytes)
     return fail_request(Error::too_large("request body exceeds " + std::to_string(lim.max_body_bytes) + " bytes"));
   if (parser_->is_done()) return dispatch();
@@ -199,6 +276,20 @@ void Connection::on_head(error_code ec) {
     return;
   }
   read_body();
+}
+
+std::string Connection::unsupported_framing(const bhttp::request_header<>& req) {
+  size_t codings = 0;
+  for (auto it = req.find(bhttp::field::transfer_encoding);
+       it != req.end() && it->name() == bhttp::field::transfer_encoding; ++it) {
+    if (++codings > 1 || !iequals(trim_ows(std::string_view(it->value().data(), it->value().size())), "chunked"))
+      return "bad request: Transfer-Encoding other than chunked alone";
+  }
+  if (codings > 0 && req.version() < 11) return "bad request: Transfer-Encoding in an HTTP/1.0 request";
+  // HTTP/1.1 requires Host (RFC 9112 3.2); a request without it is malformed.
+  if (req.version() >= 11 && req.count(bhttp::field::host) != 1)
+    return "bad request: an HTTP/1.1 request needs exactly one Host header";
+  return "";
 }
 
 void Connection::read_body() {
@@ -266,6 +357,9 @@ void Connection::dispatch() {
 
 void Connection::respond(Response r) {
   if (closed_) return;
+  answered_ = served_;
+  awaiting_reply_ = false;  // Answered: a client that leaves now is the answer's writer's business.
+  reply_handlers_.clear();
   if (r.close) keep_alive_ = false;
   if (r.stream) return start_stream(std::move(r));
   auto res = std::make_shared<bhttp::response<bhttp::string_body>>(static_cast<bhttp::status>(r.status), version_);
@@ -315,6 +409,15 @@ void Connection::linger() {
 class ChunkStream final : public BodyStream {
  public:
   ChunkStream(std::shared_ptr<Connection> conn, bool chunked) : conn_(std::move(conn)), chunked_(chunked) {}
+  bool open() const override { return !conn_->gone_.load() && conn_->running(); }
+
+  void on_close(std::function<void()> fn) override {
+    asio::post(conn_->executor(), [c = conn_, fn = std::move(fn)]() mutable {
+      if (c->closed_) return fn();
+      c->close_handlers_.push_back(std::move(fn));
+    });
+  }
+
   ~ChunkStream() override {
     if (!finished_.exchange(true) && conn_->running())
       asio::post(conn_->executor(), [c = conn_] { c->close(); });  // Dropped mid-body: the client sees a cut stream.
@@ -346,6 +449,8 @@ class ChunkStream final : public BodyStream {
     if (finished_.exchange(true) || !conn_->running()) return;
     asio::post(conn_->executor(), [c = conn_, chunked = chunked_] {
       if (c->closed_) return;
+      c->streaming_ = false;
+      c->close_handlers_.clear();  // Ended: nothing to stop any more.
       if (!chunked) return c->after_response(false);
       auto last = std::make_shared<bhttp::chunk_last<bhttp::chunk_crlf>>();
       c->stream_.expires_after(c->srv_.opts.limits.write_timeout);
@@ -377,6 +482,8 @@ void Connection::start_stream(Response r) {
       [self = shared_from_this(), res, sr, chunked, producer = std::move(r.stream)](error_code ec, size_t) {
         if (ec) return self->on_error(ec, "stream head");
         self->stream_.expires_never();
+        self->streaming_ = true;
+        self->watch_client();
         producer(std::make_shared<ChunkStream>(self, chunked));
       });
 }

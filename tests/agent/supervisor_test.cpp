@@ -11,6 +11,7 @@
 
 #include "tessel/agent/durable_file.hpp"
 #include "tessel/agent/launcher.hpp"
+#include "tessel/agent/log_cap.hpp"
 #include "tessel/agent/proc_info.hpp"
 #include "tessel/agent/state_dir.hpp"
 #include "tessel/agent/task_events.hpp"
@@ -107,6 +108,49 @@ TEST_F(SupervisorTest, RecordsExitCodeAppendsLogsAndUsesWorkdirAndEnv) {
   EXPECT_NE(l.find(dir.task_dir("a.0.0")), std::string::npos) << l;
   auto s = dir.load("a.0.0");
   ASSERT_TRUE(s->supervisor);
+}
+
+// A rank that prints past the per-rank log cap keeps the cap's worth and a marker;
+// the rest is dropped, and the result names the rank. Another rank under it is left whole.
+TEST_F(SupervisorTest, OutputPastTheLogCapIsDroppedWithAMarker) {
+  constexpr int64_t kCap = 64 * 1024;
+  start("cap.0.0", {"sh", "-c", "if [ $R = 0 ]; then head -c 1000000 /dev/zero | tr '\\0' x; else echo small; fi"}, 0,
+        1, 2, [](LaunchPlan& p) { p.log_cap_bytes = kCap; });
+  auto r = wait_result("cap.0.0");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(r->logs_capped, std::vector<int>{0});
+  const std::string big = log("cap.0.0");
+  const std::string marker = log_cap_marker(kCap);
+  EXPECT_EQ(big.size(), static_cast<size_t>(kCap) + marker.size());
+  EXPECT_EQ(big.substr(0, 10), "xxxxxxxxxx");
+  EXPECT_EQ(big.substr(kCap), marker);
+  EXPECT_NE(marker.find("log cap of 64 KiB"), std::string::npos) << marker;
+  std::ifstream second(dir.log_path("cap.0.0", 1));
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(second), {}), "small\n");
+}
+
+TEST(LogCap, CutsOnceThenKeepsTheCapAndTheMarker) {
+  testkit::TempDir tmp("tessel-log-cap");
+  const std::string path = tmp.str("rank.log");
+  std::ofstream(path) << std::string(5000, 'a');
+  EXPECT_FALSE(enforce_log_cap(path, 8000));  // Under the cap: untouched.
+  EXPECT_FALSE(enforce_log_cap(path, 0));
+  EXPECT_FALSE(enforce_log_cap(tmp.str("missing.log"), 10));
+  EXPECT_TRUE(enforce_log_cap(path, 1000));
+  const std::string marker = log_cap_marker(1000);
+  EXPECT_NE(marker.find("1000 bytes"), std::string::npos);
+  auto read = [&] {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(read(), std::string(1000, 'a') + marker);
+  std::ofstream(path, std::ios::app) << std::string(3000, 'b');  // Written since.
+  EXPECT_TRUE(enforce_log_cap(path, 1000));
+  EXPECT_EQ(read(), std::string(1000, 'a') + marker);
+  EXPECT_TRUE(enforce_log_cap(path, 1000));  // Nothing new: still cut, unchanged.
+  EXPECT_EQ(read(), std::string(1000, 'a') + marker);
+  EXPECT_NE(log_cap_marker(int64_t{1024} << 20).find("1024 MiB"), std::string::npos);
 }
 
 TEST_F(SupervisorTest, SupervisorIsDetachedFromUs) {

@@ -153,6 +153,23 @@ TEST(IsolationFields, TaskReportUsageRoundTripsAndIsAbsentWhenUnknown) {
   EXPECT_FALSE(task_report_from_json(bad));
 }
 
+// Local ranks whose output passed the node's log cap: absent when none, checked.
+TEST(TaskReportFields, LogsCappedRoundTripsAndIsChecked) {
+  TaskReport r{"j-1.0.0", TaskState::exited, 0, std::nullopt, "", 0};
+  EXPECT_FALSE(to_json(r).contains("logs_capped"));
+  r.logs_capped = {0, 3};
+  auto back = task_report_from_json(to_json(r));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->logs_capped, (std::vector<int>{0, 3}));
+  for (const json& bad : {json(1), json({-1}), json({4096}), json({"0"}), json({1.5})}) {
+    json j = to_json(r);
+    j["logs_capped"] = bad;
+    auto refused = task_report_from_json(j);
+    ASSERT_FALSE(refused) << bad.dump();
+    EXPECT_EQ(refused.error().field, "logs_capped");
+  }
+}
+
 TEST(IsolationFields, JobSpecCpusAndMemoryAreCheckedAndRoundTrip) {
   auto parsed = parse_job_spec(json{{"command", {"x"}}, {"cpus", 4}, {"memory_mib", 4096}});
   ASSERT_TRUE(parsed.spec) << parsed.error->message;

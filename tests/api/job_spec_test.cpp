@@ -405,6 +405,23 @@ TEST(Project, ParsesDefaultsAndRoundTrips) {
   EXPECT_EQ(bad.error->message, "quotas.X.guaranteed: must not exceed max");
 }
 
+// A project's own limit of jobs not yet ended per user: round trips, absent when unset,
+// and anything but an integer 1..100,000,000 (or null) names the field.
+TEST(Project, MaxActiveJobsPerUser) {
+  auto p = tessel::api::parse_project(json{{"name", "vision"}, {"max_active_jobs_per_user", 500}});
+  ASSERT_TRUE(p.project) << p.error->message;
+  EXPECT_EQ(p.project->max_active_jobs_per_user, 500);
+  EXPECT_EQ(tessel::api::to_json(*p.project)["max_active_jobs_per_user"], 500);
+  auto none = tessel::api::parse_project(json{{"name", "vision"}, {"max_active_jobs_per_user", nullptr}});
+  ASSERT_TRUE(none.project);
+  EXPECT_FALSE(tessel::api::to_json(*none.project).contains("max_active_jobs_per_user"));
+  for (const json& bad : {json(0), json(-3), json(1.5), json("10"), json(int64_t{100'000'001})}) {
+    auto r = tessel::api::parse_project(json{{"name", "v"}, {"max_active_jobs_per_user", bad}});
+    ASSERT_TRUE(r.error) << bad.dump();
+    EXPECT_EQ(r.error->field, "max_active_jobs_per_user") << bad.dump();
+  }
+}
+
 TEST(JobSpec, DriverVersionConstraint) {
   auto r = parse_job_spec(json{{"command", {"true"}}, {"driver_version", "1.17.0"}});
   ASSERT_TRUE(r.spec) << r.error->message;

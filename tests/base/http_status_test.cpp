@@ -9,7 +9,8 @@ constexpr ErrorCode kAll[] = {ErrorCode::internal,           ErrorCode::invalid_
                               ErrorCode::unauthenticated,    ErrorCode::permission_denied,
                               ErrorCode::not_found,          ErrorCode::conflict,
                               ErrorCode::payload_too_large,  ErrorCode::unavailable,
-                              ErrorCode::method_not_allowed, ErrorCode::request_header_fields_too_large};
+                              ErrorCode::method_not_allowed, ErrorCode::request_header_fields_too_large,
+                              ErrorCode::resource_exhausted};
 
 TEST(HttpStatus, EachCodeHasItsStatusAndBack) {
   EXPECT_EQ(http_status_of(ErrorCode::invalid_argument), 400);
@@ -21,6 +22,7 @@ TEST(HttpStatus, EachCodeHasItsStatusAndBack) {
   EXPECT_EQ(http_status_of(ErrorCode::unavailable), 503);
   EXPECT_EQ(http_status_of(ErrorCode::method_not_allowed), 405);
   EXPECT_EQ(http_status_of(ErrorCode::request_header_fields_too_large), 431);
+  EXPECT_EQ(http_status_of(ErrorCode::resource_exhausted), 429);
   EXPECT_EQ(http_status_of(ErrorCode::internal), 500);
   for (ErrorCode c : kAll) {
     EXPECT_EQ(error_code_of_http_status(http_status_of(c)), c) << to_string(c);

@@ -70,9 +70,10 @@ TEST(ErrorBody, CodeFromTheEnvelopeElseTheStatus) {
   EXPECT_EQ(error_code_of(405, "invalid_argument"), ErrorCode::invalid_argument);
   EXPECT_EQ(error_code_of(405, "method_not_allowed"), ErrorCode::method_not_allowed);
   EXPECT_EQ(error_code_of(500, "internal"), ErrorCode::internal);
-  for (auto c : {ErrorCode::internal, ErrorCode::invalid_argument, ErrorCode::unauthenticated,
-                 ErrorCode::permission_denied, ErrorCode::not_found, ErrorCode::conflict, ErrorCode::payload_too_large,
-                 ErrorCode::unavailable, ErrorCode::method_not_allowed, ErrorCode::request_header_fields_too_large})
+  for (auto c :
+       {ErrorCode::internal, ErrorCode::invalid_argument, ErrorCode::unauthenticated, ErrorCode::permission_denied,
+        ErrorCode::not_found, ErrorCode::conflict, ErrorCode::payload_too_large, ErrorCode::unavailable,
+        ErrorCode::method_not_allowed, ErrorCode::request_header_fields_too_large, ErrorCode::resource_exhausted})
     EXPECT_EQ(error_code_of(418, to_string(c)), c) << to_string(c);
   // No code, or one this build does not know: the status decides (tessel::error_code_of_http_status).
   EXPECT_EQ(error_code_of(400, ""), ErrorCode::invalid_argument);

@@ -493,10 +493,23 @@ TEST_F(CliBinary, ProjectCommandsSendTheProjectAndPrintIt) {
   EXPECT_NE(r.out.find("0.25"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2.0"), std::string::npos) << r.out;  // Card-hours.
 
-  api.on("GET", "/v1/projects/vision", 200, vision.dump());
+  json shown = vision;
+  shown["max_active_jobs_per_user"] = 500;
+  shown["limits"] = {{"max_active_jobs_per_user", 500}, {"max_active_jobs", 0}, {"max_array_size", 10000}};
+  shown["active_jobs"] = 12;
+  api.on("GET", "/v1/projects/vision", 200, shown.dump());
   r = run_tessel(with_server({"project", "show", "vision"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Shares:      2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Limits:      12 jobs not yet ended; per user at most 500 (project: 500), all users no "
+                       "limit; arrays up to 10000"),
+            std::string::npos)
+      << r.out;
+
+  api.on("PUT", "/v1/projects/vision", 200, vision.dump());
+  r = run_tessel(with_server({"project", "set", "vision", "--max-active-jobs-per-user", "500"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(api.requests().back().body)["max_active_jobs_per_user"], 500);
 
   api.on("DELETE", "/v1/projects/vision", 409,
          R"({"error":{"code":"conflict","message":"project vision has job j-1 not yet ended"}})");

@@ -10,9 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
+#include <future>
 #include <thread>
+#include <vector>
 
 #include "tessel/http/server.hpp"
 
@@ -118,6 +121,27 @@ struct TestServer {
       };
       reply(std::move(res));
     });
+    // Streams nothing until its client leaves, and tells when that is.
+    r.add("GET", "/silent", [this](Request&, Reply reply) {
+      Response res;
+      res.content_type = "text/plain";
+      res.stream = [this](std::shared_ptr<BodyStream> out) {
+        out->on_close([this, out] { left.set_value(out->open()); });
+        out->write("started\n", [](bool) {});
+      };
+      reply(std::move(res));
+    });
+    // Answers only when the test says (a long computation), and tells when its client left.
+    r.add("GET", "/pending", [this](Request&, Reply reply) {
+      reply.on_client_gone([this, reply] { gone.set_value(reply.client_gone()); });
+      pending = reply;
+      pending_in.set_value();
+    });
+    // Watches for its client, but answers soon: the watch ends with the answer.
+    r.add("GET", "/watched", [this](Request&, Reply reply) {
+      reply.on_client_gone([this] { ++gone_calls; });
+      server->after(20ms, [reply] { reply(json_response(200, R"({"watched":true})")); });
+    });
     r.add(
         "POST", "/blocking", [](Request&, Reply reply) { reply(json_response(200, "{}")); }, Exec::blocking);
     ServerOptions o;
@@ -131,6 +155,11 @@ struct TestServer {
   }
   std::unique_ptr<Server> server;
   int port = 0;
+  std::promise<bool> left;  // /silent's client left: whether its stream still said open.
+  std::promise<bool> gone;  // /pending's client left: whether its Reply said so.
+  std::promise<void> pending_in;
+  Reply pending;
+  std::atomic<int> gone_calls{0};
 };
 
 TEST(HttpServer, BodylessPostIsAnEmptyBody) {
@@ -254,6 +283,40 @@ TEST(HttpServer, SmugglingShapesAre400) {
   EXPECT_EQ(b.read_all(10s).rfind("HTTP/1.1 400", 0), 0u);
 }
 
+// A body framed any other way than by `chunked` alone, a bad chunk size or a
+// missing Host: one 400, then the connection closes, so the rest of the bytes (here
+// a whole second request) is never read as a request of its own (RFC 9112 6.3).
+TEST(HttpServer, FramingErrorsAre400AndCloseTheConnection) {
+  TestServer s;
+  const std::string smuggled = "GET /items/9 HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::vector<std::string> heads = {
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+      "POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+      "GET /items/1 HTTP/1.1\r\n\r\n",
+      "GET /items/1 HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+  };
+  for (const auto& head : heads) {
+    Raw c(s.port);
+    ASSERT_TRUE(c.send(head + smuggled));
+    bool closed = false;
+    const std::string out = c.read_all(10s, &closed);
+    EXPECT_EQ(out.rfind("HTTP/1.", 0), 0u) << head;
+    EXPECT_NE(out.find(" 400 "), std::string::npos) << head << out;
+    EXPECT_EQ(count(out, "\r\nContent-Length: "), 1) << "a second answer to " << head << out;
+    EXPECT_TRUE(closed) << head;
+  }
+  // What stays accepted: chunked in any case with spaces around, HTTP/1.0 without Host.
+  Raw ok(s.port);
+  ASSERT_TRUE(
+      ok.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:  Chunked \r\nConnection: close\r\n\r\n"
+              "3\r\nabc\r\n0\r\n\r\n"));
+  EXPECT_EQ(ok.read_all(10s).rfind("HTTP/1.1 200", 0), 0u);
+}
+
 TEST(HttpServer, ExpectContinueIsHonoured) {
   TestServer s;
   Raw c(s.port);
@@ -333,6 +396,76 @@ TEST(HttpServer, StreamedBodyIsChunked) {
   ASSERT_TRUE(old.send("GET /stream HTTP/1.0\r\n\r\n"));
   const auto out10 = old.read_all(10s);
   EXPECT_NE(out10.find("\r\n\r\nhello world"), std::string::npos) << out10;
+}
+
+// A client that leaves a streamed answer while nothing is written is seen at once:
+// the producer's on_close runs and the stream is no longer open.
+TEST(HttpServer, AStreamsProducerHearsAtOnceThatItsClientLeft) {
+  TestServer s;
+  auto left = s.left.get_future();
+  {
+    Raw c(s.port);
+    ASSERT_TRUE(c.send("GET /silent HTTP/1.1\r\nHost: x\r\n\r\n"));
+    EXPECT_NE(c.read_until("started", 1).find("started"), std::string::npos);
+  }
+  ASSERT_EQ(left.wait_for(10s), std::future_status::ready);
+  EXPECT_FALSE(left.get());
+  // The server serves on.
+  Raw d(s.port);
+  ASSERT_TRUE(d.send("GET /items/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  EXPECT_EQ(d.read_all(10s).rfind("HTTP/1.1 200", 0), 0u);
+}
+
+// A handler that answers late hears at once that its client left (a non-streamed
+// answer that takes long: the computation stops), and its late answer is dropped.
+TEST(HttpServer, AHandlerHearsThatItsClientLeftBeforeItAnswered) {
+  TestServer s;
+  auto gone = s.gone.get_future();
+  auto in = s.pending_in.get_future();
+  {
+    Raw c(s.port);
+    ASSERT_TRUE(c.send("GET /pending HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(in.wait_for(10s), std::future_status::ready);
+    EXPECT_FALSE(s.pending.client_gone());
+  }
+  ASSERT_EQ(gone.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(gone.get());
+  EXPECT_TRUE(s.pending.client_gone());
+  s.pending(json_response(200, "{}"));  // Dropped: the connection is closed.
+  Raw d(s.port);
+  ASSERT_TRUE(d.send("GET /items/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  EXPECT_EQ(d.read_all(10s).rfind("HTTP/1.1 200", 0), 0u);
+}
+
+// A client that sends its request and leaves at once, before the handler ran, is
+// seen too (its end closed before the watch began).
+TEST(HttpServer, AHandlerHearsOfAClientThatLeftBeforeTheWatchBegan) {
+  TestServer s;
+  auto gone = s.gone.get_future();
+  {
+    Raw c(s.port);
+    ASSERT_TRUE(c.send("GET /pending HTTP/1.1\r\nHost: x\r\n\r\n"));
+  }
+  ASSERT_EQ(gone.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(gone.get());
+}
+
+// Once answered, a watched request is not watched any more: the connection serves
+// its next request, and its client leaving later (or the server stopping) is no
+// business of the first handler.
+TEST(HttpServer, AWatchedReplyStopsWatchingWhenItAnswers) {
+  TestServer s;
+  {
+    Raw c(s.port);
+    ASSERT_TRUE(c.send("GET /watched HTTP/1.1\r\nHost: x\r\n\r\n"));
+    EXPECT_NE(c.read_until("}", 1).find("\"watched\":true"), std::string::npos);
+    ASSERT_TRUE(c.send("GET /watched HTTP/1.1\r\nHost: x\r\n\r\n"));
+    EXPECT_NE(c.read_until("}", 1).find("\"watched\":true"), std::string::npos);
+    ASSERT_TRUE(c.send("GET /items/3 HTTP/1.1\r\nHost: x\r\n\r\n"));
+    EXPECT_NE(c.read_until("}", 1).find("\"id\":\"3\""), std::string::npos);
+  }
+  s.server->stop();  // Joins the I/O threads: any handler still registered has run.
+  EXPECT_EQ(s.gone_calls.load(), 0);
 }
 
 TEST(HttpServer, BlockingHandlersRunOffTheIoThreads) {

@@ -80,6 +80,7 @@ class Cluster {
   std::vector<std::string> agent_args;  // Extra flags for the next start_agent().
   std::string api_token;                // Bearer token of the REST helpers ("": none).
   int port() const { return port_; }
+  pid_t scheduler_pid() const { return scheduler_.pid(); }
 
   // REST.
   nlohmann::json submit(const nlohmann::json& spec);  // Returns the job; asserts 201/200.

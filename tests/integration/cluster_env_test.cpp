@@ -4,6 +4,13 @@
 
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <future>
 #include <set>
 
@@ -145,6 +152,85 @@ TEST_F(ClusterEnv, ManyFollowersStreamALogToItsEnd) {
   auto r = h.Get(("/v1/jobs/" + job["id"].get<std::string>() + "/logs?offset=7").c_str());
   ASSERT_TRUE(r);
   EXPECT_EQ(r->body.rfind("line-2", 0), 0u) << r->body;
+}
+
+// Descriptors `pid` has open now.
+int open_fds(pid_t pid) {
+  int n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    ++n;
+  return n;
+}
+
+// A follower on a raw loopback socket: sends the request, reads the answer's head (and
+// what follows it for a moment), and leaves when destroyed, without reading to the end.
+class RawFollower {
+ public:
+  RawFollower(int port, const std::string& path) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return;
+    const std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::send(fd_, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) return;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (head_.find("\r\n\r\n") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      head_.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ~RawFollower() { ::close(fd_); }
+  RawFollower(const RawFollower&) = delete;
+  RawFollower& operator=(const RawFollower&) = delete;
+  // "HTTP/1.1 200 OK..." as far as it came.
+  const std::string& head() const { return head_; }
+
+ private:
+  int fd_ = -1;
+  std::string head_;
+};
+
+// Followers of a silent task that leave are torn down at once on the scheduler and
+// on the agent (their descriptors come back within seconds, not when the task ends),
+// and one user holds at most --max-follow-streams-per-user of them (429 past it).
+TEST(ClusterStreams, FollowersThatLeaveAreTornDownAndCappedPerUser) {
+  Cluster c;
+  c.scheduler_args = {"--max-follow-streams-per-user", "8"};
+  c.start_scheduler();
+  c.start_agent("n1");
+  auto job = c.submit({{"command", {"sleep", "120"}}, {"devices", 1}});
+  ASSERT_TRUE(c.wait_job(job["id"], {"running"}));
+  const std::string path = "/v1/jobs/" + job["id"].get<std::string>() + "/logs?follow=true";
+  const pid_t agent = c.agent("n1").pid();
+  const int sched_base = open_fds(c.scheduler_pid()), agent_base = open_fds(agent);
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    {
+      std::vector<std::unique_ptr<RawFollower>> followers;
+      for (int i = 0; i < 8; ++i) {
+        followers.push_back(std::make_unique<RawFollower>(c.port(), path));
+        ASSERT_EQ(followers.back()->head().rfind("HTTP/1.1 200", 0), 0u) << followers.back()->head();
+      }
+      // Each holds a connection on both sides now.
+      EXPECT_GE(open_fds(c.scheduler_pid()), sched_base + 8);
+      RawFollower ninth(c.port(), path);
+      EXPECT_EQ(ninth.head().rfind("HTTP/1.1 429", 0), 0u) << ninth.head();
+      EXPECT_NE(ninth.head().find("resource_exhausted"), std::string::npos) << ninth.head();
+    }  // All leave, the task still runs and prints nothing.
+    EXPECT_TRUE(eventually([&] { return open_fds(c.scheduler_pid()) <= sched_base + 1; }, 10s))
+        << open_fds(c.scheduler_pid()) << " descriptors, " << sched_base << " before";
+    EXPECT_TRUE(eventually([&] { return open_fds(agent) <= agent_base + 1; }, 10s))
+        << open_fds(agent) << " descriptors, " << agent_base << " before";
+  }
+  EXPECT_EQ(c.post("/v1/jobs/" + job["id"].get<std::string>() + "/cancel", json::object()), 200);
 }
 
 }  // namespace

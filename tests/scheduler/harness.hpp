@@ -119,15 +119,24 @@ struct Harness {
     return body(r);
   }
   // A long poll (wait_s 30) on its own connection and thread; the future holds the DesiredState JSON.
-  std::future<json> park_poll(const std::string& node, int64_t version) {
+  std::future<json> park_poll(const std::string& node, int64_t version, const std::string& token = "") {
     const int port = service->port();
-    return std::async(std::launch::async, [port, node, version] {
+    return std::async(std::launch::async, [port, node, version, headers = auth(token)] {
       httplib::Client c("127.0.0.1", port);
       c.set_read_timeout(60);
       auto r =
-          c.Get(("/v1/agent/nodes/" + node + "/assignments?version=" + std::to_string(version) + "&wait_s=30").c_str());
+          c.Get(("/v1/agent/nodes/" + node + "/assignments?version=" + std::to_string(version) + "&wait_s=30").c_str(),
+                headers);
       return r ? json::parse(r->body, nullptr, false) : json();
     });
+  }
+  // The scheduler's gauge of parked long polls (GET /metrics).
+  int long_polls_parked(const std::string& token = "") {
+    auto r = get("/metrics", token);
+    if (!r) return -1;
+    const std::string key = "\ntessel_agent_long_polls ";
+    const size_t at = r->body.find(key);
+    return at == std::string::npos ? -1 : std::atoi(r->body.c_str() + at + key.size());
   }
   // Placements are made by the scheduler thread; wait for the job's state.
   bool wait_state(const std::string& id, const std::string& state) {

@@ -173,7 +173,7 @@ TEST(SchedulerIntegrity, CheckReportsProblemsAndForeignFiles) {
   EXPECT_TRUE(contains(c.err, "is not a SQLite database")) << c.err;
 }
 
-// The README's restore: stop the scheduler, move the damaged file aside, delete its
+// docs/operator-guide.md's restore: stop the scheduler, move the damaged file aside, delete its
 // -wal and -shm, copy the backup in, start.
 TEST(SchedulerIntegrity, RestoreFromABackupAfterCorruption) {
   testkit::TempDir dir("tessel-bin-restore");

@@ -88,7 +88,51 @@ TEST(NodeToken, ReissuingRotatesAndRevokingRefusesAtOnce) {
   h.register_node("n2", json::array(), kN2);
 }
 
-// As README says: deleting a node keeps its token (an agent still running registers it
+// A poll parked before the revocation ends at once with 401 (no assignment, no env
+// secrets reach the old credential), and nothing is placed on the node until its
+// agent comes back with a valid token.
+TEST(NodeToken, RevokingEndsParkedPollsAndStopsPlacementAtOnce) {
+  Harness h(tokens());
+  const std::string token = issue(h, "n1");
+  ASSERT_EQ(h.post("/v1/agent/register", register_body("n1"), token)->status, 200);
+  const json now = Harness::body(h.get("/v1/agent/nodes/n1/assignments?version=0&wait_s=0", token));
+  auto parked = h.park_poll("n1", now["version"].get<int64_t>(), token);
+  ASSERT_TRUE(eventually([&] { return h.long_polls_parked(kAdmin) == 1; }));
+
+  ASSERT_EQ(revoke(h, "n1", kAdmin)->status, 200);
+  ASSERT_EQ(parked.wait_for(std::chrono::seconds(10)), std::future_status::ready);  // Not at its 30 s.
+  const json answer = parked.get();
+  EXPECT_EQ(answer["error"]["code"], "unauthenticated") << answer.dump();
+  EXPECT_FALSE(answer.contains("assignments")) << answer.dump();
+  EXPECT_EQ(h.long_polls_parked(kAdmin), 0);
+
+  const json node = Harness::body(h.get("/v1/nodes/n1", kAdmin));
+  EXPECT_EQ(node["state"], "degraded") << node.dump();
+  const std::string id = h.submit({{"command", {"true"}}, {"devices", 1}}, kAdmin)["id"];
+  h.service->state().schedule_pass();
+  auto state = [&] { return Harness::body(h.get("/v1/jobs/" + id, kAdmin))["state"]; };
+  EXPECT_EQ(state(), "pending");
+
+  // Back with a new token: placeable again.
+  const std::string fresh = issue(h, "n1");
+  ASSERT_EQ(h.heartbeat("n1", json::array(), fresh)->status, 200);
+  EXPECT_TRUE(eventually([&] { return state() == "assigned"; }));
+}
+
+// Deleting a node ends its parked polls at once too; its agent registers it again.
+TEST(NodeToken, DeletingANodeEndsItsParkedPolls) {
+  Harness h(tokens());
+  h.register_node("n2", json::array(), kN2);
+  const json now = Harness::body(h.get("/v1/agent/nodes/n2/assignments?version=0&wait_s=0", kN2));
+  auto parked = h.park_poll("n2", now["version"].get<int64_t>(), kN2);
+  ASSERT_TRUE(eventually([&] { return h.long_polls_parked(kAdmin) == 1; }));
+  ASSERT_EQ(h.client->Delete("/v1/nodes/n2", h.auth(kAdmin))->status, 200);
+  ASSERT_EQ(parked.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(parked.get()["error"]["code"], "unauthenticated");
+  h.register_node("n2", json::array(), kN2);
+}
+
+// As docs/operator-guide.md says: deleting a node keeps its token (an agent still running registers it
 // again, as a deleted Kubernetes node's kubelet does); decommissioning revokes it too.
 TEST(NodeToken, DeletingANodeKeepsItsTokenUntilRevoked) {
   Harness h(tokens());

@@ -67,7 +67,7 @@ struct Cluster : StateHarness {
   }
   std::vector<api::Assignment> desired(const std::string& node) {
     std::vector<api::Assignment> out;
-    auto r = state->watch_desired(node, -1, [&](const api::DesiredState& d) { out = d.assignments; });
+    auto r = state->watch_desired(node, -1, [&](const Result<api::DesiredState>& d) { out = d->assignments; });
     EXPECT_TRUE(r.ok());
     return out;
   }

@@ -49,6 +49,30 @@ TEST(AgentProtocol, LongPollGetsAssignmentThenReportsDriveTheJob) {
   EXPECT_EQ(Harness::body(h.get("/v1/inventory"))["models"][0]["free"], 8);
 }
 
+// A rank whose output passed its node's log cap: the job's reason and its last event
+// say so, with the job's own rank number (node rank 1, local rank 1 of eight: rank 9).
+TEST(AgentProtocol, LogsCappedAreSaidInTheReasonAndTheEvents) {
+  Harness h;
+  h.register_node("n1");
+  h.register_node("n2");
+  auto job = h.submit({{"command", {"x"}}, {"devices", 8}, {"nodes", 2}, {"tasks_per_node", "device"}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(h.wait_state(id, "assigned"));
+  const json placed = Harness::body(h.get("/v1/jobs/" + id));
+  for (const auto& a : placed["allocations"]) {
+    const std::string aid = id + ".0." + std::to_string(a["rank"].get<int>());
+    json r = report(aid, "exited", 0);
+    if (a["rank"] == 1) r["logs_capped"] = {1};
+    ASSERT_EQ(h.post("/v1/agent/report", {{"node", a["node"]}, {"tasks", {r}}})->status, 200);
+  }
+  ASSERT_TRUE(h.wait_state(id, "succeeded"));
+  const std::string want = "output of rank 9 passed its node's log cap; the rest was dropped";
+  EXPECT_EQ(Harness::body(h.get("/v1/jobs/" + id))["reason"], want);
+  const json events = Harness::body(h.get("/v1/jobs/" + id + "/events"))["events"];
+  EXPECT_EQ(events.back()["event"], "succeeded");
+  EXPECT_EQ(events.back()["reason"], want);
+}
+
 // Every agent-protocol answer carries the leader epoch the scheduler leads with, so
 // agents can refuse an old leader's; without replicas (epoch 0) it is absent.
 TEST(AgentProtocol, AnswersCarryTheLeaderEpoch) {

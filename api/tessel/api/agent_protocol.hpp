@@ -102,7 +102,11 @@ struct TaskReport {
   // processes, and its peak memory.
   std::optional<double> cpu_seconds;
   std::optional<int64_t> max_rss_mib;
+  // Local ranks whose output passed the node's per-rank log cap: what came after was
+  // dropped (a marker line says so in the log). Absent on the wire when none.
+  std::vector<int> logs_capped;
 };
+inline constexpr int kMaxLocalRanks = 4096;
 
 nlohmann::json to_json(const TaskReport& r);
 Result<TaskReport> task_report_from_json(const nlohmann::json& j);

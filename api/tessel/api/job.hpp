@@ -201,8 +201,19 @@ struct Job {
   std::optional<ArrayView> array;  // An array's parent, as the API shows it.
   // Its state history, oldest first, at most kMaxJobEvents: stored with the job.
   std::vector<JobEvent> events;
+  // An array element as the scheduler keeps and stores it: its spec's command, env and
+  // workdir are empty here and are its parent's (share_parent_spec()), so a big spec
+  // is held and stored once per array, not once per element. On the wire
+  // "spec_from_parent": true, and its spec without those three fields. Never set on a
+  // job the API serves or an agent gets (the scheduler puts the parent's back first).
+  bool spec_shared = false;
 };
 nlohmann::json to_json(const Job& j);
+
+// Makes `element` share its parent's spec: empties what share_parent_spec() names.
+void share_parent_spec(Job& element);
+// The element's whole spec again: the command, env and workdir of `parent`'s.
+void take_parent_spec(Job& element, const JobSpec& parent);
 Result<Job> job_from_json(const nlohmann::json& j);
 
 // RFC 3339 UTC with milliseconds ("2026-11-30T08:52:32.123Z"); times outside years

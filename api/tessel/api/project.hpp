@@ -22,6 +22,7 @@ inline constexpr const char* kDefaultProject = "default";
 inline constexpr const char* kAnyModel = "*";
 inline constexpr int64_t kMaxShares = 1'000'000;
 inline constexpr int64_t kMaxQuotaCards = 1'000'000;
+inline constexpr int64_t kMaxActiveJobsLimit = 100'000'000;
 
 struct Quota {
   int64_t guaranteed = 0;
@@ -33,6 +34,9 @@ struct Project {
   std::string name;
   int64_t shares = 1;
   std::map<std::string, Quota> quotas;  // By model name, or kAnyModel.
+  // Jobs not yet ended that one user may have in this project (array elements count
+  // one each); nullopt: only the scheduler's own limits apply.
+  std::optional<int64_t> max_active_jobs_per_user;
   bool operator==(const Project&) const = default;
 };
 

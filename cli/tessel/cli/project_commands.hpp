@@ -20,6 +20,8 @@ struct ProjectOptions {
   std::optional<int64_t> shares;
   // --quota MODEL=MAX or MODEL=GUARANTEED:MAX ("*" for any model; MAX "none": no limit).
   std::vector<std::string> quotas;
+  // Jobs not yet ended one user may have in the project (array elements each).
+  std::optional<int64_t> max_active_jobs_per_user;
 };
 
 int cmd_project_list(Session& s);

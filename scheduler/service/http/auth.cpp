@@ -1,5 +1,9 @@
 #include "tessel/scheduler/auth.hpp"
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
 namespace tessel::scheduler {
 
 namespace {
@@ -37,6 +41,22 @@ Status may_act_for_node(const Principal& who, const std::string& node) {
 
 bool may_see_job_details(const Principal& who, const std::string& owner) {
   return who.role == Role::admin || who.name == owner;
+}
+
+std::string without_job_secrets(std::string text, const api::JobSpec& spec) {
+  std::vector<std::string_view> secrets;
+  secrets.emplace_back(spec.workdir);
+  for (const auto& arg : spec.command) secrets.emplace_back(arg);
+  for (const auto& [_, value] : spec.env) secrets.emplace_back(value);
+  // Longest first, so a value inside another is not cut out of it first.
+  std::sort(secrets.begin(), secrets.end(), [](std::string_view a, std::string_view b) { return a.size() > b.size(); });
+  static constexpr std::string_view kMark = "<private>";
+  for (std::string_view secret : secrets) {
+    if (secret.size() < 3) continue;
+    for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + kMark.size()))
+      text.replace(at, secret.size(), kMark);
+  }
+  return text;
 }
 
 }  // namespace tessel::scheduler

@@ -7,31 +7,40 @@
 namespace tessel::scheduler {
 
 EventHub::EventHub(const ClusterState& state, http::Server& server, const Clock& clock, EventHubOptions opts)
-    : state_(state), server_(server), clock_(clock), opts_(opts) {}
+    : state_(state),
+      server_(server),
+      clock_(clock),
+      opts_(opts),
+      slots_(StreamSlots::make("console event streams", opts.max_clients_per_user)) {}
 
 std::string EventHub::render(const ClusterState::ChangeCounts& counts) {
   return "event: change\ndata: {\"jobs\":" + std::to_string(counts.jobs) +
          ",\"nodes\":" + std::to_string(counts.nodes) + ",\"metrics\":" + std::to_string(counts.metrics) + "}\n\n";
 }
 
-void EventHub::subscribe(const http::Reply& reply) {
+void EventHub::subscribe(const http::Reply& reply, const std::string& user) {
   {
     MutexLock lk(mu_);
     if (stopped_) return reply(Error::unavailable("the scheduler is stopping"));
     if (clients_.size() >= opts_.max_clients)
       return reply(Error::unavailable(std::to_string(opts_.max_clients) + " event streams are open; try again later"));
   }
+  auto slot = slots_->take(user);
+  if (!slot) return reply(slot.error());
   http::Response res;
   res.content_type = "text/event-stream; charset=utf-8";
   res.headers.push_back({"Cache-Control", "no-store"});
   res.headers.push_back({"X-Accel-Buffering", "no"});
-  res.stream = [this](std::shared_ptr<http::BodyStream> stream) { attach(std::move(stream)); };
+  res.stream = [this, slot = std::move(*slot)](std::shared_ptr<http::BodyStream> stream) mutable {
+    attach(std::move(stream), std::move(slot));
+  };
   reply(std::move(res));
 }
 
-void EventHub::attach(std::shared_ptr<http::BodyStream> stream) {
+void EventHub::attach(std::shared_ptr<http::BodyStream> stream, std::shared_ptr<void> slot) {
   auto c = std::make_shared<Client>();
   c->stream = std::move(stream);
+  c->slot = std::move(slot);
   {
     MutexLock lk(mu_);
     // Checked again: streams that were answered together may pass the first check.
@@ -39,6 +48,14 @@ void EventHub::attach(std::shared_ptr<http::BodyStream> stream) {
     clients_.push_back(c);
     schedule_tick_locked();
   }
+  // Its client left: dropped now, not at the next keep-alive (the hub is stopped, and
+  // so drops no one, before the server that runs this stops).
+  c->stream->on_close([this, weak = std::weak_ptr<Client>(c)] {
+    auto gone = weak.lock();
+    if (!gone) return;
+    MutexLock lk(mu_);
+    drop_locked(gone);
+  });
   send(c, render(state_.change_counts()));
 }
 

@@ -30,7 +30,8 @@ class SnapshotStore final : public Store {
 
 struct FollowerReads::View {
   View(Snapshot snap, const Clock& clock, const std::optional<TokenTable>& tokens)
-      : store(std::move(snap)), state(store, clock, quiet()), auth(tokens), ctx{state, auth, nullptr, nullptr, 0} {}
+      : store(std::move(snap)), state(store, clock, quiet()), auth(tokens), ctx{state,   auth, nullptr,
+                                                                                nullptr, 0,    nullptr} {}
   static StateOptions quiet() {
     StateOptions o;
     o.quiet_restore = true;

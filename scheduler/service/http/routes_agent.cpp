@@ -95,14 +95,19 @@ void add_agent_routes(http::Router& r, RouteContext& ctx) {
     auto wait_s = int_param(req, "wait_s", 30, 0, 60);
     if (!wait_s) return reply(wait_s.error());
     const std::string node = req.captures[0];
-    auto id =
-        ctx.state.watch_desired(node, *wait_s > 0 ? *version : -1, [reply, epoch = ctx.epoch](api::DesiredState d) {
-          d.epoch = epoch;
-          http::Response res = json_reply(200, api::to_json(d));
-          // Told to come back later: close rather than keep an idle connection.
-          res.close = d.poll_after_ms > 0;
-          reply(std::move(res));
-        });
+    auto done = [&ctx, reply, credential = req.header("Authorization")](const Result<api::DesiredState>& d) {
+      if (!d) return reply(d.error());
+      // Checked again as it is answered: a token revoked while the poll waited gets
+      // no assignment (their env may carry secrets).
+      if (auto still = ctx.auth.authorize(credential, Action::agent); !still) return reply(still.error());
+      api::DesiredState state = *d;
+      state.epoch = ctx.epoch;
+      http::Response res = json_reply(200, api::to_json(state));
+      // Told to come back later: close rather than keep an idle connection.
+      res.close = state.poll_after_ms > 0;
+      reply(std::move(res));
+    };
+    auto id = ctx.state.watch_desired(node, *wait_s > 0 ? *version : -1, std::move(done));
     if (!id) return reply(id.error());
     if (*id == 0) return;  // Answered at once.
     ctx.server->after(std::chrono::seconds(*wait_s), [&ctx, node, id = *id] { ctx.state.expire_watch(node, id); });

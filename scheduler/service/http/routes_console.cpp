@@ -70,9 +70,10 @@ void add_console_routes(http::Router& r, RouteContext& ctx) {
     reply(json_reply(200, {{"name", who->name}, {"role", to_string(who->role)}, {"auth", !who->token.empty()}}));
   });
   r.add("GET", "/v1/events", [&ctx](http::Request& req, const http::Reply& reply) {
-    if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
+    auto who = authorize(ctx, req, Action::read);
+    if (!who) return reply(who.error());
     if (ctx.events == nullptr) return reply(Error::unavailable("the event stream is not running"));
-    ctx.events->subscribe(reply);
+    ctx.events->subscribe(reply, who->name);
   });
 }
 

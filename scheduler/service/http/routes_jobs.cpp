@@ -19,6 +19,7 @@ json job_json(const api::Job& job, const Principal& who) {
   json j = public_json(job);
   if (may_see_job_details(who, job.user)) return j;
   for (const char* secret : {"command", "env", "workdir"}) j["spec"].erase(secret);
+  if (j.contains("reason")) j["reason"] = without_job_secrets(job.reason, job.spec);
   j["private"] = true;
   return j;
 }
@@ -81,8 +82,14 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
     if (!who) return reply(who.error());
     auto events = ctx.state.job_events(req.captures[0]);
     if (!events) return reply(Error::not_found("job " + req.captures[0] + " not found"));
+    // Reasons may quote the job's workdir or arguments (a failure to exec them).
+    std::optional<api::Job> hide;
+    if (auto job = ctx.state.job(req.captures[0]); job && !may_see_job_details(*who, job->user)) hide = std::move(job);
     json out = json::array();
-    for (const auto& e : *events) out.push_back(api::to_json(e));
+    for (auto& e : *events) {
+      if (hide) e.reason = without_job_secrets(std::move(e.reason), hide->spec);
+      out.push_back(api::to_json(e));
+    }
     reply(json_reply(200, {{"job_id", req.captures[0]}, {"events", out}}));
   });
 

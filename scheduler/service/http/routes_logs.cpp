@@ -34,6 +34,11 @@ void add_log_routes(http::Router& r, RouteContext& ctx) {
                              "&offset=" + std::to_string(*offset) + "&follow=" + (follow ? "true" : "false");
     http::ForwardOptions opts;
     opts.read_timeout = follow ? std::chrono::milliseconds(kFollowReadTimeout) : kReadTimeout;
+    if (follow && ctx.follow_slots) {
+      auto slot = ctx.follow_slots->take(who->name);
+      if (!slot) return reply(slot.error());
+      opts.hold = std::move(*slot);
+    }
     if (!target->scheduler_key.empty()) opts.headers.push_back({"Authorization", "Bearer " + target->scheduler_key});
     http::forward_get(*ctx.server, target->address, target->agent_port, path, std::move(opts), reply);
   });

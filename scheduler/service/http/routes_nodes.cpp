@@ -128,7 +128,9 @@ void add_node_routes(http::Router& r, RouteContext& ctx) {
       "DELETE", "/v1/nodes/{name}/token",
       [&ctx](http::Request& req, const http::Reply& reply) {
         if (auto who = authorize(ctx, req, Action::admin); !who) return reply(who.error());
-        if (auto s = ctx.state.node_tokens().revoke(req.captures[0]); !s) return reply(s.error());
+        auto revoked = ctx.state.node_tokens().revoke(req.captures[0]);
+        if (!revoked) return reply(revoked.error());
+        ctx.state.token_revoked(req.captures[0], *revoked);
         reply(json_reply(200, {{"node", req.captures[0]}, {"revoked", true}}));
       },
       http::Exec::blocking);

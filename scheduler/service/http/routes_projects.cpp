@@ -9,12 +9,22 @@ using nlohmann::json;
 
 namespace {
 
-json project_json(const api::Project& p, const std::map<std::string, ClusterState::ProjectUsage>& usage) {
+json project_json(const ClusterState& state, const api::Project& p,
+                  const std::map<std::string, ClusterState::ProjectUsage>& usage) {
   json j = api::to_json(p);
   if (auto u = usage.find(p.name); u != usage.end()) {
     j["usage_card_seconds"] = u->second.usage;
     j["fair_share"] = u->second.fair_share;
   }
+  // The limits its users' submissions meet (0: none), and its jobs not yet ended.
+  const TenantLimits& lim = state.limits();
+  int64_t per_user = lim.max_active_jobs_per_user;
+  if (p.max_active_jobs_per_user && (per_user == 0 || *p.max_active_jobs_per_user < per_user))
+    per_user = *p.max_active_jobs_per_user;
+  j["limits"] = {{"max_active_jobs_per_user", per_user},
+                 {"max_active_jobs", lim.max_active_jobs},
+                 {"max_array_size", lim.max_array_size}};
+  j["active_jobs"] = state.active_jobs_in(p.name);
   return j;
 }
 
@@ -45,14 +55,14 @@ void add_project_routes(http::Router& r, RouteContext& ctx) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
     const auto usage = ctx.state.project_usage();
     json list = json::array();
-    for (const auto& p : ctx.state.projects()) list.push_back(project_json(p, usage));
+    for (const auto& p : ctx.state.projects()) list.push_back(project_json(ctx.state, p, usage));
     reply(json_reply(200, {{"projects", list}}));
   });
   r.add("GET", "/v1/projects/{name}", [&ctx](http::Request& req, const http::Reply& reply) {
     if (auto who = authorize(ctx, req, Action::read); !who) return reply(who.error());
     auto p = ctx.state.project(req.captures[0]);
     if (!p) return reply(p.error());
-    reply(json_reply(200, project_json(*p, ctx.state.project_usage())));
+    reply(json_reply(200, project_json(ctx.state, *p, ctx.state.project_usage())));
   });
   r.add(
       "POST", "/v1/projects",

@@ -58,7 +58,9 @@ Service::~Service() { stop(); }
 
 Status Service::start() {
   if (auto s = state_.restore(); !s) return s;
-  ctx_ = std::make_unique<RouteContext>(RouteContext{state_, auth_, nullptr, nullptr, opts_.epoch});
+  ctx_ = std::make_unique<RouteContext>(
+      RouteContext{state_, auth_, nullptr, nullptr, opts_.epoch,
+                   StreamSlots::make("followed log streams", opts_.max_follow_streams_per_user)});
   http::Router router;
   add_public_routes(router, *ctx_, *this, opts_.extra_metrics, opts_.extra_health);
   add_job_routes(router, *ctx_);

@@ -93,6 +93,12 @@ void render_project_metrics(std::ostringstream& o, const StatsSnapshot& s) {
          "Fair-share factor of the project: 1 unused, 0.5 at its share of recent usage, towards 0 above.");
   for (const auto& p : s.projects)
     o << "tessel_project_fairshare_factor{project=\"" << escape_label(p.name) << "\"} " << num(p.fair_share) << '\n';
+  header(o, "tessel_project_max_active_jobs_per_user", "gauge",
+         "A project's own limit of jobs not yet ended per user (projects that set one).");
+  for (const auto& p : s.projects)
+    if (p.max_active_jobs_per_user)
+      o << "tessel_project_max_active_jobs_per_user{project=\"" << escape_label(p.name) << "\"} "
+        << *p.max_active_jobs_per_user << '\n';
   header(o, "tessel_usage_card_seconds_total", "counter", "Card-seconds of ended job attempts (accounting).");
   for (const auto& [key, v] : s.usage_card_seconds)
     o << "tessel_usage_card_seconds_total{project=\"" << escape_label(key.first) << "\",model=\""
@@ -108,6 +114,18 @@ std::string render_metrics(const StatsSnapshot& s) {
     o << "tessel_jobs{state=\"" << escape_label(state) << "\"} " << n << '\n';
   header(o, "tessel_job_submissions_total", "counter", "Jobs accepted by POST /v1/jobs.");
   o << "tessel_job_submissions_total " << s.submissions_total << '\n';
+  header(o, "tessel_job_submissions_refused_total", "counter",
+         "Submissions refused at a tenant limit (429: active jobs per user, per project, in all).");
+  o << "tessel_job_submissions_refused_total " << s.submissions_refused_total << '\n';
+  header(o, "tessel_jobs_active", "gauge", "Jobs not yet ended (array elements each), as the limits count them.");
+  o << "tessel_jobs_active " << s.active_jobs << '\n';
+  // The busiest user's count, not each user's: /metrics needs no token, and user names stay private.
+  header(o, "tessel_user_jobs_active_max", "gauge", "Jobs not yet ended of the user who has the most.");
+  o << "tessel_user_jobs_active_max " << s.active_jobs_max_of_a_user << '\n';
+  header(o, "tessel_limit_max_active_jobs", "gauge", "--max-active-jobs (0: no limit).");
+  o << "tessel_limit_max_active_jobs " << s.max_active_jobs << '\n';
+  header(o, "tessel_limit_max_active_jobs_per_user", "gauge", "--max-active-jobs-per-user (0: no limit).");
+  o << "tessel_limit_max_active_jobs_per_user " << s.max_active_jobs_per_user << '\n';
   header(o, "tessel_job_placements_total", "counter", "Job attempts placed on cards.");
   o << "tessel_job_placements_total " << s.placements_total << '\n';
   header(o, "tessel_preemptions_total", "counter",

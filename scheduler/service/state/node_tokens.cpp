@@ -66,7 +66,7 @@ Result<NodeTokens::Issued> NodeTokens::issue(const std::string& node) {
   return Issued{node, *token, rec.issued_at_ms, rotated};
 }
 
-Status NodeTokens::revoke(const std::string& node) {
+Result<std::string> NodeTokens::revoke(const std::string& node) {
   MutexLock lk(mu_);
   auto it = by_node_.find(node);
   if (it == by_node_.end()) return Error::not_found("node " + node + " has no issued token");
@@ -74,10 +74,11 @@ Status NodeTokens::revoke(const std::string& node) {
   b.delete_node_tokens.push_back(node);
   if (auto s = write_(b); !s)
     return storage_unavailable("the revocation of node " + node + "'s token", s.error().message);
-  node_by_hash_.erase(it->second.sha256);
+  std::string hash = it->second.sha256;
+  node_by_hash_.erase(hash);
   by_node_.erase(it);
   spdlog::info("node {}: agent token revoked", node);
-  return ok_status();
+  return hash;
 }
 
 std::vector<NodeToken> NodeTokens::list() const {

@@ -56,6 +56,7 @@ Status ClusterState::restore() {
       if (job.spec.time_limit_s) end = (job.started_at_ms ? job.started_at_ms : now) + *job.spec.time_limit_s * 1000;
       alloc_.hold(job.id, job.allocations, end);
     }
+    if (counts_as_active(job)) active_counts_.add(job, 1);
     jobs_[seq] = JobEntry{std::move(job), now, {}, 0, std::nullopt};
   }
   restore_arrays_locked();
@@ -96,6 +97,40 @@ Status ClusterState::resolve_project_locked(api::JobSpec& spec) const {
   return Error::invalid("project: unknown project " + spec.project, "project");
 }
 
+Status ClusterState::admit_locked(const api::JobSpec& spec, const std::string& user, int64_t n) {
+  std::optional<int64_t> project_cap;
+  if (auto p = projects_.find(spec.project); p != projects_.end()) project_cap = p->second.max_active_jobs_per_user;
+  if (auto s = admit_jobs(active_counts_, opts_.limits, project_cap, user, spec.project, n); !s) {
+    ++submissions_refused_total_;
+    return s;
+  }
+  active_counts_.add(user, spec.project, n);
+  return ok_status();
+}
+
+void ClusterState::uncount_locked(const api::JobSpec& spec, const std::string& user, int64_t n) {
+  active_counts_.add(user, spec.project, -n);
+}
+
+void ClusterState::count_changes_locked(const WriteBatch& batch) {
+  // A job may be written twice in one batch: compare each record with the one before.
+  std::unordered_map<int64_t, bool> written;
+  for (const api::Job& nj : batch.jobs) {
+    const int64_t key = job_key(nj.id);
+    bool was = false;
+    if (auto w = written.find(key); w != written.end()) {
+      was = w->second;
+    } else {
+      auto it = jobs_.find(key);
+      if (it == jobs_.end()) continue;  // New: its submission counted it.
+      was = counts_as_active(it->second.job);
+    }
+    const bool is = counts_as_active(nj);
+    written[key] = is;
+    if (is != was) active_counts_.add(nj, is ? 1 : -1);
+  }
+}
+
 Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user) {
   if (spec.array) return submit_array(std::move(spec), user);
   // Its dependencies are checked and evaluated under mu_, so none can end unseen meanwhile.
@@ -105,13 +140,18 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
     MutexLock lk(mu_);
     if (stopping_) return Error::unavailable("scheduler is shutting down");
     if (auto s = resolve_project_locked(spec); !s) return s.error();
+    if (auto s = admit_locked(spec, user, 1); !s) return s.error();
     seq = next_seq_++;
   }
   const api::Job job = make_job(seq, std::move(spec), user);
   WriteBatch b;
   b.jobs.push_back(job);
   // Waits for the group commit without holding mu_.
-  if (auto s = write_store(b); !s) return storage_unavailable("the job", s.error().message);
+  if (auto s = write_store(b); !s) {
+    MutexLock lk(mu_);
+    uncount_locked(job.spec, user, 1);
+    return storage_unavailable("the job", s.error().message);
+  }
   MutexLock lk(mu_);
   const int64_t key = key_of_seq(seq);
   pending_[key] = &(jobs_[key] = JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt});
@@ -151,14 +191,19 @@ JobPage ClusterState::list_jobs(const JobFilter& f) const {
     if (arrays_.count(it->first)) continue;  // Elements are listed, their parents not.
     if (f.state && j.state != *f.state) continue;
     if (!f.user.empty() && j.user != f.user) continue;
+    if (static_cast<int>(page.jobs.size()) == f.limit) {
+      page.next = page.jobs.back().id;
+      break;
+    }
+    api::Job view = view_locked(it->first, it->second);
     // The fixed fields take well under a kilobyte; an allocation about 100 bytes.
-    const size_t size = api::spec_payload_bytes(j.spec) + 1024 + 128 * j.allocations.size();
-    if (static_cast<int>(page.jobs.size()) == f.limit || (!page.jobs.empty() && bytes + size > f.max_bytes)) {
+    const size_t size = api::spec_payload_bytes(view.spec) + 1024 + 128 * j.allocations.size();
+    if (!page.jobs.empty() && bytes + size > f.max_bytes) {
       page.next = page.jobs.back().id;
       break;
     }
     bytes += size;
-    page.jobs.push_back(view_of(it->second));
+    page.jobs.push_back(std::move(view));
   }
   return page;
 }
@@ -220,6 +265,7 @@ void ClusterState::complete_locked(Txn& txn) {
 
 void ClusterState::applied_locked(Txn& txn) {
   account_usage_locked(txn.batch);
+  count_changes_locked(txn.batch);  // Before the apply steps change (or move) the jobs.
   for (auto& f : txn.apply) f();
   if (!txn.batch.jobs.empty() || !txn.batch.delete_jobs.empty()) ++jobs_changes_;
   if (!txn.batch.nodes.empty() || !txn.batch.delete_nodes.empty() || !txn.batch.put_fences.empty() ||

@@ -320,13 +320,24 @@ bool ClusterState::evaluate_job_locked(Txn& txn, const JobEntry& e) {
     stop_job_locked(txn, e, api::JobState::failed, "failed to start: " + not_started->message, std::nullopt, false);
     return true;
   }
+  // Said in the reason the job ends with (and so in its events): ranks whose output
+  // passed their node's log cap.
+  std::string capped;
+  const int per_node = j.spec.task_per_device ? std::max(1, j.spec.devices) : 1;
+  for (const auto& a : j.allocations) {
+    auto r = e.reports.find(api::assignment_id(j.id, j.attempt, a.rank));
+    if (r == e.reports.end()) continue;
+    for (int local : r->second.logs_capped)
+      capped += (capped.empty() ? "" : ", ") + std::to_string(a.rank * per_node + local);
+  }
+  if (!capped.empty()) capped = "output of rank " + capped + " passed its node's log cap; the rest was dropped";
   if (failed) {
     const auto [why, code] = failure_of(*failed);
-    stop_job_locked(txn, e, api::JobState::failed, why, code, true);
+    stop_job_locked(txn, e, api::JobState::failed, capped.empty() ? why : why + "; " + capped, code, true);
     return true;
   }
   if (ok == j.allocations.size()) {
-    stop_job_locked(txn, e, api::JobState::succeeded, "", 0, false);
+    stop_job_locked(txn, e, api::JobState::succeeded, capped, 0, false);
     return true;
   }
   std::string endpoint = j.endpoint;
@@ -396,6 +407,31 @@ void ClusterState::expire_watch(const std::string& node, uint64_t id) {
   done(api::DesiredState{n == nodes_.end() ? 0 : n->second.version, assignments_locked(node), 0});
 }
 
+void ClusterState::end_polls_locked(const std::string& node, const Error& why) {
+  auto it = watches_.find(node);
+  if (it == watches_.end()) return;
+  std::vector<Watch> list = std::move(it->second);
+  watches_.erase(it);
+  long_polls_waiting_ -= static_cast<int64_t>(list.size());
+  const Result<api::DesiredState> answer(why);
+  for (auto& w : list) w.done(answer);
+}
+
+void ClusterState::token_revoked(const std::string& node, const std::string& token_sha256) {
+  MutexLock lk(mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  NodeEntry& n = it->second;
+  if (n.token.empty() || sha256_hex(n.token) != token_sha256) return;
+  // Not stored: the agent's next heartbeat with a valid token sets `degraded` again,
+  // and one with the revoked token is refused before it gets here.
+  n.degraded = "its agent token was revoked";
+  alloc_.upsert_node(node_spec_locked(n));
+  ++nodes_changes_;
+  end_polls_locked(node, Error::unauthenticated("node " + node + "'s agent token was revoked"));
+  spdlog::info("node {}: its agent token was revoked: nothing is placed there until its agent returns", node);
+}
+
 void ClusterState::answer_watches_locked(const std::string& node) {
   auto it = watches_.find(node);
   if (it == watches_.end()) return;
@@ -403,7 +439,8 @@ void ClusterState::answer_watches_locked(const std::string& node) {
   watches_.erase(it);
   long_polls_waiting_ -= static_cast<int64_t>(list.size());
   auto n = nodes_.find(node);
-  const api::DesiredState state{n == nodes_.end() ? 0 : n->second.version, assignments_locked(node), 0};
+  const Result<api::DesiredState> state(
+      api::DesiredState{n == nodes_.end() ? 0 : n->second.version, assignments_locked(node), 0});
   for (auto& w : list) w.done(state);
 }
 
@@ -423,7 +460,7 @@ std::vector<api::Assignment> ClusterState::assignments_locked(const std::string&
       x.indices = a.indices;
       x.master_addr = j.master_addr;
       x.master_port = j.master_port;
-      x.spec = j.spec;
+      x.spec = whole_spec_locked(seq, j);
       x.preemptions = j.preemptions;  // The agent sets TESSEL_PREEMPTED=1.
       // Per node, as asked (no placement accounting of CPUs or memory yet); in the
       // assignment's own fields, which older agents ignore (their spec parser would not).

@@ -59,6 +59,8 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
   const DepCheck check = deps ? check_dependencies_locked(parent.spec) : DepCheck{};
   const std::vector<int> indices = api::array_indices(*parent.spec.array);
   const int count = static_cast<int>(indices.size());
+  if (auto s = admit_array_size(opts_.limits, count); !s) return s.error();
+  if (auto s = admit_locked(parent.spec, user, count); !s) return s.error();
   parent.reason = check.reason;
   if (check.verdict == DepCheck::Verdict::never) {  // E.g. after_ok on a job that already failed.
     parent.state = api::JobState::cancelled;
@@ -67,8 +69,12 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
   Txn txn;
   txn.batch.jobs.reserve(static_cast<size_t>(count) + 1);
   txn.batch.jobs.push_back(parent);
+  // The elements share the parent's command, env and workdir (held and stored once):
+  // a big spec costs one copy per array, not one per element.
+  api::Job element = parent;
+  api::share_parent_spec(element);
   for (int index : indices) {
-    txn.batch.jobs.push_back(parent);
+    txn.batch.jobs.push_back(element);
     txn.batch.jobs.back().id = api::array_element_id(parent.id, index);
   }
   const int64_t key = key_of_seq(seq);
@@ -92,17 +98,24 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
     spdlog::info("job {} {} (array of {}, at most {} at once, submitted) reason=\"{}\"", p.id, api::to_string(p.state),
                  info.count, info.parallel, p.reason);
   };
+  if (check.verdict == DepCheck::Verdict::never) uncount_locked(parent.spec, user, count);  // Ended at birth.
   if (deps) {
     // Under mu_, so none of its dependencies can end unseen meanwhile.
     txn.apply.push_back(insert);
-    if (!commit_locked(txn, "submit")) return storage_unavailable("the array");
+    if (!commit_locked(txn, "submit")) {
+      if (check.verdict != DepCheck::Verdict::never) uncount_locked(parent.spec, user, count);
+      return storage_unavailable("the array");
+    }
   } else {
     // Like a plain submission, waits for the group commit without holding mu_;
     // nothing knows these ids before it is committed.
     lk.unlock();
     Status s = write_store(txn.batch);
     lk.lock();
-    if (!s) return storage_unavailable("the array", s.error().message);
+    if (!s) {
+      uncount_locked(parent.spec, user, count);
+      return storage_unavailable("the array", s.error().message);
+    }
     insert();
   }
   return view_locked(key, jobs_[key]);
@@ -173,18 +186,41 @@ void ClusterState::update_arrays_locked(Txn& txn, size_t from, std::map<int64_t,
 }
 
 void ClusterState::restore_arrays_locked() {
-  for (const auto& [key, e] : jobs_) {
+  for (auto& [key, e] : jobs_) {
     if (!is_element_key(key)) {
       if (e.job.spec.array) arrays_[key] = ArrayInfo{e.job.spec.array->count, e.job.spec.array->parallel, {}};
       continue;
     }
     auto info = arrays_.find(parent_key(key));  // The parent sorts before its elements.
-    if (info != arrays_.end()) ++info->second.states[slot(e.job.state)];
+    if (info == arrays_.end()) continue;
+    ++info->second.states[slot(e.job.state)];
+    // Stored whole by an older scheduler: shared in memory from now on (and so written).
+    if (!e.job.spec_shared) {
+      api::Job shared = e.job;
+      api::share_parent_spec(shared);
+      if (whole_spec_locked(key, shared) == e.job.spec) e.job = std::move(shared);
+    }
   }
+}
+
+api::JobSpec ClusterState::whole_spec_locked(int64_t key, const api::Job& j) const {
+  api::JobSpec spec = j.spec;
+  if (!j.spec_shared) return spec;
+  // A parent pruned before its last elements leaves them without a command to show.
+  if (auto p = jobs_.find(parent_key(key)); p != jobs_.end()) {
+    spec.command = p->second.job.spec.command;
+    spec.env = p->second.job.spec.env;
+    spec.workdir = p->second.job.spec.workdir;
+  }
+  return spec;
 }
 
 api::Job ClusterState::view_locked(int64_t key, const JobEntry& e) const {
   api::Job j = view_of(e);
+  if (j.spec_shared) {
+    j.spec = whole_spec_locked(key, j);
+    j.spec_shared = false;
+  }
   auto info = arrays_.find(key);
   if (info == arrays_.end()) return j;
   api::ArrayView view{info->second.count, info->second.parallel, {}};

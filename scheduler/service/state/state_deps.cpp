@@ -74,6 +74,7 @@ Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const
   if (auto s = resolve_project_locked(spec); !s) return s.error();
   api::Job job = make_job(next_seq_, std::move(spec), user);
   if (auto s = validate_dependencies_locked(job.spec, job.id); !s) return s.error();
+  if (auto s = admit_locked(job.spec, user, 1); !s) return s.error();
   const int64_t seq = key_of_seq(next_seq_++);
   const DepCheck check = check_dependencies_locked(job.spec);
   job.reason = check.reason;
@@ -89,7 +90,9 @@ Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const
     log_change(job, "submitted");
     if (check.verdict != DepCheck::Verdict::never) enqueue_locked(seq, entry, check);
   });
-  if (!commit_locked(txn, "submit")) return storage_unavailable("the job");
+  const bool committed = commit_locked(txn, "submit");
+  if (!committed || check.verdict == DepCheck::Verdict::never) uncount_locked(job.spec, user, 1);
+  if (!committed) return storage_unavailable("the job");
   return jobs_[seq].job;
 }
 

@@ -116,6 +116,21 @@ Result<size_t> ClusterState::prune_history(size_t max_jobs) {
     if (!api::is_terminal(j.state) || finished >= cutoff || keep.count(j.id)) continue;
     txn.batch.delete_jobs.push_back(j.id);
   }
+  // An array's parent holds the spec its elements share: it goes last, with the
+  // last of them, never before.
+  std::set<int64_t> deleting;
+  for (const auto& id : txn.batch.delete_jobs) deleting.insert(job_key(id));
+  auto& del = txn.batch.delete_jobs;
+  del.erase(std::remove_if(del.begin(), del.end(),
+                           [&](const std::string& id) REQUIRES(mu_) {
+                             const int64_t key = job_key(id);
+                             if (!arrays_.count(key)) return false;
+                             for (auto it = jobs_.upper_bound(key); it != jobs_.end() && parent_key(it->first) == key;
+                                  ++it)
+                               if (!deleting.count(it->first)) return true;
+                             return false;
+                           }),
+            del.end());
   if (txn.batch.delete_jobs.empty()) return size_t{0};
   const std::vector<std::string> ids = txn.batch.delete_jobs;
   txn.apply.push_back([this, ids]() REQUIRES(mu_) {

@@ -19,7 +19,7 @@ int64_t card_count(const std::vector<api::Allocation>& allocations) {
   return n;
 }
 
-api::Project default_project() { return api::Project{api::kDefaultProject, 1, {}}; }
+api::Project default_project() { return api::Project{api::kDefaultProject, 1, {}, std::nullopt}; }
 
 }  // namespace
 
@@ -105,6 +105,11 @@ UsageLedger ClusterState::usage_now_locked(int64_t now) const {
   return ledger;
 }
 
+int64_t ClusterState::active_jobs_in(const std::string& project) const {
+  MutexLock lk(mu_);
+  return active_counts_.of_project(project);
+}
+
 void ClusterState::project_stats_locked(StatsSnapshot& s) const {
   std::map<std::string, api::Project> all = projects_;
   all.emplace(api::kDefaultProject, default_project());
@@ -117,6 +122,7 @@ void ClusterState::project_stats_locked(StatsSnapshot& s) const {
     ProjectStats& ps = by_name[name];
     ps.name = name;
     if (auto f = factors.find(name); f != factors.end()) ps.fair_share = f->second;
+    ps.max_active_jobs_per_user = p.max_active_jobs_per_user;
     for (const auto& [model, q] : p.quotas) {
       ps.guaranteed[model] = q.guaranteed;
       if (q.max) ps.max[model] = *q.max;

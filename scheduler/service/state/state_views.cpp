@@ -90,7 +90,8 @@ Result<NodeView> ClusterState::remove_node(const std::string& name) {
     nodes_.erase(name);
     note_version_skew_locked(name);
     card_history_.forget(name);
-    bumped_.insert(name);  // Parked long polls of the node hear "no assignments".
+    // Its parked polls end at once; the agent registers the node again.
+    end_polls_locked(name, Error::unauthenticated("node " + name + " was deleted: register it again"));
     spdlog::info("node {} deleted", name);
   });
   if (!commit_locked(txn, "node delete")) return storage_unavailable("the node's deletion");
@@ -174,6 +175,12 @@ StatsSnapshot ClusterState::stats() const {
   }
   s.version_skew_by_model = census_.skew();
   s.submissions_total = submissions_total_;
+  s.submissions_refused_total = submissions_refused_total_;
+  s.active_jobs = active_counts_.total();
+  for (const auto& [_, n] : active_counts_.by_user())
+    s.active_jobs_max_of_a_user = std::max(s.active_jobs_max_of_a_user, n);
+  s.max_active_jobs = opts_.limits.max_active_jobs;
+  s.max_active_jobs_per_user = opts_.limits.max_active_jobs_per_user;
   s.placements_total = placements_total_;
   s.preemptions_total = preemptions_total_;
   s.long_polls_waiting = long_polls_waiting_;

@@ -51,6 +51,9 @@ struct LaunchPlan {
   bool workdir_as_user = true;
   // The task's cgroup (task_cgroup.hpp), when the agent isolates tasks.
   std::optional<TaskCgroup> cgroup;
+  // Bytes a rank's log may hold; past it the supervisor cuts it back and drops the rest
+  // of the output (log_cap.hpp). 0: no cap.
+  int64_t log_cap_bytes = 0;
   bool operator==(const LaunchPlan&) const = default;
 };
 
@@ -68,6 +71,7 @@ struct TaskResult {
   // From the task's cgroup when it ended (nullopt without one).
   std::optional<double> cpu_seconds;
   std::optional<int64_t> max_rss_mib;
+  std::vector<int> logs_capped;  // Local ranks whose output passed the log cap.
   bool operator==(const TaskResult&) const = default;
 };
 

@@ -39,6 +39,7 @@ struct TaskManagerConfig {
   int64_t launch_grace_ms = 30000;                                // How long a supervisor may take to record itself.
   // Fences each task in a cgroup of its own (isolation.hpp); null: no isolation.
   const Isolation* isolation = nullptr;
+  int64_t log_cap_bytes = int64_t{1024} << 20;  // Per rank (--log-cap-mib); 0: no cap.
 };
 
 // Pure: the report for a task given what is on disk and whether its supervisor lives.

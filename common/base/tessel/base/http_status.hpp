@@ -10,7 +10,8 @@
 namespace tessel {
 
 // invalid_argument 400, unauthenticated 401, permission_denied 403, not_found 404,
-// conflict 409, payload_too_large 413, unavailable 503, internal 500.
+// conflict 409, payload_too_large 413, resource_exhausted 429, unavailable 503,
+// method_not_allowed 405, request_header_fields_too_large 431, internal 500.
 int http_status_of(ErrorCode code);
 
 // The inverse for those statuses; any other status is internal.

@@ -24,6 +24,7 @@ enum class ErrorCode {
   unavailable,                      // Try again later: storage failing, shutting down, peer unreachable (503).
   method_not_allowed,               // A known path that does not take this method (405).
   request_header_fields_too_large,  // The request line and headers are over the server's limit (431).
+  resource_exhausted,               // A per-tenant limit is reached: retry once below it (429).
 };
 const char* to_string(ErrorCode c);
 
@@ -62,6 +63,7 @@ inline const char* to_string(ErrorCode c) {
     case ErrorCode::unavailable: return "unavailable";
     case ErrorCode::method_not_allowed: return "method_not_allowed";
     case ErrorCode::request_header_fields_too_large: return "request_header_fields_too_large";
+    case ErrorCode::resource_exhausted: return "resource_exhausted";
     case ErrorCode::internal: break;
   }
   return "internal";

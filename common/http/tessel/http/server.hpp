@@ -77,6 +77,14 @@ class BodyStream {
   virtual void write(std::string data, std::function<void(bool ok)> done) = 0;
   // Ends the body; the connection then serves its next request (or closes).
   virtual void finish() = 0;
+  // False once the connection has closed: the client left (EOF or reset, seen by a
+  // watch on its socket while the body streams, even if nothing is being written),
+  // a write failed or timed out, or the server stops. Any thread.
+  virtual bool open() const = 0;
+  // Runs `fn` once on an I/O thread when the connection closes before finish() (at
+  // once, posted, if it already has): the producer stops there instead of at its next
+  // write, so a follower whose client left costs nothing upstream.
+  virtual void on_close(std::function<void()> fn) = 0;
 };
 
 struct Response {
@@ -109,6 +117,17 @@ class Reply {
   // Adds `h` to whatever response this Reply (and every copy of it) sends. Call it
   // before handing the Reply to anyone who may answer with it.
   void add_header(Header h);
+  // For a handler that answers late (a long computation): watches the client's
+  // socket until this Reply answers, and runs `fn` once on an I/O thread if the client
+  // leaves first (it closes or resets its end; a half-close counts as leaving) or the
+  // server stops. The connection is then closed and the answer, when it comes, is
+  // dropped. Runs `fn` at once (posted) when the connection has already closed; never
+  // once the Reply has answered or the server has stopped. A client that sends its next
+  // request early ends the watch (it is still there). Any thread.
+  void on_client_gone(std::function<void()> fn) const;
+  // True once the connection has closed: the client left (seen by the watch above or
+  // by a failed write), or the server stops. Any thread.
+  bool client_gone() const;
 
  private:
   struct State;
@@ -172,6 +191,9 @@ struct ForwardOptions {
   std::chrono::milliseconds connect_timeout{5'000};
   std::chrono::milliseconds read_timeout{30'000};
   std::vector<Header> headers;
+  // Kept until the forward ends (its answer streamed, or its client gone): e.g. a
+  // per-user stream slot.
+  std::shared_ptr<void> hold;
 };
 
 class Server {

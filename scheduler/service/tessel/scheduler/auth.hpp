@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "tessel/api/job.hpp"
 #include "tessel/scheduler/api_error.hpp"
 #include "tessel/scheduler/tokens.hpp"
 
@@ -45,5 +46,12 @@ Status may_act_for_node(const Principal& who, const std::string& node);
 // the admins' (secrets travel in env); other users see that it exists, its
 // state and its cards.
 bool may_see_job_details(const Principal& who, const std::string& owner);
+
+// `text` (a job's reason, an event's) as users who may not see the job's details
+// read it: every occurrence of its workdir, its arguments and its env values (as a
+// failure message quotes them: "exec /home/alice/train.py: ...") is replaced by
+// "<private>". Values shorter than 3 characters are left: they give nothing away
+// and would blot out the rest of the text.
+std::string without_job_secrets(std::string text, const api::JobSpec& spec);
 
 }  // namespace tessel::scheduler

@@ -8,9 +8,10 @@
 //
 // Bounded: at most max_clients streams (past it a request is answered 503), at
 // most one event in flight per client (a newer event replaces one not yet sent,
-// which loses nothing: events carry counters, not deltas), and a client whose
-// write has not completed after slow_client_ms is dropped. A comment line every
-// keepalive_ms finds the clients that left.
+// which loses nothing: events carry counters, not deltas), at most
+// max_clients_per_user for one user, and a client whose write has not completed
+// after slow_client_ms is dropped, as is one whose connection closes (the server
+// sees it at once). A comment line every keepalive_ms keeps proxies from timing out.
 //
 // Threading: mu_ guards the client list; the timer runs on an I/O thread of the
 // server and write completions on any thread. Lifetime: the ClusterState, the
@@ -23,6 +24,7 @@
 
 #include "tessel/http/server.hpp"
 #include "tessel/scheduler/state.hpp"
+#include "tessel/scheduler/stream_slots.hpp"
 #include "tessel/sync/mutex.hpp"
 #include "tessel/time/clock.hpp"
 
@@ -30,7 +32,8 @@ namespace tessel::scheduler {
 
 struct EventHubOptions {
   size_t max_clients = 64;
-  int64_t tick_ms = 200;  // Real time between two looks at the counters.
+  size_t max_clients_per_user = 8;  // Past it that user's next stream is a 429; 0: no cap.
+  int64_t tick_ms = 200;            // Real time between two looks at the counters.
   int64_t keepalive_ms = 15'000;
   int64_t slow_client_ms = 10'000;
 };
@@ -42,8 +45,9 @@ class EventHub {
   EventHub& operator=(const EventHub&) = delete;
 
   // Answers with an event stream whose first event carries the current counters,
-  // or with 503 when max_clients streams are open or the hub stopped.
-  void subscribe(const http::Reply& reply) EXCLUDES(mu_);
+  // or with 503 when max_clients streams are open or the hub stopped, or 429 when
+  // `user` holds max_clients_per_user. A stream whose client leaves is dropped at once.
+  void subscribe(const http::Reply& reply, const std::string& user) EXCLUDES(mu_);
   // Drops every stream; later subscriptions are refused.
   void stop() EXCLUDES(mu_);
   size_t clients() const EXCLUDES(mu_);
@@ -55,11 +59,12 @@ class EventHub {
   // Its fields are guarded by the hub's mu_ (the stream is set once, before it is shared).
   struct Client {
     std::shared_ptr<http::BodyStream> stream;
+    std::shared_ptr<void> slot;  // Its user's StreamSlots slot, free again with the client.
     bool writing = false;
     int64_t writing_since_ms = 0;
     std::string queued;  // The newest event not yet written; empty when none.
   };
-  void attach(std::shared_ptr<http::BodyStream> stream) EXCLUDES(mu_);
+  void attach(std::shared_ptr<http::BodyStream> stream, std::shared_ptr<void> slot) EXCLUDES(mu_);
   void tick() EXCLUDES(mu_);
   void schedule_tick_locked() REQUIRES(mu_);
   // Writes `data` now, or queues it behind the write in flight.
@@ -72,6 +77,7 @@ class EventHub {
   const Clock& clock_;
   const EventHubOptions opts_;
 
+  const std::shared_ptr<StreamSlots> slots_;  // Per user.
   mutable Mutex mu_;
   std::vector<std::shared_ptr<Client>> clients_ GUARDED_BY(mu_);
   ClusterState::ChangeCounts sent_ GUARDED_BY(mu_);

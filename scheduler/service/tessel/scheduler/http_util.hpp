@@ -4,6 +4,7 @@
 // the handler hands to its Reply, which renders {"error":{"code","message","field"?}}
 // with the matching status (http::error_response): nothing throws.
 
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "tessel/http/server.hpp"
 #include "tessel/scheduler/auth.hpp"
 #include "tessel/scheduler/state.hpp"
+#include "tessel/scheduler/stream_slots.hpp"
 
 namespace tessel::scheduler {
 
@@ -23,6 +25,8 @@ struct RouteContext {
   http::Server* server = nullptr;  // Set once the server exists (timers, log forwarding).
   EventHub* events = nullptr;      // Set once the server exists (GET /v1/events).
   int64_t epoch = 0;               // The leader lease's epoch, 0 without replicas (ServiceOptions::epoch).
+  // Followed log streams (GET /v1/jobs/{id}/logs?follow=true) per user; null: no cap.
+  std::shared_ptr<StreamSlots> follow_slots;
 };
 
 http::Response json_reply(int status, const nlohmann::json& body);

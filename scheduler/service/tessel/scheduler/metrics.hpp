@@ -50,6 +50,7 @@ struct ProjectStats {
   std::map<std::string, int64_t> max;         // Quotas with a max only.
   int64_t pending = 0;                        // Pending jobs, those waiting for dependencies included.
   double fair_share = 1;
+  std::optional<int64_t> max_active_jobs_per_user;  // The project's own limit, if set.
 };
 
 struct StatsSnapshot {
@@ -59,6 +60,10 @@ struct StatsSnapshot {
   std::map<std::string, bool> version_skew_by_model;  // VersionCensus::skew().
   std::vector<CardTelemetry> cards;
   uint64_t submissions_total = 0;
+  uint64_t submissions_refused_total = 0;  // At a tenant limit (429).
+  int64_t active_jobs = 0;                 // Not yet ended, array elements each, parents not.
+  int64_t active_jobs_max_of_a_user = 0;
+  int64_t max_active_jobs = 0, max_active_jobs_per_user = 0;  // 0: no limit.
   uint64_t placements_total = 0;
   uint64_t preemptions_total = 0;
   uint64_t store_write_failures_total = 0;

@@ -4,7 +4,8 @@
 // kernel's random source, shown once, at issue; memory and the store keep only its
 // SHA-256, so a copy of the database lets no one act as a node. Issuing again for a
 // node rotates its token; revoking deletes it. Either takes effect for the next
-// request: the lookup reads the same map.
+// request: the lookup reads the same map; long polls parked with the old token are
+// checked again before they are answered.
 // Thread-safe: one mutex. issue() and revoke() hold it across their store write, so
 // a lookup never accepts a token the store does not hold (or no longer holds); they
 // are rare admin requests, and lookups wait for one write at most.
@@ -48,8 +49,10 @@ class NodeTokens {
   // invalid_argument naming `name`; unavailable when the store refuses the write
   // (the old token, if any, still works then).
   Result<Issued> issue(const std::string& node) EXCLUDES(mu_);
-  // Deletes `node`'s token: not_found when it has none; unavailable as for issue().
-  Status revoke(const std::string& node) EXCLUDES(mu_);
+  // Deletes `node`'s token and returns its SHA-256 (ClusterState::token_revoked()
+  // then ends what the token still holds): not_found when it has none; unavailable as
+  // for issue().
+  Result<std::string> revoke(const std::string& node) EXCLUDES(mu_);
   // Every issued token's node and time of issue, by node name (hashes included: the
   // caller shows no more than the node and the time).
   std::vector<NodeToken> list() const EXCLUDES(mu_);

@@ -44,6 +44,8 @@ struct ServiceOptions {
   http::Limits limits;
   // The console's live updates (GET /v1/events): streams open at once, and more.
   EventHubOptions events;
+  // Followed log streams one user may hold at once (past it 429); 0: no cap.
+  size_t max_follow_streams_per_user = 32;
   // More Prometheus text appended to GET /metrics (e.g. the periodic backups' counters);
   // called from an I/O thread, must not block.
   std::function<std::string()> extra_metrics;

@@ -41,6 +41,7 @@
 #include "tessel/scheduler/metrics.hpp"
 #include "tessel/scheduler/node_tokens.hpp"
 #include "tessel/scheduler/store.hpp"
+#include "tessel/scheduler/tenant_limits.hpp"
 #include "tessel/scheduler/version_skew.hpp"
 #include "tessel/scheduler/tokens.hpp"
 #include "tessel/sync/mutex.hpp"
@@ -64,6 +65,8 @@ struct StateOptions {
   int64_t preempt_min_runtime_ms = 60'000;
   // restore() logs its summary at debug, not info (a follower's view, restored often).
   bool quiet_restore = false;
+  // Jobs not yet ended per user and in all, and array elements per submission.
+  TenantLimits limits;
 };
 
 struct JobFilter {
@@ -149,6 +152,9 @@ class ClusterState {
     double fair_share = 1;
   };
   std::map<std::string, ProjectUsage> project_usage() const EXCLUDES(mu_);
+  // The scheduler's tenant limits, and how many jobs not yet ended a project has.
+  const TenantLimits& limits() const { return opts_.limits; }
+  int64_t active_jobs_in(const std::string& project) const EXCLUDES(mu_);
 
   // --- Accounting and history (state_history.cpp) ---
   // Card-seconds of ended attempts in a window (accounting.hpp); never takes mu_.
@@ -209,10 +215,17 @@ class ClusterState {
   // expire_watch(node, id) is called, or at shutdown. `done` runs with mu_ held:
   // it must only hand the answer on, never call back into ClusterState.
   // Returns the watch id, 0 when `done` already ran (or an error: unknown node).
-  using WatchDone = std::function<void(const api::DesiredState&)>;
+  // `done` gets an error instead of a state when the node's credential was revoked
+  // or the node deleted while the poll waited (end_polls_locked).
+  using WatchDone = std::function<void(const Result<api::DesiredState>&)>;
   Result<uint64_t> watch_desired(const std::string& node, int64_t version, WatchDone done) EXCLUDES(mu_);
   // Answers watch `id` with the current (unchanged) state if it still waits.
   void expire_watch(const std::string& node, uint64_t id) EXCLUDES(mu_);
+  // After NodeTokens::revoke(): when `node` registered with the token whose SHA-256 is
+  // `token_sha256`, nothing is placed there any more (the node shows as degraded
+  // until its agent comes back with a valid token) and its parked polls end at once
+  // with 401. A node that uses another token is left as it is.
+  void token_revoked(const std::string& node, const std::string& token_sha256) EXCLUDES(mu_);
 
   // --- Background work ---
   // One scheduling pass over the pending queue (the scheduler thread calls it;
@@ -316,6 +329,14 @@ class ClusterState {
   // Projects (state_projects.cpp).
   // Fills in the default project; 400 naming `project` when it does not exist.
   Status resolve_project_locked(api::JobSpec& spec) const REQUIRES(mu_);
+  // Tenant limits (tenant_limits.hpp): whether `n` more jobs of `user` with `spec`
+  // (project resolved) fit; if so, counts them at once, before their write, so
+  // submissions waiting for the store together cannot pass a limit. The caller
+  // takes them back (uncount_locked) when the write fails or the jobs end at birth.
+  Status admit_locked(const api::JobSpec& spec, const std::string& user, int64_t n) REQUIRES(mu_);
+  void uncount_locked(const api::JobSpec& spec, const std::string& user, int64_t n) REQUIRES(mu_);
+  // Before a committed batch is applied: the counts of jobs it ends (or brings back).
+  void count_changes_locked(const WriteBatch& batch) REQUIRES(mu_);
   Result<api::Project> write_project_locked(const api::Project& p) REQUIRES(mu_);
   // The scheduling pass's view of projects: limits (quotas) and fair-share
   // factors, and each queued job's project index and order fields.
@@ -390,8 +411,11 @@ class ClusterState {
   void update_arrays_locked(Txn& txn, size_t from, std::map<int64_t, ArrayChange>& changes) REQUIRES(mu_);
   // Restore: arrays_ from the restored jobs.
   void restore_arrays_locked() REQUIRES(mu_);
-  // A job as the API shows it; a parent with its elements' counts.
+  // A job as the API shows it; a parent with its elements' counts, an element with
+  // the spec it shares with its parent (api::Job::spec_shared) whole again.
   api::Job view_locked(int64_t key, const JobEntry& e) const REQUIRES(mu_);
+  // The job's whole spec: an element's own, with its parent's command, env and workdir.
+  api::JobSpec whole_spec_locked(int64_t key, const api::Job& j) const REQUIRES(mu_);
   // The scheduling pass's parallel limit: walking pending_ in key order (an array's
   // elements are adjacent), whether element `e` may be offered to the allocator.
   // If not, sets its reason ("array j-... at its parallel limit of P").
@@ -444,6 +468,8 @@ class ClusterState {
   uint64_t next_watch_id_ GUARDED_BY(mu_) = 1;
   std::set<std::string> bumped_ GUARDED_BY(mu_);  // Nodes whose version changed in the commit being applied.
   void answer_watches_locked(const std::string& node) REQUIRES(mu_);
+  // Ends the node's parked polls with `why` instead of a state.
+  void end_polls_locked(const std::string& node, const Error& why) REQUIRES(mu_);
   CondVar dirty_cv_;
   bool dirty_ GUARDED_BY(mu_) = false;
   // Since the last full pass: did anything but submissions change? And did that pass
@@ -476,10 +502,12 @@ class ClusterState {
   std::set<std::string> registering_ GUARDED_BY(mu_);
   std::map<std::string, api::Project> projects_ GUARDED_BY(mu_);  // Stored ones; see projects().
   std::map<int64_t, ArrayInfo> arrays_ GUARDED_BY(mu_);           // By the parent's key.
+  ActiveJobCounts active_counts_ GUARDED_BY(mu_);                 // Jobs not yet ended (and being submitted), by user.
   UsageLedger usage_ GUARDED_BY(mu_);                             // Ended attempts; running ones are added per pass.
   UsageBook book_;  // Accounting: every ended attempt's usage record. Its own mutex, taken after mu_.
   ModuleGroupAllocator alloc_ GUARDED_BY(mu_);
   uint64_t submissions_total_ GUARDED_BY(mu_) = 0;
+  uint64_t submissions_refused_total_ GUARDED_BY(mu_) = 0;  // At a tenant limit.
   uint64_t placements_total_ GUARDED_BY(mu_) = 0;
   std::map<int64_t, Preemption> preempting_ GUARDED_BY(mu_);    // By the preempting job's sequence.
   std::optional<int64_t> preempt_retry_at_ms_ GUARDED_BY(mu_);  // A job passes the minimum runtime: look again.
