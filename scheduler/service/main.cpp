@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{100'000'000}));
   app.add_option("--max-array-size", limits.max_array_size,
                  "array elements in one submission; past it 403 (default and most 10000)")
-      ->check(CLI::Range(1, api::kMaxArrayCount));
+      ->check(CLI::Range(1, tessel::api::kMaxArrayCount));
   // Replicas on PostgreSQL (off unless --advertise is given).
   std::string advertise;
   double lease_s = 3, renew_s = 1;
