@@ -68,6 +68,8 @@ int run(const std::vector<std::string>& args, Environment& env) {
   add_opt(submit, "--project", so.project, "Project the job's cards count against (default: your first project)");
   submit->add_flag("--preemptible", so.preemptible, "May borrow cards past the project's guarantee");
   add_opt(submit, "--retries", so.retries, "Retries after a node failure (0..10)");
+  add_opt(submit, "--cpus", so.cpus, "CPUs per node (the task's cpuset on nodes that isolate tasks)");
+  add_opt(submit, "--memory", so.memory, "Memory per node, a hard limit: 4096 (MiB), 512M, 64G, 1T");
   add_opt(submit, "--workdir", so.workdir, "Working directory on the node (relative: to the current one)");
   submit
       ->add_option("--after-ok", so.after_ok, "Start after these jobs (J1,J2,... or array elements J_7) all succeeded")

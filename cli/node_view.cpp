@@ -140,6 +140,17 @@ std::string render_node_detail(const json& node, int64_t now_ms) {
     line("NIC ports up", ports + (down.empty() ? "" : " (down on " + down + ": not used for multi-node jobs)"));
   }
   line("NIC ports", get_string(inv, "ports_error"));
+  line("Isolation", get_string(inv, "isolation"));  // cgroup1, cgroup2 or none; absent from older agents.
+  if (auto cpus = get_int(inv, "cpus")) {
+    std::string numa;
+    const auto& nodes = get_field(inv, "numa");
+    if (nodes.is_array())
+      for (const auto& n : nodes)
+        numa += (numa.empty() ? " (NUMA " : ", ") + std::to_string(get_int(n, "id").value_or(0)) + ": " +
+                get_string(n, "cpus");
+    line("CPUs", std::to_string(*cpus) + numa + (numa.empty() ? "" : ")"));
+  }
+  if (auto mib = get_int(inv, "memory_mib")) line("Memory", std::to_string(*mib) + " MiB");
   auto hb = get_string(node, "last_heartbeat");
   line("Last heartbeat", hb.empty() ? "never" : hb + " (" + heartbeat_age(node, now_ms) + ")");
   line("Cards", render_card_map(devs) + "  " + free_of_total(devs) + " free");

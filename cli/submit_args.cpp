@@ -1,5 +1,7 @@
 #include "tessel/cli/submit_args.hpp"
 
+#include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <tuple>
 
@@ -66,6 +68,27 @@ Result<json> array_request(const std::string& v) {
 }
 }  // namespace
 
+Result<int64_t> parse_memory_mib(const std::string& text) {
+  const auto bad = [&] {
+    return Error::invalid("expected a size like 4096 (MiB), 512M, 64G or 1T, got '" + text.substr(0, 64) + "'");
+  };
+  size_t digits = 0;
+  while (digits < text.size() && digits < 12 && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0) return bad();
+  const int64_t n = std::stoll(text.substr(0, digits));
+  std::string unit = text.substr(digits);
+  for (const char* tail : {"iB", "B"})
+    if (unit.size() > std::strlen(tail) &&
+        unit.compare(unit.size() - std::strlen(tail), std::string::npos, tail) == 0) {
+      unit.resize(unit.size() - std::strlen(tail));
+      break;
+    }
+  if (unit.empty() || unit == "M" || unit == "m") return n;
+  if (unit == "G" || unit == "g") return n * 1024;
+  if (unit == "T" || unit == "t") return n * 1024 * 1024;
+  return bad();
+}
+
 Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
   if (o.command.empty())
     return Error::invalid("a command is required after '--' (tessel submit [flags] -- CMD ARGS...)", "command");
@@ -109,6 +132,12 @@ Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
   if (o.driver_version) j["driver_version"] = *o.driver_version;
   if (o.project) j["project"] = *o.project;
   if (o.preemptible) j["preemptible"] = true;
+  if (o.cpus) j["cpus"] = *o.cpus;
+  if (o.memory) {
+    auto mib = parse_memory_mib(*o.memory);
+    if (!mib) return mib.error().wrap("--memory");
+    j["memory_mib"] = *mib;  // The server checks the range.
+  }
   for (const auto& [flag, key, values] :
        {std::tuple{"--after-ok", "after_ok", &o.after_ok}, std::tuple{"--after-any", "after_any", &o.after_any},
         std::tuple{"--after-not-ok", "after_not_ok", &o.after_not_ok}}) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace tessel::agent {
 
@@ -36,6 +37,32 @@ Result<std::vector<int>> choose_cpus(int count, const std::vector<int>& allowed,
   free.resize(static_cast<size_t>(count));
   std::sort(free.begin(), free.end());
   return free;
+}
+
+std::vector<std::vector<int>> split_cpus(const std::vector<int>& task_cpus, const std::vector<int>& rank_numa_nodes,
+                                         const std::vector<api::NumaNode>& numa) {
+  const size_t ranks = rank_numa_nodes.size();
+  if (ranks < 2 || task_cpus.size() < ranks) return {};
+  std::map<int, int> node_of;  // CPU -> NUMA node.
+  for (const auto& n : numa)
+    for (int c : n.cpus) node_of.emplace(c, n.id);
+  std::set<int> left(task_cpus.begin(), task_cpus.end());
+  std::vector<std::vector<int>> shares(ranks);
+  auto want = [&](size_t r) { return task_cpus.size() / ranks + (r < task_cpus.size() % ranks ? 1 : 0); };
+  // First every rank from its card's node, then what is left to those still short.
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t r = 0; r < ranks; ++r)
+      for (auto it = left.begin(); it != left.end() && shares[r].size() < want(r);) {
+        auto node = node_of.find(*it);
+        if (pass == 0 && (node == node_of.end() || node->second != rank_numa_nodes[r])) {
+          ++it;
+          continue;
+        }
+        shares[r].push_back(*it);
+        it = left.erase(it);
+      }
+  for (auto& share : shares) std::sort(share.begin(), share.end());
+  return shares;
 }
 
 }  // namespace tessel::agent

@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace tessel::agent {
 
@@ -60,18 +62,25 @@ std::vector<uint64_t> device_program(const std::vector<DeviceRule>& deny) {
 Status attach_device_program(const std::string& dir, const std::vector<DeviceRule>& deny) {
   const std::vector<uint64_t> prog = device_program(deny);
   static const char kLicense[] = "GPL";
-  char log[4096] = {};
   bpf_attr load{};
   load.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
   load.insn_cnt = static_cast<uint32_t>(prog.size());
   load.insns = reinterpret_cast<uintptr_t>(prog.data());
   load.license = reinterpret_cast<uintptr_t>(kLicense);
-  load.log_buf = reinterpret_cast<uintptr_t>(log);
-  load.log_size = sizeof log;
-  load.log_level = 1;
-  const int prog_fd = static_cast<int>(bpf(BPF_PROG_LOAD, load));
-  if (prog_fd < 0)
-    return Error{std::string("loading the device program: ") + std::strerror(errno) + (log[0] ? ": " : "") + log};
+  int prog_fd = static_cast<int>(bpf(BPF_PROG_LOAD, load));
+  if (prog_fd < 0) {  // Again with the verifier's log, for the message.
+    const int first = errno;
+    std::vector<char> log(1 << 16);
+    load.log_buf = reinterpret_cast<uintptr_t>(log.data());
+    load.log_size = static_cast<uint32_t>(log.size());
+    load.log_level = 1;
+    prog_fd = static_cast<int>(bpf(BPF_PROG_LOAD, load));
+    if (prog_fd >= 0) ::close(prog_fd);
+    log.back() = 0;
+    const std::string verifier(log.data());
+    return Error{std::string("loading the device program: ") + std::strerror(first) +
+                 (verifier.empty() ? "" : ": " + verifier.substr(0, 512))};
+  }
   const int cg_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cg_fd < 0) {
     Error e{"open " + dir + ": " + std::strerror(errno)};

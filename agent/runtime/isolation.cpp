@@ -104,10 +104,12 @@ Result<std::map<std::string, std::string>> open_v2(const IsolationConfig& cfg) {
         return st.error().wrap("moving the agent into its leaf (Delegate=yes in its unit?)");
   }
   const std::string base = own + "/" + cfg.subtree;
-  if (auto st = write_cgroup_file(own + "/cgroup.subtree_control", v2_enable_line(own)); !st)
-    return st.error().wrap("enabling controllers (Delegate=yes in its unit?)");
+  if (const std::string line = v2_enable_line(own); !line.empty())
+    if (auto st = write_cgroup_file(own + "/cgroup.subtree_control", line); !st)
+      return st.error().wrap("enabling controllers (Delegate=yes in its unit?)");
   if (auto st = make_dir(base); !st) return st.error();
-  if (auto st = write_cgroup_file(base + "/cgroup.subtree_control", v2_enable_line(base)); !st) return st.error();
+  if (const std::string line = v2_enable_line(base); !line.empty())
+    if (auto st = write_cgroup_file(base + "/cgroup.subtree_control", line); !st) return st.error();
   return std::map<std::string, std::string>{{"", base}};
 }
 
@@ -169,6 +171,14 @@ Result<std::optional<TaskCgroup>> Isolation::plan(const api::Assignment& a, cons
   TaskCgroup cg;
   cg.version = kind_ == "cgroup1" ? CgroupVersion::v1 : CgroupVersion::v2;
   cg.dirs = task_dirs(a.id);
+  // On cgroup2 a limit needs its controller in the subtree (a hybrid hierarchy's cgroup2
+  // mount has none: its controllers are bound to v1).
+  auto missing = [&](const char* controller) {
+    return cg.version == CgroupVersion::v2 && v2_enable_line(bases_.at("")).find(controller) == std::string::npos;
+  };
+  if ((a.cpus > 0 && missing("cpuset")) || (a.memory_mib > 0 && missing("memory")))
+    return Error{"the " + std::string(a.cpus > 0 && missing("cpuset") ? "cpuset" : "memory") +
+                 " controller is not enabled for " + bases_.at("")};
   if (a.cpus > 0) {
     std::vector<int> card_numa;
     for (const api::Device& d : inv.devices)
@@ -179,7 +189,7 @@ Result<std::optional<TaskCgroup>> Isolation::plan(const api::Assignment& a, cons
     cg.cpus = std::move(*cpus);
   }
   cg.memory_limit_mib = a.memory_mib;
-  cg.pids_max = cfg_.pids_max;
+  cg.pids_max = missing("pids") ? 0 : cfg_.pids_max;
   cg.deny = other_cards_rules(find_card_nodes(inv.vendor, cfg_.dev_root, cfg_.sysfs_root, inv.devices), a.indices,
                               cfg_.dev_root);
   return std::optional<TaskCgroup>(std::move(cg));
@@ -197,17 +207,23 @@ std::vector<std::string> Isolation::sweep(const std::set<std::string>& keep) con
   }
   for (const std::string& id : ids) {
     if (keep.count(id)) continue;
-    TaskCgroup cg;
-    cg.version = kind_ == "cgroup1" ? CgroupVersion::v1 : CgroupVersion::v2;
-    cg.dirs = task_dirs(id);
-    if (auto st = kill_task_cgroup(cg); !st) spdlog::warn("task cgroup {}: {}", id, st.error().message);
-    if (auto st = remove_task_cgroup(cg); !st) {
+    if (auto st = clear(id); !st) {
       spdlog::warn("task cgroup {}: {}", id, st.error().message);
       continue;
     }
     cleared.push_back(id);
   }
   return cleared;
+}
+
+Status Isolation::clear(const std::string& id) const {
+  if (!enabled() || !is_safe_task_id(id)) return ok_status();
+  TaskCgroup cg;
+  cg.version = kind_ == "cgroup1" ? CgroupVersion::v1 : CgroupVersion::v2;
+  cg.dirs = task_dirs(id);
+  const Status killed = kill_task_cgroup(cg);
+  const Status removed = remove_task_cgroup(cg);
+  return killed ? removed : killed;
 }
 
 }  // namespace tessel::agent

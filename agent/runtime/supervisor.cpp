@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,7 +35,7 @@ using Clock = std::chrono::steady_clock;
 // one write(2), on a pipe of ours before it ends. (Not exec.set_error(): Boost.Process
 // 1.74 sends its message in three writes that the parent may read apart, and it lets
 // the child go on to exec the job, as root after a failed setuid.)
-enum class ChildStep : int { setsid, dup2, setgid, setuid, workdir, cgroup };
+enum class ChildStep : int { setsid, dup2, setgid, setuid, workdir, cgroup, affinity };
 struct ChildFailure {
   ChildStep step = ChildStep::setsid;
   int error = 0;  // errno.
@@ -51,6 +52,7 @@ struct ChildSetup : bp::extend::handler {
   std::string workdir;
   bool workdir_as_user = true;    // See LaunchPlan::workdir_as_user.
   std::vector<int> cgroup_procs;  // The task cgroup's cgroup.procs, open: joined first.
+  std::optional<cpu_set_t> cpus;  // The rank's share of the task's CPUs, if pinned.
 
   [[noreturn]] void fail(ChildStep step) const {
     const ChildFailure f{step, errno};
@@ -71,6 +73,7 @@ struct ChildSetup : bp::extend::handler {
     signal(SIGHUP, SIG_DFL);
     // Into the task's cgroup before anything of the job runs (and while still root).
     if (!cgroup_procs.empty() && !join_task_cgroup(cgroup_procs)) fail(ChildStep::cgroup);
+    if (cpus && ::sched_setaffinity(0, sizeof *cpus, &*cpus) != 0) fail(ChildStep::affinity);
     if (::setsid() < 0) fail(ChildStep::setsid);
     if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) fail(ChildStep::dup2);
     if (!workdir_as_user) enter_workdir();
@@ -142,7 +145,8 @@ std::optional<ChildFailure> read_child_failure(int fd) {
 
 // "workdir /x: No such file or directory", "setuid: Resource temporarily unavailable".
 Error child_error(const ChildFailure& f, const LaunchPlan& plan) {
-  static constexpr const char* kSteps[] = {"setsid", "dup2", "setgid", "setuid", "workdir", "joining the task cgroup"};
+  static constexpr const char* kSteps[] = {
+      "setsid", "dup2", "setgid", "setuid", "workdir", "joining the task cgroup", "sched_setaffinity"};
   std::string step = kSteps[static_cast<int>(f.step)];
   if (f.step == ChildStep::workdir) step += " " + plan.workdir;
   return Error{step + ": " + std::strerror(f.error)};
@@ -163,6 +167,12 @@ Result<int> start_rank(const LaunchPlan& plan, const RankLaunch& r, int null_fd,
     return Error{std::string("pipe: ") + std::strerror(errno)};
   }
   ChildSetup setup = child_setup(plan, log_fd, null_fd, failure[1], cgroup_procs);
+  if (!r.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : r.cpus) CPU_SET(c, &set);
+    setup.cpus = set;
+  }
   const tessel::EnvBlock env(r.env);
   std::vector<std::string> args(r.argv.begin() + 1, r.argv.end());
   std::error_code ec;
@@ -186,6 +196,15 @@ Result<int> start_rank(const LaunchPlan& plan, const RankLaunch& r, int null_fd,
 void signal_groups(const std::vector<Rank>& ranks, int sig) {
   for (const auto& r : ranks)
     if (r.pid > 0) ::kill(-r.pid, sig);
+}
+
+// SIGTERM to the processes of the task's cgroup outside its ranks' process groups (which
+// signal_groups reached): what the task started in sessions of their own.
+void terminate_others(const TaskCgroup& cg, const std::vector<Rank>& ranks) {
+  for (int pid : task_cgroup_pids(cg)) {
+    const pid_t group = ::getpgid(pid);
+    if (std::none_of(ranks.begin(), ranks.end(), [&](const Rank& r) { return r.pid == group; })) ::kill(pid, SIGTERM);
+  }
 }
 
 TaskResult summarize(const std::vector<Rank>& ranks, const std::string& why) {
@@ -345,12 +364,15 @@ int run_supervisor(const std::string& dir) {
   std::optional<Clock::time_point> limit;
   if (plan->time_limit_s > 0) limit = started + std::chrono::seconds(plan->time_limit_s);
   std::optional<Clock::time_point> kill_at;
+  std::optional<Clock::time_point> grace_end;  // Of a stop: kill_at as it was first set.
   std::string why;
   auto stop = [&](const std::string& reason) {
     if (kill_at) return;
     why = reason;
     signal_groups(ranks, SIGTERM);
+    if (plan->cgroup) terminate_others(*plan->cgroup, ranks);  // Their grace too.
     kill_at = Clock::now() + std::chrono::seconds(plan->kill_grace_s);
+    grace_end = kill_at;
   };
 
   // Logs past the cap are cut back at every look (at least once a second) and at the end.
@@ -398,6 +420,11 @@ int run_supervisor(const std::string& dir) {
     }
   }
   signal_groups(ranks, SIGKILL);
+  // A stop gives the whole task its grace: what the ranks left may still be ending.
+  while (plan->cgroup && grace_end && Clock::now() < *grace_end && !task_cgroup_pids(*plan->cgroup).empty()) {
+    timespec step{0, 20'000'000};
+    ::nanosleep(&step, nullptr);
+  }
   const TaskUsage usage = cgroup.finish();  // Whatever they left behind dies here.
   const int64_t memory_limit = plan->cgroup ? plan->cgroup->memory_limit_mib : 0;
   cap_logs();

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tessel/api/inventory.hpp"
+#include "tessel/api/job.hpp"
 #include "tessel/api/json_int.hpp"
 #include "tessel/agent/cgroup_files.hpp"
 #include "tessel/agent/cgroup_versions.hpp"
@@ -59,12 +61,20 @@ Result<TaskCgroup> task_cgroup_from_json(const json& j) {
       if (dir.empty() || dir[0] != '/' || dir.find("/../") != std::string::npos)
         return Error::invalid("cgroup.dirs: '" + dir + "' is not an absolute path", "cgroup.dirs");
     cg.cpus = api::json_ints_at<int>(j, "cpus");
+    for (int c : cg.cpus)
+      if (c < 0 || c > api::kMaxCpuId) return Error::invalid("cgroup.cpus: CPUs are 0-65535", "cgroup.cpus");
     cg.memory_limit_mib = api::json_int_at<int64_t>(j, "memory_limit_mib");
     cg.pids_max = api::json_int_at<int64_t>(j, "pids_max");
+    if (cg.memory_limit_mib < 0 || cg.memory_limit_mib > api::kMaxTaskMemoryMib || cg.pids_max < 0)
+      return Error::invalid("cgroup: memory_limit_mib and pids_max must be in range", "cgroup");
     for (const json& r : j.at("deny")) {
       const std::string type = r.at(0).get<std::string>();
       if (type != "c" && type != "b") return Error::invalid("cgroup.deny: type must be c or b", "cgroup.deny");
-      cg.deny.push_back({type[0], api::json_int<int64_t>(r.at(1), "deny"), api::json_int<int64_t>(r.at(2), "deny")});
+      // Device numbers: 12-bit major, 20-bit minor (what the kernel's dev_t holds).
+      const auto major = api::json_int<uint32_t>(r.at(1), "deny"), minor = api::json_int<uint32_t>(r.at(2), "deny");
+      if (major >= (1U << 12) || minor >= (1U << 20))
+        return Error::invalid("cgroup.deny: device numbers out of range", "cgroup.deny");
+      cg.deny.push_back({type[0], major, minor});
     }
     return cg;
   } catch (const std::exception& e) {  // json::exception or JsonIntError

@@ -1,5 +1,7 @@
 #include "tessel/agent/task_files.hpp"
 
+#include <sched.h>
+
 #include <nlohmann/json.hpp>
 
 #include "tessel/api/json_int.hpp"
@@ -21,8 +23,11 @@ static auto guarded(const char* what, const std::string& text, F&& f) -> decltyp
 
 std::string serialize(const LaunchPlan& p) {
   json ranks = json::array();
-  for (const auto& r : p.ranks)
-    ranks.push_back({{"argv", r.argv}, {"env", r.env}, {"log_path", r.log_path}, {"port", r.port}});
+  for (const auto& r : p.ranks) {
+    json rank = {{"argv", r.argv}, {"env", r.env}, {"log_path", r.log_path}, {"port", r.port}};
+    if (!r.cpus.empty()) rank["cpus"] = r.cpus;
+    ranks.push_back(std::move(rank));
+  }
   json j = {{"assignment_id", p.assignment_id},    {"workdir", p.workdir},           {"ranks", ranks},
             {"time_limit_s", p.time_limit_s},      {"kill_grace_s", p.kill_grace_s}, {"user", p.user},
             {"workdir_as_user", p.workdir_as_user}};
@@ -57,6 +62,12 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
       rl.env = r.at("env").get<std::map<std::string, std::string>>();
       rl.log_path = r.at("log_path").get<std::string>();
       rl.port = api::json_int_or<int>(r, "port", 0);
+      if (r.contains("cpus")) {
+        rl.cpus = api::json_ints_at<int>(r, "cpus");
+        for (int c : rl.cpus)
+          if (c < 0 || c >= CPU_SETSIZE)
+            return Error::invalid("launch.json: ranks[].cpus: out of range", "ranks[].cpus");
+      }
       if (rl.argv.empty()) return Error::invalid("launch.json: ranks[].argv: must not be empty", "ranks[].argv");
       p.ranks.push_back(std::move(rl));
     }
@@ -102,8 +113,17 @@ Result<TaskResult> parse_task_result(const std::string& text) {
     if (j.contains("exit_code")) r.exit_code = api::json_int_at<int>(j, "exit_code");
     if (j.contains("signal")) r.signal = api::json_int_at<int>(j, "signal");
     r.message = j.value("message", "");
-    if (j.contains("cpu_seconds") && j["cpu_seconds"].is_number()) r.cpu_seconds = j["cpu_seconds"].get<double>();
-    if (j.contains("max_rss_mib")) r.max_rss_mib = api::json_int_at<int64_t>(j, "max_rss_mib");
+    if (j.contains("cpu_seconds")) {
+      // Within what a task report may carry (api::task_report_from_json).
+      if (!j["cpu_seconds"].is_number() ||
+          !(j["cpu_seconds"].get<double>() >= 0 && j["cpu_seconds"].get<double>() < 1e15))
+        return Error::invalid("result.json: cpu_seconds: must be a number 0-1e15", "cpu_seconds");
+      r.cpu_seconds = j["cpu_seconds"].get<double>();
+    }
+    if (j.contains("max_rss_mib")) {
+      r.max_rss_mib = api::json_int_at<int64_t>(j, "max_rss_mib");
+      if (*r.max_rss_mib < 0) return Error::invalid("result.json: max_rss_mib: must not be negative", "max_rss_mib");
+    }
     if (j.contains("logs_capped")) r.logs_capped = j["logs_capped"].get<std::vector<int>>();
     return r;
   });

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tessel/agent/cpu_choice.hpp"
 #include "tessel/agent/proc_info.hpp"
 #include "tessel/agent/reconcile.hpp"
 
@@ -158,6 +159,17 @@ Result<LaunchPlan> TaskManager::prepare_launch(const api::Assignment& a, const a
     auto cg = cfg_.isolation->plan(a, inv, taken);
     if (!cg) return cg.error().wrap("task cgroup");
     plan->cgroup = std::move(*cg);
+    if (plan->cgroup && a.spec.task_per_device) {  // Each rank nearest its own card.
+      std::vector<int> rank_numa;
+      for (size_t i = 0; i < plan->ranks.size() && i < a.indices.size(); ++i) {
+        int node = -1;
+        for (const api::Device& d : inv.devices)
+          if (d.index == a.indices[i]) node = d.numa_node.value_or(-1);
+        rank_numa.push_back(node);
+      }
+      const auto shares = split_cpus(plan->cgroup->cpus, rank_numa, cfg_.isolation->host().numa);
+      for (size_t i = 0; i < shares.size() && i < plan->ranks.size(); ++i) plan->ranks[i].cpus = shares[i];
+    }
   }
   if (a.spec.workdir.empty()) {
     const int uid = cfg_.run_as ? cfg_.run_as->uid : -1, gid = cfg_.run_as ? cfg_.run_as->gid : -1;
@@ -217,9 +229,24 @@ api::TaskReport TaskManager::report_locked(Entry& e) {
 }
 
 std::vector<api::TaskReport> TaskManager::reports() {
-  MutexLock lock(mu_);
   std::vector<api::TaskReport> out;
-  for (auto& [id, e] : tasks_) out.push_back(report_locked(e));
+  std::vector<std::string> orphaned;  // Their supervisor died: their cgroup is ours to clear.
+  {
+    MutexLock lock(mu_);
+    for (auto& [id, e] : tasks_) {
+      out.push_back(report_locked(e));
+      const bool died =
+          e.snap.supervisor && !e.snap.result && e.unrecorded.empty() && out.back().state == api::TaskState::exited;
+      if (cfg_.isolation && died && !e.cgroup_cleared) {
+        e.cgroup_cleared = true;
+        orphaned.push_back(id);
+      }
+    }
+  }
+  for (const std::string& id : orphaned) {  // Outside the lock: it may wait for processes to go.
+    spdlog::warn("assignment {}: its supervisor died; killing what is left in its cgroup", id);
+    if (auto st = cfg_.isolation->clear(id); !st) spdlog::error("assignment {}: {}", id, st.error().message);
+  }
   return out;
 }
 

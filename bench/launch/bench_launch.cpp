@@ -1,4 +1,6 @@
-// bench_launch [--jobs N] [--heartbeat-interval S]: submission-to-worker-start latency.
+// bench_launch [--jobs N] [--heartbeat-interval S] [--isolation none|auto|cgroup1|cgroup2]:
+// submission-to-worker-start latency (isolation: the agent's, default none; a cgroup per
+// task costs its creation and removal, under the cgroup subtree tessel-bench).
 // Starts the real tessel-scheduler and one tessel-agent (fake hl-smi, 8 Gaudi 2 cards)
 // on loopback in a temp dir, then submits N one-card jobs one after another. The
 // worker is this program in `--worker` mode: it prints CLOCK_REALTIME in ns to its
@@ -29,12 +31,15 @@ int main(int argc, char** argv) {
   }
   int jobs = 1000;
   std::string hb = "0.05";
+  std::string isolation = "none";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--jobs")
       jobs = std::stoi(argv[i + 1]);
     else if (a == "--heartbeat-interval")
       hb = argv[i + 1];
+    else if (a == "--isolation")
+      isolation = argv[i + 1];
     else {
       std::fprintf(stderr, "bench_launch: unknown option %s\n", a.c_str());
       return 2;
@@ -73,7 +78,9 @@ int main(int argc, char** argv) {
                                          "--log-level",
                                          "warn",
                                          "--isolation",
-                                         "none"};
+                                         isolation,
+                                         "--cgroup-subtree",
+                                         "tessel-bench"};
   if (::geteuid() == 0) agent_argv.insert(agent_argv.end(), {"--run-as", "root"});  // Root needs a jobs' user.
   tessel::benchkit::ServerProcess agent(
       agent_argv, root + "/agent.out", root + "/agent.out.err",

@@ -90,6 +90,15 @@ TEST(CpuChoice, SkipsCpusOfRunningTasksAndSaysWhenTooFewAreFree) {
   EXPECT_EQ(*choose_cpus(2, {3, 1, 2}, {}, {}, {}), (std::vector<int>{1, 2}));
 }
 
+TEST(CpuChoice, OneRankPerCardGetsAShareNearItsCard) {
+  EXPECT_EQ(split_cpus({0, 1, 4, 5}, {1, 0}, two_nodes()), (std::vector<std::vector<int>>{{4, 5}, {0, 1}}));
+  // Uneven: the first ranks get one more; a rank short on its node takes what is left.
+  EXPECT_EQ(split_cpus({0, 1, 2, 4, 5}, {0, 0}, two_nodes()), (std::vector<std::vector<int>>{{0, 1, 2}, {4, 5}}));
+  EXPECT_EQ(split_cpus({0, 4, 5, 6}, {0, 1, -1}, two_nodes()), (std::vector<std::vector<int>>{{0, 5}, {4}, {6}}));
+  EXPECT_TRUE(split_cpus({0}, {0, 1}, two_nodes()).empty());  // Fewer CPUs than ranks: not pinned.
+  EXPECT_TRUE(split_cpus({0, 1}, {0}, two_nodes()).empty());  // One rank: the whole cpuset.
+}
+
 TEST(DeviceNodes, EachVendorsCardNodesAndSharedNodes) {
   testkit::TempDir dev("dev");
   for (const char* f : {"accel/accel0", "accel/accel1", "accel/accel_controlD0", "accel/accel_controlD1",
@@ -184,7 +193,7 @@ TEST(TaskCgroupV1, CreatesWritesTheLimitsReadsTheUseAndRemoves) {
   LaunchPlan p;
   p.assignment_id = "j.0.0";
   p.workdir = "/tmp";
-  p.ranks.push_back({{"true"}, {}, "/tmp/r0.log", 0});
+  p.ranks.push_back({{"true"}, {}, "/tmp/r0.log", 0, {2, 3}});
   p.cgroup = cg;
   auto back = parse_launch_plan(serialize(p));
   ASSERT_TRUE(back) << back.error().message;

@@ -131,6 +131,29 @@ TEST(SubmitArgs, ArraysInSlurmSyntax) {
   }
 }
 
+TEST(SubmitArgs, CpusAndMemoryPerNode) {
+  SubmitOptions o;
+  o.command = {"true"};
+  o.cpus = 8;
+  o.memory = "64G";
+  auto r = build_job_request(o, "/");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, json({{"command", {"true"}}, {"cpus", 8}, {"memory_mib", 65536}}));
+  auto parsed = api::parse_job_spec(*r);
+  ASSERT_TRUE(parsed.spec) << parsed.error->message;
+  EXPECT_EQ(parsed.spec->memory_mib, 65536);
+  EXPECT_EQ(*parse_memory_mib("4096"), 4096);
+  EXPECT_EQ(*parse_memory_mib("512M"), 512);
+  EXPECT_EQ(*parse_memory_mib("2GiB"), 2048);
+  EXPECT_EQ(*parse_memory_mib("1T"), 1048576);
+  EXPECT_EQ(*parse_memory_mib("3g"), 3072);
+  for (const char* bad : {"", "G", "1.5G", "64X", "-1", "1000000000000000G"})
+    EXPECT_FALSE(parse_memory_mib(bad)) << bad;
+  o.memory = "lots";
+  EXPECT_EQ(build_job_request(o, "/").error().message,
+            "--memory: expected a size like 4096 (MiB), 512M, 64G or 1T, got 'lots'");
+}
+
 TEST(SubmitArgs, UsageErrorsNameTheFlag) {
   SubmitOptions o;
   EXPECT_NE(build_job_request(o, "/").error().message.find("command is required"), std::string::npos);

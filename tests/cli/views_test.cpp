@@ -196,6 +196,18 @@ TEST(NodesTable, DegradedNodesAreListedWithTheirReasonUnderTheTable) {
   EXPECT_EQ(render_node_detail(gaudi_node(), kNow).find("Degraded"), std::string::npos);
 }
 
+TEST(NodesTable, TheDetailShowsIsolationCpusAndMemory) {
+  auto n = gaudi_node();
+  EXPECT_EQ(render_node_detail(n, kNow).find("Isolation"), std::string::npos);  // An agent before issue 28.
+  n["inventory"]["isolation"] = "cgroup1";
+  n["inventory"]["cpus"] = 8;
+  n["inventory"]["memory_mib"] = 65536;
+  n["inventory"]["numa"] = json::parse(R"([{"id":0,"cpus":"0-3"},{"id":1,"cpus":"4-7"}])");
+  const std::string detail = render_node_detail(n, kNow);
+  EXPECT_NE(detail.find("Isolation: cgroup1\nCPUs: 8 (NUMA 0: 0-3, 1: 4-7)\nMemory: 65536 MiB\n"), std::string::npos)
+      << detail;
+}
+
 TEST(NodesTable, WideShowsVersionsAndPortsAndPortsDownAreListed) {
   auto n = gaudi_node();
   for (auto& d : n["inventory"]["devices"]) {

@@ -35,12 +35,14 @@ std::string why_not_here() {
   return "";
 }
 
-// This process's cgroup in `controller` (the agents it starts share it).
+// This process's cgroup in `controller` ("": cgroup2), "" for the root (the agents it
+// starts share it).
 std::string own_path(const std::string& controller) {
   std::ifstream in("/proc/self/cgroup");
   std::string line;
   while (std::getline(in, line)) {
     const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (controller.empty() && line.rfind("0::", 0) == 0) return line.substr(3) == "/" ? "" : line.substr(3);
     std::stringstream cs(line.substr(a + 1, b - a - 1));
     std::string c;
     while (std::getline(cs, c, ','))
@@ -53,6 +55,10 @@ class ClusterIsolation : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::string why = why_not_here(); !why.empty()) GTEST_SKIP() << why;
+    start({"--isolation", "cgroup1"});
+  }
+  // Stand-in cards, and the scheduler and agent n1 with `isolation` flags.
+  void start(const std::vector<std::string>& isolation) {
     subtree_ = "tessel-it-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++);
     dev_ = c.root() + "/dev";
     fs::create_directories(dev_ + "/accel");
@@ -62,24 +68,65 @@ class ClusterIsolation : public ::testing::Test {
           ::mknod((dev_ + "/accel/accel_controlD" + std::to_string(n)).c_str(), S_IFCHR | 0666, makedev(240, 64 + n)),
           0);
     }
-    c.agent_args = {"--isolation", "cgroup1", "--cgroup-subtree", subtree_, "--dev-root", dev_};
+    c.agent_args = isolation;
+    c.agent_args.insert(c.agent_args.end(), {"--cgroup-subtree", subtree_, "--dev-root", dev_});
     c.start_scheduler();
     c.start_agent("n1");
     ASSERT_TRUE(c.wait_node_state("n1", "ready"));
   }
   void TearDown() override {
     if (subtree_.empty()) return;
-    for (const char* ctl : kControllers) {  // The agent's subtree (its tasks' cgroups are gone by now).
-      const std::string dir = "/sys/fs/cgroup/" + std::string(ctl) + own_path(ctl) + "/" + subtree_;
+    std::vector<std::string> dirs;
+    for (const char* ctl : kControllers) dirs.push_back(controller_dir(ctl));
+    dirs.push_back(kUnified + own_path("") + "/" + subtree_);
+    for (const std::string& dir : dirs) {  // The agent's subtree (its tasks' cgroups are gone by now).
       std::error_code ec;
       for (const auto& e : fs::directory_iterator(dir, ec))
         if (e.is_directory()) ::rmdir(e.path().c_str());
       ::rmdir(dir.c_str());
     }
   }
-  std::string task_cgroup(const std::string& controller, const std::string& job) const {
-    return "/sys/fs/cgroup/" + controller + own_path(controller) + "/" + subtree_ + "/" + job + ".0.0";
+  std::string controller_dir(const std::string& controller) const {
+    return "/sys/fs/cgroup/" + controller + own_path(controller) + "/" + subtree_;
   }
+  std::string task_cgroup(const std::string& controller, const std::string& job) const {
+    return controller_dir(controller) + "/" + job + ".0.0";
+  }
+  std::string cards_script() const {
+    const std::string accel = dev_ + "/accel/";
+    return "mine=$HABANA_VISIBLE_DEVICES; other=$(( (mine + 1) % 8 ));"
+           "echo \"mine: $( (: < " +
+           accel +
+           "accel$mine) 2>&1 )\";"
+           "echo \"mine control: $( (: < " +
+           accel +
+           "accel_controlD$mine) 2>&1 )\";"
+           "echo \"other: $( (: < " +
+           accel +
+           "accel$other) 2>&1 )\";"
+           "echo \"other control: $( (: < " +
+           accel +
+           "accel_controlD$other) 2>&1 )\";"
+           "echo x > /dev/null && head -c 4 /dev/urandom > /dev/null && echo standard: ok";
+  }
+  // What cards_script() printed: own cards ENXIO (allowed), others EPERM (refused).
+  void expect_own_cards_only(const std::string& log) {
+    std::istringstream lines(log);
+    std::string line;
+    int seen = 0;
+    while (std::getline(lines, line)) {
+      if (line.rfind("mine", 0) == 0) {
+        EXPECT_NE(line.find("No such device or address"), std::string::npos) << line;  // ENXIO: allowed.
+        ++seen;
+      } else if (line.rfind("other", 0) == 0) {
+        EXPECT_NE(line.find("Operation not permitted"), std::string::npos) << line;  // EPERM: refused.
+        ++seen;
+      }
+    }
+    EXPECT_EQ(seen, 4) << log;
+    EXPECT_NE(log.find("standard: ok"), std::string::npos) << log;
+  }
+  static inline const std::string kUnified = "/sys/fs/cgroup/unified";
   json finished(const json& spec) {
     const json job = c.submit(spec);
     auto done = c.wait_job(job.value("id", ""), {"succeeded", "failed"}, 30s);
@@ -93,39 +140,9 @@ class ClusterIsolation : public ::testing::Test {
 };
 
 TEST_F(ClusterIsolation, ROOT_ATaskOpensItsOwnCardsOnlyAndStandardDevicesStillWork) {
-  const std::string accel = dev_ + "/accel/";
-  const std::string script =
-      "mine=$HABANA_VISIBLE_DEVICES; other=$(( (mine + 1) % 8 ));"
-      "echo \"mine: $( (: < " +
-      accel +
-      "accel$mine) 2>&1 )\";"
-      "echo \"mine control: $( (: < " +
-      accel +
-      "accel_controlD$mine) 2>&1 )\";"
-      "echo \"other: $( (: < " +
-      accel +
-      "accel$other) 2>&1 )\";"
-      "echo \"other control: $( (: < " +
-      accel +
-      "accel_controlD$other) 2>&1 )\";"
-      "echo x > /dev/null && head -c 4 /dev/urandom > /dev/null && echo standard: ok";
-  const json done = finished({{"command", {"/bin/sh", "-c", script}}, {"devices", 1}});
+  const json done = finished({{"command", {"/bin/sh", "-c", cards_script()}}, {"devices", 1}});
   ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
-  const std::string log = c.log("n1", done["id"]);
-  std::istringstream lines(log);
-  std::string line;
-  int seen = 0;
-  while (std::getline(lines, line)) {
-    if (line.rfind("mine", 0) == 0) {
-      EXPECT_NE(line.find("No such device or address"), std::string::npos) << line;  // ENXIO: allowed.
-      ++seen;
-    } else if (line.rfind("other", 0) == 0) {
-      EXPECT_NE(line.find("Operation not permitted"), std::string::npos) << line;  // EPERM: denied.
-      ++seen;
-    }
-  }
-  EXPECT_EQ(seen, 4) << log;
-  EXPECT_NE(log.find("standard: ok"), std::string::npos) << log;
+  expect_own_cards_only(c.log("n1", done["id"]));
 }
 
 TEST_F(ClusterIsolation, ROOT_ATaskOverItsMemoryLimitFailsSayingSo) {
@@ -163,6 +180,18 @@ TEST_F(ClusterIsolation, ROOT_NprocInATaskIsItsCpus) {
   EXPECT_GT(node["inventory"].value("memory_mib", 0), 0) << node.dump();
 }
 
+TEST_F(ClusterIsolation, ROOT_OneRankPerCardIsPinnedToItsShareOfTheTasksCpus) {
+  const json done = finished({{"command", {"/bin/sh", "-c", "nproc; grep Cpus_allowed_list /proc/self/status"}},
+                              {"devices", 2},
+                              {"tasks_per_node", "device"},
+                              {"cpus", 2}});
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
+  const std::string rank0 = c.log("n1", done["id"], 0, 0), rank1 = c.log("n1", done["id"], 0, 1);
+  EXPECT_EQ(rank0.substr(0, 2), "1\n") << rank0;
+  EXPECT_EQ(rank1.substr(0, 2), "1\n") << rank1;
+  EXPECT_NE(rank0, rank1);  // Different CPUs.
+}
+
 TEST_F(ClusterIsolation, ROOT_ARestartedAgentLeavesARunningTasksCgroupAlone) {
   const std::string go = c.root() + "/go";
   const json job =
@@ -181,6 +210,101 @@ TEST_F(ClusterIsolation, ROOT_ARestartedAgentLeavesARunningTasksCgroupAlone) {
   EXPECT_EQ((*done)["state"], "succeeded") << done->dump();
   EXPECT_EQ(c.log("n1", id), "1\n");
   EXPECT_TRUE(eventually([&] { return !fs::exists(task_cgroup("freezer", id)); }, 10s));
+}
+
+TEST_F(ClusterIsolation, ROOT_ATaskWhoseSupervisorDiedIsClearedByTheNextAgent) {
+  const json job = c.submit({{"command", {"/bin/sh", "-c", "echo $$ > rank.pid; exec sleep 300"}}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(c.wait_job(id, {"running"}));
+  const std::string pid_file = c.work_dir("n1", id) + "/rank.pid";
+  ASSERT_TRUE(eventually([&] { return fs::exists(pid_file) && !tessel::testkit::read_file(pid_file).empty(); }));
+  const int rank = std::stoi(tessel::testkit::read_file(pid_file));
+  const json sup = json::parse(tessel::testkit::read_file(c.task_dir("n1", id) + "/supervisor.json"));
+  c.kill_agent("n1");
+  ASSERT_EQ(::kill(sup["pid"].get<int>(), SIGKILL), 0);  // Its rank lives on, alone in the task's cgroup.
+  ASSERT_TRUE(pid_alive(rank));
+  c.start_agent("n1");
+  EXPECT_TRUE(eventually([&] { return !pid_alive(rank); }, 10s)) << "the rank outlived its cleared cgroup";
+  EXPECT_FALSE(fs::exists(task_cgroup("freezer", id)));
+  auto done = c.wait_job(id, {"failed"});
+  ASSERT_TRUE(done);
+}
+
+TEST_F(ClusterIsolation, ROOT_ATaskWhoseSupervisorDiesIsClearedByItsAgent) {
+  const json job = c.submit({{"command", {"/bin/sh", "-c", "echo $$ > rank.pid; exec sleep 300"}}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(c.wait_job(id, {"running"}));
+  const std::string pid_file = c.work_dir("n1", id) + "/rank.pid";
+  ASSERT_TRUE(eventually([&] { return fs::exists(pid_file) && !tessel::testkit::read_file(pid_file).empty(); }));
+  const int rank = std::stoi(tessel::testkit::read_file(pid_file));
+  const json sup = json::parse(tessel::testkit::read_file(c.task_dir("n1", id) + "/supervisor.json"));
+  ASSERT_EQ(::kill(sup["pid"].get<int>(), SIGKILL), 0);
+  auto done = c.wait_job(id, {"failed"});
+  ASSERT_TRUE(done);
+  EXPECT_FALSE(pid_alive(rank)) << "the job ended with its rank still running";
+  EXPECT_FALSE(fs::exists(task_cgroup("freezer", id)));
+}
+
+TEST_F(ClusterIsolation, ROOT_ACancelledTasksDaemonGetsItsGraceThenNothingIsLeft) {
+  // A daemon in a session of its own that notes SIGTERM and lives on; the rank waits.
+  const std::string script =
+      "setsid sh -c 'trap \"echo term > daemon.term\" TERM; echo $$ > daemon.pid; "
+      "while :; do sleep 0.05; done' < /dev/null > /dev/null 2>&1 & "
+      "while [ ! -s daemon.pid ]; do sleep 0.01; done; exec sleep 300";
+  const json job = c.submit({{"command", {"/bin/sh", "-c", script}}, {"kill_grace_s", 1}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(c.wait_job(id, {"running"}));
+  const std::string pid_file = c.work_dir("n1", id) + "/daemon.pid";
+  ASSERT_TRUE(eventually([&] { return fs::exists(pid_file) && !tessel::testkit::read_file(pid_file).empty(); }));
+  const int daemon = std::stoi(tessel::testkit::read_file(pid_file));
+  EXPECT_EQ(c.post("/v1/jobs/" + id + "/cancel", json::object()) / 100, 2);
+  ASSERT_TRUE(c.wait_job(id, {"cancelled"}));
+  EXPECT_TRUE(eventually([&] { return !pid_alive(daemon); }, 10s)) << "the daemon outlived its task";
+  EXPECT_EQ(tessel::testkit::read_file(c.work_dir("n1", id) + "/daemon.term"), "term\n");
+  EXPECT_TRUE(eventually([&] { return !fs::exists(task_cgroup("freezer", id)); }, 10s));
+}
+
+class ClusterIsolationPids : public ClusterIsolation {
+ protected:
+  void SetUp() override {
+    if (std::string why = why_not_here(); !why.empty()) GTEST_SKIP() << why;
+    start({"--isolation", "cgroup1", "--task-pids-max", "8"});
+  }
+};
+
+TEST_F(ClusterIsolationPids, ROOT_ATaskCannotForkPastItsPidsLimit) {
+  const json done =
+      finished({{"command", {"/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 2 & done"}}});
+  const std::string log = c.log("n1", done.value("id", ""));
+  EXPECT_NE(log.find("fork"), std::string::npos) << done.dump() << "\n" << log;
+  EXPECT_EQ(tessel::testkit::read_file(task_cgroup("pids", done.value("id", "")) + "/pids.max"), "");  // Gone.
+}
+
+// cgroup2 on this machine: the hybrid hierarchy's cgroup2 mount has no controllers (they
+// are bound to v1), but a task's cgroup there still holds the device program, and
+// cgroup.kill empties it.
+class ClusterIsolationV2 : public ClusterIsolation {
+ protected:
+  void SetUp() override {
+    if (std::string why = why_not_here(); !why.empty()) GTEST_SKIP() << why;
+    if (!fs::exists(kUnified + "/cgroup.controllers")) GTEST_SKIP() << "no cgroup2 mount at " << kUnified;
+    start({"--isolation", "cgroup2", "--cgroup-root", kUnified});
+  }
+};
+
+TEST_F(ClusterIsolationV2, ROOT_TheDeviceProgramRefusesOtherCardsAndLeftoversDie) {
+  const std::string script = cards_script() +
+                             "; setsid sh -c 'sleep 300 & echo $! > daemon.pid' < /dev/null > /dev/null "
+                             "2>&1; while [ ! -s daemon.pid ]; do :; done";
+  const json done = finished({{"command", {"/bin/sh", "-c", script}}, {"devices", 1}});
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
+  const std::string id = done["id"];
+  expect_own_cards_only(c.log("n1", id));
+  const int daemon = std::stoi(tessel::testkit::read_file(c.work_dir("n1", id) + "/daemon.pid"));
+  EXPECT_TRUE(eventually([&] { return !pid_alive(daemon); }, 10s)) << "the daemon " << daemon << " is still alive";
+  EXPECT_FALSE(fs::exists(kUnified + own_path("") + "/" + subtree_ + "/" + id + ".0.0"));
+  const json node = c.get("/v1/nodes/n1");
+  EXPECT_EQ(node["inventory"].value("isolation", ""), "cgroup2") << node.dump();
 }
 
 }  // namespace

@@ -37,7 +37,12 @@ struct SubmitOptions {
   // A job array in Slurm's syntax: "0-B" (elements 0..B) or "0-B%P" (at most P at
   // once). Ranges start at 0 for now; others are refused.
   std::optional<std::string> array;
+  std::optional<int> cpus;            // Per node.
+  std::optional<std::string> memory;  // Per node: "4096" (MiB), "512M", "64G", "1T".
 };
+
+// "64G" -> 65536: a memory size in MiB. No suffix: MiB; M, G, T (binary; "GiB", "GB" too).
+Result<int64_t> parse_memory_mib(const std::string& text);
 
 // The request body. Errors (a usage problem: bad duration, env without '=', empty
 // command) name the flag: "--time-limit: invalid duration 'x': ...".

@@ -19,4 +19,12 @@ namespace tessel::agent {
 Result<std::vector<int>> choose_cpus(int count, const std::vector<int>& allowed, const std::set<int>& taken,
                                      const std::vector<api::NumaNode>& numa, const std::vector<int>& card_numa_nodes);
 
+// A task with one rank per card: each rank's share of the task's CPUs (`task_cpus`),
+// nearest its card first (`rank_numa_nodes`: each rank's card's NUMA node, -1 when not
+// known). Shares differ by at most one CPU (the first ranks get the extra ones) and do
+// not overlap. Empty (no pinning: every rank may use all of the task's CPUs) when there
+// are fewer CPUs than ranks, or a single rank.
+std::vector<std::vector<int>> split_cpus(const std::vector<int>& task_cpus, const std::vector<int>& rank_numa_nodes,
+                                         const std::vector<api::NumaNode>& numa);
+
 }  // namespace tessel::agent

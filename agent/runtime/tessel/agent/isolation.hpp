@@ -65,6 +65,9 @@ class Isolation {
   // Kills what is left in, and removes, every task cgroup of the subtree whose id is
   // not in `keep` (tasks whose supervisor still runs); returns the ids cleared.
   std::vector<std::string> sweep(const std::set<std::string>& keep) const;
+  // Kills what is left in task `assignment_id`'s cgroup and removes it (its supervisor
+  // is gone). Ok when there is none.
+  Status clear(const std::string& assignment_id) const;
 
  private:
   Isolation(IsolationConfig cfg, HostShape host, std::string kind, std::map<std::string, std::string> bases)

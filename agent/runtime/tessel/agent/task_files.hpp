@@ -29,6 +29,9 @@ struct RankLaunch {
   std::map<std::string, std::string> env;  // The complete environment.
   std::string log_path;
   int port = 0;  // TESSEL_PORT.
+  // The rank's share of its task's cpuset (one rank per card: nearest its card); empty:
+  // all of the task's CPUs.
+  std::vector<int> cpus;
   bool operator==(const RankLaunch&) const = default;
 };
 

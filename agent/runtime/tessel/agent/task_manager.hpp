@@ -65,7 +65,8 @@ class TaskManager {
   // started) is remembered as failed_to_start with the reason, so its report frees the
   // cards; in memory only when even that cannot be written.
   void apply(const api::DesiredState& desired, const api::NodeInventory& inv) EXCLUDES(mu_);
-  // Reports for every task not yet acknowledged.
+  // Reports for every task not yet acknowledged. A task whose supervisor died has what
+  // is left in its cgroup killed first (with isolation): reported ended, it has ended.
   std::vector<api::TaskReport> reports() EXCLUDES(mu_);
   void acknowledge(const std::vector<std::string>& ids) EXCLUDES(mu_);
   int running_count() EXCLUDES(mu_);
@@ -89,7 +90,8 @@ class TaskManager {
     TaskSnapshot snap;
     std::optional<int> launched_pid;
     bool kill_requested = false;
-    std::string unrecorded;  // Why its supervisor could not write result.json.
+    std::string unrecorded;       // Why its supervisor could not write result.json.
+    bool cgroup_cleared = false;  // Its supervisor died: what it left was killed.
   };
   void start_locked(const api::Assignment& a, const api::NodeInventory& inv) REQUIRES(mu_);
   // Reserves ports, makes the work dir and writes launch.json.
