@@ -307,6 +307,13 @@ int finish(const std::string& dir, const TaskResult& res, const TaskEventSender&
   return 0;
 }
 
+TaskResult start_failure(std::string message) {
+  TaskResult r;
+  r.state = api::TaskState::failed_to_start;
+  r.message = std::move(message);
+  return r;
+}
+
 }  // namespace
 
 int run_supervisor(const std::string& dir) {
@@ -328,18 +335,13 @@ int run_supervisor(const std::string& dir) {
 
   auto text = read_small_file(dir + "/launch.json", 16 << 20);
   auto plan = text ? parse_launch_plan(*text) : Result<LaunchPlan>(text.error());
-  if (!plan)
-    return finish(dir,
-                  TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt,
-                             "reading launch plan: " + plan.error().message},
-                  agent);
+  if (!plan) return finish(dir, start_failure("reading launch plan: " + plan.error().message), agent);
 
   CgroupGuard cgroup(plan->cgroup);
   if (auto st = cgroup.create(); !st) {
     spdlog::error("supervisor: {}", st.error().message);
     cgroup.finish();
-    return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt, st.error().message},
-                  agent);
+    return finish(dir, start_failure(st.error().message), agent);
   }
   int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   std::vector<Rank> ranks(plan->ranks.size());
@@ -351,8 +353,7 @@ int run_supervisor(const std::string& dir) {
       for (auto& r : ranks)
         if (r.pid > 0) ::waitpid(r.pid, nullptr, 0);
       cgroup.finish();
-      return finish(dir, TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt, pid.error().message},
-                    agent);
+      return finish(dir, start_failure(pid.error().message), agent);
     }
     ranks[i].pid = *pid;
   }
