@@ -153,6 +153,29 @@ std::optional<int64_t> parse_half_life(const std::string& text) {
   return static_cast<int64_t>(ms);
 }
 
+// Per-tenant limits (tenant_limits.hpp) and per-user stream caps: what one user can
+// make the scheduler hold.
+void add_tenant_limit_options(CLI::App& app, ServiceOptions& opts) {
+  auto& limits = opts.state.limits;
+  app.add_option("--max-active-jobs", limits.max_active_jobs,
+                 "jobs not yet ended, all users together; past it submissions get 429 (default 500000; 0: no limit)")
+      ->check(CLI::Range(int64_t{0}, int64_t{100'000'000}));
+  app.add_option("--max-active-jobs-per-user", limits.max_active_jobs_per_user,
+                 "jobs not yet ended per user, array elements each counted; past it 429 (default 50000; 0: no "
+                 "limit); a project's max_active_jobs_per_user may set a lower one")
+      ->check(CLI::Range(int64_t{0}, int64_t{100'000'000}));
+  app.add_option("--max-array-size", limits.max_array_size,
+                 "array elements in one submission; past it 403 (default and most 10000)")
+      ->check(CLI::Range(1, tessel::api::kMaxArrayCount));
+  app.add_option("--max-event-streams-per-user", opts.events.max_clients_per_user,
+                 "console event streams one user may hold at once; past it 429 (default 8; 0: no cap)")
+      ->check(CLI::Range(size_t{0}, size_t{100'000}));
+  app.add_option("--max-follow-streams-per-user", opts.max_follow_streams_per_user,
+                 "followed log streams (logs?follow=true) one user may hold at once; past it 429 (default 32; 0: "
+                 "no cap)")
+      ->check(CLI::Range(size_t{0}, size_t{100'000}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -209,17 +232,7 @@ int main(int argc, char** argv) {
   app.add_option("--history-days", opts.state.history_days,
                  "ended jobs are pruned this many days after they finished, their usage kept (default 90; 0: never)")
       ->check(CLI::Range(int64_t{0}, int64_t{365'000}));
-  auto& limits = opts.state.limits;
-  app.add_option("--max-active-jobs", limits.max_active_jobs,
-                 "jobs not yet ended, all users together; past it submissions get 429 (default 500000; 0: no limit)")
-      ->check(CLI::Range(int64_t{0}, int64_t{100'000'000}));
-  app.add_option("--max-active-jobs-per-user", limits.max_active_jobs_per_user,
-                 "jobs not yet ended per user, array elements each counted; past it 429 (default 50000; 0: no "
-                 "limit); a project's max_active_jobs_per_user may set a lower one")
-      ->check(CLI::Range(int64_t{0}, int64_t{100'000'000}));
-  app.add_option("--max-array-size", limits.max_array_size,
-                 "array elements in one submission; past it 403 (default and most 10000)")
-      ->check(CLI::Range(1, tessel::api::kMaxArrayCount));
+  add_tenant_limit_options(app, opts);
   // Replicas on PostgreSQL (off unless --advertise is given).
   std::string advertise;
   double lease_s = 3, renew_s = 1;
@@ -242,13 +255,6 @@ int main(int argc, char** argv) {
   app.add_option("--max-event-streams", opts.events.max_clients,
                  "console event streams (GET /v1/events) open at once; past it 503 (default 64)")
       ->check(CLI::Range(size_t{1}, size_t{100'000}));
-  app.add_option("--max-event-streams-per-user", opts.events.max_clients_per_user,
-                 "console event streams one user may hold at once; past it 429 (default 8; 0: no cap)")
-      ->check(CLI::Range(size_t{0}, size_t{100'000}));
-  app.add_option("--max-follow-streams-per-user", opts.max_follow_streams_per_user,
-                 "followed log streams (logs?follow=true) one user may hold at once; past it 429 (default 32; 0: "
-                 "no cap)")
-      ->check(CLI::Range(size_t{0}, size_t{100'000}));
   app.add_option("--sync", sync,
                  "full: a 201 means fsynced to disk (default); normal: survives a process crash, not a "
                  "power loss")
