@@ -376,7 +376,10 @@ std::optional<JobState> parse_job_state(const std::string& s) {
 bool is_terminal(JobState s) { return s == JobState::succeeded || s == JobState::failed || s == JobState::cancelled; }
 
 json to_json(const Allocation& a) {
-  return {{"node", a.node}, {"rank", a.rank}, {"module_ids", a.module_ids}, {"indices", a.indices}};
+  json j = {{"node", a.node}, {"rank", a.rank}, {"module_ids", a.module_ids}, {"indices", a.indices}};
+  if (a.cpus > 0) j["cpus"] = a.cpus;
+  if (a.memory_mib > 0) j["memory_mib"] = a.memory_mib;
+  return j;
 }
 
 Result<Allocation> allocation_from_json(const json& j) {
@@ -386,6 +389,10 @@ Result<Allocation> allocation_from_json(const json& j) {
     a.rank = json_int_at<int>(j, "rank");
     a.module_ids = json_ints_at<int>(j, "module_ids");
     a.indices = json_ints_at<int>(j, "indices");
+    if (j.contains("cpus")) a.cpus = json_int_at<int>(j, "cpus");
+    if (j.contains("memory_mib")) a.memory_mib = json_int_at<int64_t>(j, "memory_mib");
+    if (a.cpus < 0 || a.cpus > kMaxTaskCpus) return Error{"allocation: cpus out of range"};
+    if (a.memory_mib < 0 || a.memory_mib > kMaxTaskMemoryMib) return Error{"allocation: memory_mib out of range"};
     return a;
   } catch (const std::exception& e) {  // json::exception or JsonIntError
     return Error{std::string("allocation: ") + e.what()};

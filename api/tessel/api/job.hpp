@@ -70,8 +70,9 @@ struct JobSpec {
   // Set: the submission makes an array (the parent, and its elements, whose specs
   // are this one, `array` included).
   std::optional<ArraySpec> array;
-  // CPUs and memory per node (issue 28): the agent fences each task to them. 0 (absent
-  // on the wire): not asked; the scheduler does not yet account for them in placement.
+  // CPUs and memory per node: placement counts them against each node's own, and the
+  // agent fences each task to them. 0 (absent on the wire): not asked; the scheduler
+  // then gives the node's share for the cards asked (or its defaults for 0 cards).
   int cpus = 0;
   int64_t memory_mib = 0;
 
@@ -133,6 +134,10 @@ struct Allocation {
   int rank = 0;                 // Node rank within the job, 0..nodes-1.
   std::vector<int> module_ids;  // Ascending (NVIDIA: indices).
   std::vector<int> indices;     // The matching device indices, same order.
+  // The CPUs and memory the job holds on the node (the scheduler resolved them from the
+  // spec or the node's share for its cards); 0 (absent on the wire): none held.
+  int cpus = 0;
+  int64_t memory_mib = 0;
 
   bool operator==(const Allocation&) const = default;
 };

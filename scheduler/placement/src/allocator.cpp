@@ -33,6 +33,8 @@ void ModuleGroupAllocator::upsert_node(const NodeSpec& spec) {
   node.vendor = spec.vendor;
   node.gang_block = spec.gang_block;
   node.driver_version = spec.driver_version;
+  node.cpus = std::max(spec.cpus, 0);
+  node.memory_mib = std::max<int64_t>(spec.memory_mib, 0);
   node.present = 0;
   node.healthy = 0;
   for (int i = 0; i < masks::kMaxSlots; ++i) node.index[i] = i;
@@ -107,7 +109,8 @@ Status ModuleGroupAllocator::try_hold(const std::string& job_id, const std::vect
       }
     }
   }
-  bool any = std::any_of(allocations.begin(), allocations.end(), [](const auto& a) { return !a.module_ids.empty(); });
+  bool any = std::any_of(allocations.begin(), allocations.end(),
+                         [](const auto& a) { return !a.module_ids.empty() || a.cpus > 0 || a.memory_mib > 0; });
   if (!any) {
     if (existing) st.jobs[*existing].end_ms = end_ms;
     return ok_status();
@@ -115,6 +118,9 @@ Status ModuleGroupAllocator::try_hold(const std::string& job_id, const std::vect
   int32_t h = st.job_handle(job_id);
   st.jobs[h].end_ms = end_ms;
   for (const api::Allocation& a : allocations) {
+    const bool share_held = std::any_of(st.jobs[h].shares.begin(), st.jobs[h].shares.end(),
+                                        [&](const detail::Share& sh) { return st.nodes[sh.node].name == a.node; });
+    if (!share_held) st.hold_share(h, st.node_for(a.node), a.cpus, a.memory_mib);
     if (a.module_ids.empty()) continue;
     uint32_t n = st.node_for(a.node);
     Node& node = st.nodes[n];
@@ -165,6 +171,14 @@ PreemptionOutcome ModuleGroupAllocator::plan_preemption(const PreemptionRequest&
   return detail::plan_preemption(impl_->state, req);
 }
 
+ModuleGroupAllocator::Resources ModuleGroupAllocator::resources(const std::string& name) const {
+  const ClusterState& st = impl_->state;
+  auto n = st.find_node(name);
+  if (!n) return {};
+  const Node& node = st.nodes[*n];
+  return Resources{node.cpus, node.cpus_used, node.memory_mib, node.memory_used};
+}
+
 std::optional<std::string> ModuleGroupAllocator::holder(const std::string& node, int module_id) const {
   const ClusterState& st = impl_->state;
   auto n = st.find_node(node);
@@ -194,7 +208,7 @@ std::map<std::string, std::vector<api::Allocation>> ModuleGroupAllocator::holdin
   std::map<std::string, std::vector<api::Allocation>> out;
   const ClusterState& st = impl_->state;
   for (const detail::JobHold& job : st.jobs) {
-    if (!job.live) continue;
+    if (!job.live || job.cards.empty()) continue;
     auto& allocs = out[job.id];
     for (const auto& [n, m] : job.cards) {
       api::Allocation a;
@@ -203,6 +217,11 @@ std::map<std::string, std::vector<api::Allocation>> ModuleGroupAllocator::holdin
       for (int s : masks::slots(m)) {
         a.module_ids.push_back(s);
         a.indices.push_back(st.nodes[n].index[s]);
+      }
+      for (const detail::Share& sh : job.shares) {
+        if (sh.node != n) continue;
+        a.cpus = sh.cpus;
+        a.memory_mib = sh.memory_mib;
       }
       allocs.push_back(std::move(a));
     }

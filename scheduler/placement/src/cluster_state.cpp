@@ -144,7 +144,7 @@ int32_t ClusterState::job_handle(const std::string& id) {
     h = static_cast<int32_t>(jobs.size());
     jobs.emplace_back();
   }
-  jobs[h] = JobHold{id, {}, std::nullopt, true};
+  jobs[h] = JobHold{id, {}, {}, std::nullopt, true};
   job_by_id_.emplace(id, h);
   return h;
 }
@@ -170,7 +170,32 @@ void ClusterState::hold_cards(int32_t h, uint32_t n, Mask m) {
   refresh_fit(n);
 }
 
+void ClusterState::hold_share(int32_t h, uint32_t n, int cpus, int64_t memory_mib) {
+  cpus = std::max(cpus, 0);
+  memory_mib = std::max<int64_t>(memory_mib, 0);
+  if (cpus == 0 && memory_mib == 0) return;
+  Node& node = nodes[n];
+  node.cpus_used += cpus;
+  node.memory_used += memory_mib;
+  auto& shares = jobs[h].shares;
+  auto it = std::find_if(shares.begin(), shares.end(), [&](const Share& s) { return s.node == n; });
+  if (it == shares.end()) it = shares.insert(shares.end(), Share{n, 0, 0});
+  it->cpus += cpus;
+  it->memory_mib += memory_mib;
+}
+
 void ClusterState::release_cards(int32_t h, std::optional<uint32_t> n) {
+  auto& shares = jobs[h].shares;
+  for (auto it = shares.begin(); it != shares.end();) {
+    if (n && it->node != *n) {
+      ++it;
+      continue;
+    }
+    Node& node = nodes[it->node];
+    node.cpus_used -= it->cpus;
+    node.memory_used -= it->memory_mib;
+    it = shares.erase(it);
+  }
   auto& cards = jobs[h].cards;
   for (auto it = cards.begin(); it != cards.end();) {
     if (n && it->first != *n) {
@@ -187,7 +212,7 @@ void ClusterState::release_cards(int32_t h, std::optional<uint32_t> n) {
 }
 
 void ClusterState::drop_job_if_empty(int32_t h) {
-  if (!jobs[h].cards.empty()) return;
+  if (!jobs[h].cards.empty() || !jobs[h].shares.empty()) return;
   job_by_id_.erase(jobs[h].id);
   jobs[h] = JobHold{};
   free_handles_.push_back(h);

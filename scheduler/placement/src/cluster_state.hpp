@@ -54,6 +54,14 @@ struct Node {
   std::vector<std::pair<int, uint64_t>> fit_entries;
   std::vector<int> counted;  // key * kSizes + size_index counted in capacity.
   bool in_key_nodes = false;
+  // CPUs and memory (MiB) the node offers tasks (0: not reported, not accounted), what
+  // jobs hold of them, and what the current schedule() pass reserved.
+  int cpus = 0;
+  int cpus_used = 0;
+  int cpus_blocked = 0;
+  int64_t memory_mib = 0;
+  int64_t memory_used = 0;
+  int64_t memory_blocked = 0;
 
   Mask usable(const NodeKey& k) const { return present & healthy & k.model_mask; }
   Mask free_cards(const NodeKey& k, bool honour_blocked) const {
@@ -74,9 +82,17 @@ struct KeyIndex {
   std::set<uint32_t> nodes;
 };
 
+// CPUs and memory a job holds on one node.
+struct Share {
+  uint32_t node = 0;
+  int cpus = 0;
+  int64_t memory_mib = 0;
+};
+
 struct JobHold {
   std::string id;
   std::vector<std::pair<uint32_t, Mask>> cards;  // By node, in order held.
+  std::vector<Share> shares;                     // By node, in order held (a job may hold CPUs but no cards).
   std::optional<int64_t> end_ms;
   bool live = false;
 };
@@ -115,7 +131,10 @@ class ClusterState {
   std::optional<int32_t> find_job(const std::string& id) const;
   // Holds `m` on node `n` for job `h`; the caller checked the cards are not held.
   void hold_cards(int32_t h, uint32_t n, Mask m);
-  // Frees what job `h` holds on node `n` (every node when n is nullopt).
+  // Adds `cpus` and `memory_mib` on node `n` to what job `h` holds (counted on a node
+  // that has not reported its own yet too); overcommitting is the caller's to avoid.
+  void hold_share(int32_t h, uint32_t n, int cpus, int64_t memory_mib);
+  // Frees what job `h` holds on node `n`, cards, CPUs and memory (every node when n is nullopt).
   void release_cards(int32_t h, std::optional<uint32_t> n);
 
   std::vector<Node> nodes;

@@ -67,6 +67,32 @@ std::string waiting_behind_reservation(const std::string& job_id) {
   return "waiting behind reservation for job " + job_id;
 }
 
+std::string never_fits_resources(int cpus, int64_t memory_mib, int nodes_needed, int nodes_capable, int most_cpus,
+                                 int64_t most_memory_mib) {
+  std::string what;
+  if (cpus > 0) what = std::to_string(cpus) + (cpus == 1 ? " CPU" : " CPUs");
+  if (memory_mib > 0) what += (what.empty() ? "" : " and ") + std::to_string(memory_mib) + " MiB of memory";
+  what += " per node (at most " + std::to_string(most_cpus) + " CPUs, " + std::to_string(most_memory_mib) + " MiB)";
+  if (nodes_capable == 0) return "no node can hold " + what;
+  return "only " + std::to_string(nodes_capable) + (nodes_capable == 1 ? " node can hold " : " nodes can hold ") +
+         what + ", job needs " + std::to_string(nodes_needed);
+}
+
+std::string waiting_for_resources(const std::string& shortage) {
+  const bool cpus = shortage.find(" CPUs in use") != std::string::npos;
+  return std::string("waiting for ") + (cpus ? "CPUs" : "memory") + " (" + shortage + ")";
+}
+
+std::string cpus_short(const std::string& node, int in_use, int total, int needed) {
+  return node + ": " + std::to_string(in_use) + " of " + std::to_string(total) + " CPUs in use, job needs " +
+         std::to_string(needed);
+}
+
+std::string memory_short(const std::string& node, int64_t in_use, int64_t total, int64_t needed) {
+  return node + ": " + std::to_string(in_use) + " of " + std::to_string(total) + " MiB of memory in use, job needs " +
+         std::to_string(needed) + " MiB";
+}
+
 namespace {
 std::string of_cards(int64_t n, const std::string& model) {
   return std::to_string(n) + (model == "*" ? "" : " " + model) + " cards";

@@ -30,6 +30,16 @@ std::string waiting_for_cards(int devices, int nodes_needed, const std::optional
 std::string excluded_nodes(const std::string& base, const std::string& driver_version,
                            const std::vector<std::string>& notes);
 std::string waiting_behind_reservation(const std::string& job_id);
+// Too few nodes could ever give the job its CPUs and memory per node: "no node can
+// hold 64 CPUs per node (at most 32 CPUs, 257000 MiB)", "only 1 node can hold ...,
+// job needs 2". 0 cpus or memory_mib: not asked.
+std::string never_fits_resources(int cpus, int64_t memory_mib, int nodes_needed, int nodes_capable, int most_cpus,
+                                 int64_t most_memory_mib);
+// Cards are free but CPUs or memory are not: "waiting for CPUs (n1: 6 of 8 CPUs in
+// use, job needs 4)"; `shortage` from cpus_short() or memory_short().
+std::string waiting_for_resources(const std::string& shortage);
+std::string cpus_short(const std::string& node, int in_use, int total, int needed);
+std::string memory_short(const std::string& node, int64_t in_use, int64_t total, int64_t needed);
 // "project vision at its max of 16 HL-225 cards" (model "*": "... of 16 cards").
 std::string project_at_max(const std::string& project, int64_t max, const std::string& model);
 std::string project_at_guarantee(const std::string& project, int64_t guaranteed, const std::string& model);

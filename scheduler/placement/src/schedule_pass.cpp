@@ -40,6 +40,8 @@ SchedulePass::~SchedulePass() {
   if (!reserved_) return;
   for (uint32_t n : reserved_->nodes) {
     state_.nodes[n].blocked = 0;
+    state_.nodes[n].cpus_blocked = 0;
+    state_.nodes[n].memory_blocked = 0;
     state_.refresh_fit(n);
   }
 }
@@ -125,22 +127,17 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
       }
     }
 
-    if (job.devices == 0) {
-      if (auto plan = plan_without_cards(job, keys)) {
-        out.placed.push_back(apply(job, *plan));
-      } else {
-        bool waiting = false;
-        pend_for(job, reason_for(job, keys, &waiting));
-      }
-      continue;
-    }
-
     bool use_reserved = may_use_reserved(job);
-    auto fail_key = std::make_tuple(job.vendor ? static_cast<int>(*job.vendor) : -1, std::string_view(job.model),
-                                    job.devices, use_reserved, std::string_view(job.driver_version));
+    FailKey fail_key{job.vendor ? static_cast<int>(*job.vendor) : -1,
+                     std::string_view(job.model),
+                     job.devices,
+                     use_reserved,
+                     std::string_view(job.driver_version),
+                     job.cpus,
+                     job.memory_mib};
     auto known = failed_.find(fail_key);
     if (known == failed_.end() || job.nodes < known->second) {
-      if (auto plan = plan_cards(job, keys, use_reserved)) {
+      if (auto plan = job.devices == 0 ? plan_without_cards(job, keys) : plan_cards(job, keys, use_reserved)) {
         if (limited) {  // The placement's own models (a job without a model may take any).
           auto taking = cards_by_model(*plan);
           if (auto why = over_limit(job, taking)) {
@@ -198,8 +195,10 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_without_cards(const Pending
     if (static_cast<int>(nodes.size()) < job.nodes) continue;
     Plan plan;
     for (uint32_t n : nodes) {
-      if (!eligible(state_.nodes[n], job)) continue;
-      plan.push_back(Choice{n, 0});
+      const Node& node = state_.nodes[n];
+      const Need need = need_on(node, job);
+      if (!eligible(node, job) || !fits(node, need, /*honour_blocked=*/!may_use_reserved(job))) continue;
+      plan.push_back(Choice{n, 0, need});
       if (static_cast<int>(plan.size()) == job.nodes) return plan;
     }
   }
@@ -212,26 +211,33 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
   const int size = job.devices;
   auto from_index = [&](uint32_t n, int k) {
     const Node& node = state_.nodes[n];
-    return Choice{n, ClusterState::pick_group(node, node.free_cards(*node.find_key(k), true), size)};
+    return Choice{n, ClusterState::pick_group(node, node.free_cards(*node.find_key(k), true), size),
+                  need_on(node, job)};
+  };
+  // A node of the index the job may take: eligible, with the CPUs and memory it needs
+  // (what the pass reserved only for a job that may use reserved cards).
+  auto usable = [&](uint64_t entry) {
+    const Node& node = state_.nodes[node_of(entry)];
+    return eligible(node, job) && fits(node, need_on(node, job), !use_reserved);
   };
   // A reserved node's best group when reserved cards may be used, or nullopt.
   auto from_reserved = [&](uint32_t n, int k) -> std::optional<std::pair<uint64_t, Choice>> {
     const Node& node = state_.nodes[n];
     const NodeKey* nk = node.find_key(k);
     if (!node.in_key_nodes || nk == nullptr || !eligible(node, job)) return std::nullopt;
+    const Need need = need_on(node, job);
+    if (!fits(node, need, false)) return std::nullopt;
     Mask free = node.free_cards(*nk, false);
     uint32_t cls = ClusterState::fit_class(node, free, size);
     if (cls == kNoFit) return std::nullopt;
-    return std::make_pair((uint64_t{cls} << 32) | n, Choice{n, ClusterState::pick_group(node, free, size)});
+    return std::make_pair((uint64_t{cls} << 32) | n, Choice{n, ClusterState::pick_group(node, free, size), need});
   };
 
   if (job.nodes == 1) {
     std::optional<std::pair<uint64_t, int>> best;  // (entry, key)
     for (int k : keys) {
       const auto& fit = state_.keys[k].fit[lg];
-      auto it = fit.begin();
-      if (!job.driver_version.empty())  // Best fits first: the first eligible one.
-        it = std::find_if(fit.begin(), fit.end(), [&](uint64_t e) { return eligible(state_.nodes[node_of(e)], job); });
+      auto it = std::find_if(fit.begin(), fit.end(), usable);  // Best fits first: the first usable one.
       if (it != fit.end() && (!best || *it < best->first)) best = std::make_pair(*it, k);
     }
     if (best) return Plan{from_index(node_of(best->first), best->second)};
@@ -249,7 +255,7 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
     Plan plan;
     std::vector<uint32_t> taken;
     for (uint64_t entry : state_.keys[k].fit[lg]) {
-      if (!eligible(state_.nodes[node_of(entry)], job)) continue;
+      if (!usable(entry)) continue;
       plan.push_back(from_index(node_of(entry), k));
       taken.push_back(node_of(entry));
       if (static_cast<int>(plan.size()) == job.nodes) return plan;
@@ -285,17 +291,106 @@ std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<in
                              : state_.keys[k].capacity[masks::size_index(job.devices)];
     capable = std::max(capable, c);
   }
-  if (capable < job.nodes || job.devices == 0) {
-    if (capable >= job.nodes && filtered(job)) {  // Jobs without cards: enough nodes, but not eligible ones.
-      if (std::string why = filtered_reason(job, keys); !why.empty()) return why;
-    }
-    return reasons::never_fits(job.devices, job.nodes, capable, job.vendor, job.model);
+  if (capable >= job.nodes && asks_resources(job)) {
+    if (std::string why = never_fits_resources(job, keys); !why.empty()) return why;
   }
+  if (capable < job.nodes) return reasons::never_fits(job.devices, job.nodes, capable, job.vendor, job.model);
   if (filtered(job)) {
     if (std::string why = filtered_reason(job, keys); !why.empty()) return why;
   }
+  if (std::string shortage = short_of_resources(job, keys); !shortage.empty()) {
+    *waiting = job.devices > 0;  // Jobs without cards get no reservation.
+    return reasons::waiting_for_resources(shortage);
+  }
+  if (job.devices == 0) return reasons::never_fits(job.devices, job.nodes, capable, job.vendor, job.model);
   *waiting = true;
   return reasons::waiting_for_cards(job.devices, job.nodes, job.vendor, job.model);
+}
+
+std::string SchedulePass::never_fits_resources(const PendingJob& job, const std::vector<int>& keys) const {
+  int best = 0;
+  int most_cpus = 0;
+  int64_t most_memory = 0;
+  for (int k : keys) {
+    int capable = 0;
+    for (uint32_t n : state_.keys[k].nodes) {
+      const Node& node = state_.nodes[n];
+      const NodeKey* nk = node.find_key(k);
+      if (nk == nullptr) continue;
+      if (job.devices > 0 && ClusterState::fit_class(node, node.usable(*nk), job.devices) == kNoFit) continue;
+      most_cpus = std::max(most_cpus, node.cpus);
+      most_memory = std::max(most_memory, node.memory_mib);
+      if (ever_fits(node, need_on(node, job))) ++capable;
+    }
+    if (capable >= job.nodes) return "";
+    best = std::max(best, capable);
+  }
+  return reasons::never_fits_resources(job.cpus, job.memory_mib, job.nodes, best, most_cpus, most_memory);
+}
+
+std::string SchedulePass::short_of_resources(const PendingJob& job, const std::vector<int>& keys) const {
+  for (int k : keys) {
+    for (uint32_t n : state_.keys[k].nodes) {
+      const Node& node = state_.nodes[n];
+      const NodeKey* nk = node.find_key(k);
+      if (nk == nullptr || !eligible(node, job)) continue;
+      if (job.devices > 0 && ClusterState::fit_class(node, node.free_cards(*nk, true), job.devices) == kNoFit) continue;
+      const Need need = need_on(node, job);
+      if (fits(node, need, true)) continue;
+      const int cpus_taken = node.cpus_used + node.cpus_blocked;
+      if (node.cpus > 0 && need.cpus > node.cpus - cpus_taken)
+        return reasons::cpus_short(node.name, cpus_taken, node.cpus, need.cpus);
+      return reasons::memory_short(node.name, node.memory_used + node.memory_blocked, node.memory_mib, need.memory_mib);
+    }
+  }
+  return "";
+}
+
+SchedulePass::Need SchedulePass::need_on(const Node& node, const PendingJob& job) {
+  Need need{job.cpus, job.memory_mib};
+  const int cards = masks::popcount(node.present);
+  if (job.devices <= 0 || cards <= 0) return need;
+  if (need.cpus <= 0 && node.cpus > 0)
+    need.cpus = static_cast<int>(std::max<int64_t>(1, int64_t{node.cpus} * job.devices / cards));
+  if (need.memory_mib <= 0 && node.memory_mib > 0)
+    need.memory_mib = std::max<int64_t>(1, node.memory_mib * job.devices / cards);
+  return need;
+}
+
+bool SchedulePass::fits(const Node& node, const Need& need, bool honour_blocked) {
+  if (node.cpus > 0 && need.cpus > 0 &&
+      need.cpus > node.cpus - node.cpus_used - (honour_blocked ? node.cpus_blocked : 0))
+    return false;
+  return node.memory_mib <= 0 || need.memory_mib <= 0 ||
+         need.memory_mib <= node.memory_mib - node.memory_used - (honour_blocked ? node.memory_blocked : 0);
+}
+
+bool SchedulePass::ever_fits(const Node& node, const Need& need) {
+  return (node.cpus <= 0 || need.cpus <= node.cpus) && (node.memory_mib <= 0 || need.memory_mib <= node.memory_mib);
+}
+
+int64_t SchedulePass::resources_free_at(uint32_t n, const Need& need, int64_t not_before) {
+  const Node& node = state_.nodes[n];
+  if (fits(node, need, false)) return not_before;
+  if (!ever_fits(node, need)) return kNever;
+  if (!share_ends_) {
+    share_ends_.emplace();
+    for (const JobHold& j : state_.jobs) {
+      if (!j.live) continue;
+      const int64_t end = j.end_ms ? std::max(now_ms_, *j.end_ms) : kNever;
+      for (const Share& sh : j.shares) (*share_ends_)[sh.node].emplace_back(end, sh.cpus, sh.memory_mib);
+    }
+    for (auto& [_, ends] : *share_ends_) std::sort(ends.begin(), ends.end());
+  }
+  int64_t cpus_free = int64_t{node.cpus} - node.cpus_used;
+  int64_t memory_free = node.memory_mib - node.memory_used;
+  for (const auto& [end, cpus, memory] : (*share_ends_)[n]) {
+    cpus_free += cpus;
+    memory_free += memory;
+    if ((node.cpus <= 0 || need.cpus <= cpus_free) && (node.memory_mib <= 0 || need.memory_mib <= memory_free))
+      return std::max(not_before, end);
+  }
+  return kNever;
 }
 
 bool SchedulePass::eligible(const Node& node, const PendingJob& job) {
@@ -369,9 +464,11 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
       if (!eligible(node, job)) continue;
       Mask usable = node.usable(*node.find_key(k));
       std::optional<Candidate> node_best;
+      const Need need = need_on(node, job);
       auto consider = [&](Mask group) {
         Candidate c{now_ms_, kept(n, group) ? 0 : 1, masks::popcount(group & node.held), n, group};
         masks::for_each_slot(group, [&](int s) { c.free_at = std::max(c.free_at, card_free_at(node, s)); });
+        c.free_at = resources_free_at(n, need, c.free_at);
         if (!node_best || c < *node_best) node_best = c;
       };
       if (node.rule == api::GroupRule::any_subset) {
@@ -402,11 +499,15 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
   ClusterState::LastReservation last{job.id, {}};
   for (size_t i = 0; i < best->size(); ++i) {
     const Candidate& c = (*best)[i];
-    last.groups.emplace_back(state_.nodes[c.node].name, c.group);
-    state_.nodes[c.node].blocked |= c.group;
+    Node& node = state_.nodes[c.node];
+    const Need need = need_on(node, job);
+    last.groups.emplace_back(node.name, c.group);
+    node.blocked |= c.group;
+    node.cpus_blocked += need.cpus;
+    node.memory_blocked += need.memory_mib;
     state_.refresh_fit(c.node);
     r.nodes.push_back(c.node);
-    shown.allocations.push_back(allocation(Choice{c.node, c.group}, static_cast<int>(i)));
+    shown.allocations.push_back(allocation(Choice{c.node, c.group, need}, static_cast<int>(i)));
   }
   std::sort(r.nodes.begin(), r.nodes.end());
   reserved_ = std::move(r);
@@ -452,6 +553,8 @@ api::Allocation SchedulePass::allocation(const Choice& c, int rank) const {
   api::Allocation a;
   a.node = node.name;
   a.rank = rank;
+  a.cpus = c.need.cpus;
+  a.memory_mib = c.need.memory_mib;
   masks::for_each_slot(c.group, [&](int s) {
     a.module_ids.push_back(s);
     a.indices.push_back(node.index[s]);
@@ -462,11 +565,16 @@ api::Allocation SchedulePass::allocation(const Choice& c, int rank) const {
 Placement SchedulePass::apply(const PendingJob& job, const Plan& plan) {
   Placement p;
   p.job_id = job.id;
-  bool holds_cards = std::any_of(plan.begin(), plan.end(), [](const Choice& c) { return c.group != 0; });
-  if (holds_cards) {
+  const bool holds = std::any_of(plan.begin(), plan.end(), [](const Choice& c) {
+    return c.group != 0 || c.need.cpus > 0 || c.need.memory_mib > 0;
+  });
+  if (holds) {
     int32_t h = state_.job_handle(job.id);
     if (job.time_limit_s) state_.jobs[h].end_ms = add_seconds(now_ms_, *job.time_limit_s);
-    for (const Choice& c : plan) state_.hold_cards(h, c.node, c.group);
+    for (const Choice& c : plan) {
+      if (c.group != 0) state_.hold_cards(h, c.node, c.group);
+      state_.hold_share(h, c.node, c.need.cpus, c.need.memory_mib);
+    }
   }
   for (size_t i = 0; i < plan.size(); ++i) p.allocations.push_back(allocation(plan[i], static_cast<int>(i)));
   return p;

@@ -109,9 +109,15 @@ class SchedulePass {
   ScheduleResult run(const std::vector<PendingJob>& queue);
 
  private:
+  // CPUs and memory a job takes on one node (0: none of that, or not counted there).
+  struct Need {
+    int cpus = 0;
+    int64_t memory_mib = 0;
+  };
   struct Choice {
     uint32_t node = 0;
     Mask group = 0;  // 0 for jobs without cards.
+    Need need;
   };
   using Plan = std::vector<Choice>;
   struct Reserved {
@@ -129,6 +135,23 @@ class SchedulePass {
   // For a filtered job whose capacity the filters take away: the reason, naming
   // up to three excluded nodes; "" when the filters exclude no capable node.
   std::string filtered_reason(const PendingJob& job, const std::vector<int>& keys) const;
+  // What `job` takes on `node`: its cpus and memory_mib, or the node's share for its cards.
+  static Need need_on(const Node& node, const PendingJob& job);
+  // Whether the node has `need` free now (`honour_blocked`: leaving what the pass
+  // reserved alone), or at all when empty.
+  static bool fits(const Node& node, const Need& need, bool honour_blocked);
+  static bool ever_fits(const Node& node, const Need& need);
+  // Whether the job asks CPUs or memory of its own (else only shares, which every node has).
+  static bool asks_resources(const PendingJob& job) { return job.cpus > 0 || job.memory_mib > 0; }
+  // When the node has `need` free, at `not_before` or later, as the jobs holding its
+  // CPUs and memory end (kNever when a holder has no time limit); for reserve().
+  int64_t resources_free_at(uint32_t n, const Need& need, int64_t not_before);
+  // For a job asking CPUs or memory: the reason when too few nodes could ever give
+  // them (with a card group of its size), or "".
+  std::string never_fits_resources(const PendingJob& job, const std::vector<int>& keys) const;
+  // For a job that fits no node now although enough could hold it: the first node with
+  // the cards but short of CPUs or memory, as "n1: 6 of 8 CPUs in use, job needs 4"; "".
+  std::string short_of_resources(const PendingJob& job, const std::vector<int>& keys) const;
   std::optional<Plan> plan_without_cards(const PendingJob& job, const std::vector<int>& keys) const;
   // `use_reserved`: may also take reserved cards (only after unreserved ones).
   std::optional<Plan> plan_cards(const PendingJob& job, const std::vector<int>& keys, bool use_reserved) const;
@@ -155,10 +178,14 @@ class SchedulePass {
   std::optional<ClusterState::LastReservation> previous_;
   // The keys below view strings of run()'s queue, which outlives the pass: with 100,000
   // pending jobs, copying them into every lookup's key was a large share of a pass.
-  // (vendor or -1, model, devices, may use reserved, driver version) -> fewest nodes that failed.
-  std::map<std::tuple<int, std::string_view, int, bool, std::string_view>, int> failed_;
+  // (vendor or -1, model, devices, may use reserved, driver version, cpus, memory) -> fewest nodes that failed.
+  using FailKey = std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t>;
+  std::map<FailKey, int> failed_;
   // (the same, nodes) -> pending reason (its index in the result's texts), for jobs that failed.
-  std::map<std::tuple<int, std::string_view, int, bool, std::string_view, int>, uint32_t> reason_cache_;
+  std::map<std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t, int>, uint32_t> reason_cache_;
+  // For resources_free_at(): each node's holders of CPUs or memory as (end, cpus,
+  // memory), by end; built on first use in a pass.
+  std::optional<std::map<uint32_t, std::vector<std::tuple<int64_t, int, int64_t>>>> share_ends_;
   // (vendor or -1, model) -> keys_of(): the (vendor, model) keys a job may use.
   std::map<std::pair<int, std::string_view>, std::vector<int>> keys_cache_;
 };

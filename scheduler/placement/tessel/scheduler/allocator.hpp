@@ -44,6 +44,10 @@ struct NodeSpec {
   // reasons ("ports down on module 5"). Single-node jobs are unaffected.
   std::string gang_block;
   std::string driver_version;  // Matched against PendingJob::driver_version.
+  // CPUs and memory the node offers tasks; 0: not reported (that dimension is not
+  // counted on this node).
+  int cpus = 0;
+  int64_t memory_mib = 0;
 };
 
 struct PendingJob {
@@ -57,6 +61,10 @@ struct PendingJob {
   std::string model;
   // Only nodes whose driver version matches (api::driver_version_matches); "" any.
   std::string driver_version;
+  // CPUs and memory per node; 0: the node's share for the cards asked (node CPUs x
+  // devices / node cards, at least 1; likewise memory), nothing for a job without cards.
+  int cpus = 0;
+  int64_t memory_mib = 0;
   // Projects (all optional: the defaults order by priority and seq alone).
   int32_t project = -1;           // Index into schedule()'s `limits`; -1: no limits.
   bool preemptible = false;       // May borrow past its project's guarantee.
@@ -148,8 +156,8 @@ class ModuleGroupAllocator {
   void set_schedulable(const std::string& node, bool schedulable);
   bool has_node(const std::string& node) const;
 
-  // Marks cards as held by a job (restoring state from the database, or cards
-  // fenced on a down node). `end_ms` is when the job's time limit expires, if any.
+  // Marks cards (and each allocation's CPUs and memory) as held by a job (restoring
+  // state from the database, or cards fenced on a down node). `end_ms` is when the job's time limit expires, if any.
   // Equivalent to try_hold() with the error ignored (see there).
   void hold(const std::string& job_id, const std::vector<api::Allocation>& allocations, std::optional<int64_t> end_ms);
   // As hold(), but all or nothing: fails (holding nothing new) when a card is held
@@ -184,6 +192,15 @@ class ModuleGroupAllocator {
   // Whether any schedulable node has a healthy card no job holds. When none has,
   // no pass can place anything until a card is freed or a node changes.
   bool any_free_card() const;
+
+  // A node's CPUs and memory, and what jobs hold of them (zeros for an unknown node).
+  struct Resources {
+    int cpus = 0;
+    int cpus_used = 0;
+    int64_t memory_mib = 0;
+    int64_t memory_used = 0;
+  };
+  Resources resources(const std::string& node) const;
 
   // Introspection for the API.
   // Job holding the card with `module_id` on `node`, or nullopt when free.
