@@ -1,5 +1,6 @@
 #include "tessel/cli/job_view.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <utility>
 
@@ -215,10 +216,22 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   const auto& allocs = get_field(job, "allocations");
   if (allocs.is_array() && !allocs.empty()) {
     o << "Allocations:\n";
-    Table t({"  RANK", "NODE", "MODULE_IDS", "INDICES"});
-    for (const auto& a : allocs)
-      t.add_row({"  " + get_text(a, "rank"), get_string(a, "node"), ids(get_field(a, "module_ids")),
-                 ids(get_field(a, "indices"))});
+    // CPUs and memory held per node, from a scheduler that places them.
+    const bool held = std::any_of(allocs.begin(), allocs.end(), [](const json& a) {
+      return get_int(a, "cpus").has_value() || get_int(a, "memory_mib").has_value();
+    });
+    Table t(held ? std::vector<std::string>{"  RANK", "NODE", "MODULE_IDS", "INDICES", "CPUS", "MEMORY"}
+                 : std::vector<std::string>{"  RANK", "NODE", "MODULE_IDS", "INDICES"});
+    for (const auto& a : allocs) {
+      std::vector<std::string> row{"  " + get_text(a, "rank"), get_string(a, "node"), ids(get_field(a, "module_ids")),
+                                   ids(get_field(a, "indices"))};
+      if (held) {
+        auto mib = get_int(a, "memory_mib");
+        row.push_back(get_int(a, "cpus") ? get_text(a, "cpus") : "-");
+        row.push_back(mib ? std::to_string(*mib) + " MiB" : "-");
+      }
+      t.add_row(row);
+    }
     o << t.render();
   }
   const auto& events = get_field(job, "events");

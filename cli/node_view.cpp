@@ -148,9 +148,14 @@ std::string render_node_detail(const json& node, int64_t now_ms) {
       for (const auto& n : nodes)
         numa += (numa.empty() ? " (NUMA " : ", ") + std::to_string(get_int(n, "id").value_or(0)) + ": " +
                 get_string(n, "cpus");
-    line("CPUs", std::to_string(*cpus) + numa + (numa.empty() ? "" : ")"));
+    const std::string used = get_int(node, "cpus_used") ? get_text(node, "cpus_used") + " of " : "";
+    line("CPUs", used + std::to_string(*cpus) + (used.empty() ? "" : " held") + numa + (numa.empty() ? "" : ")"));
   }
-  if (auto mib = get_int(inv, "memory_mib")) line("Memory", std::to_string(*mib) + " MiB");
+  if (auto mib = get_int(inv, "memory_mib")) {
+    auto held = get_int(node, "memory_used_mib");
+    line("Memory",
+         (held ? std::to_string(*held) + " of " : "") + std::to_string(*mib) + " MiB" + (held ? " held" : ""));
+  }
   auto hb = get_string(node, "last_heartbeat");
   line("Last heartbeat", hb.empty() ? "never" : hb + " (" + heartbeat_age(node, now_ms) + ")");
   line("Cards", render_card_map(devs) + "  " + free_of_total(devs) + " free");

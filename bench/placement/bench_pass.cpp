@@ -7,7 +7,10 @@
 // released again so every pass sees the same state. Prints p50/p99 per variant
 // (plain; fair-share fields only; fair share and quotas) over 200 passes, and
 // apart from them the first pass: it runs on memory the process has not touched
-// yet (page faults), which a long-running scheduler pays once, not per pass.
+// yet (page faults), which a long-running scheduler pays once, not per pass. A
+// fourth variant, "cpus + memory", has every node report 160 CPUs and 1 TiB and a
+// third of the jobs ask CPUs and memory of their own (the rest take their share).
+// Built with TESSEL_BENCH_NO_RESOURCES (a tree before CPUs were placed) it is left out.
 // Usage: bench_pass [--quick]
 #include <algorithm>
 #include <chrono>
@@ -30,10 +33,18 @@ using tessel::scheduler::PendingJob;
 constexpr int kNodes = 1000;
 constexpr int kProjects = 50;
 
-NodeSpec gaudi_node(int i) {
+NodeSpec gaudi_node(int i, bool resources) {
   NodeSpec n;
   n.name = "node" + std::to_string(i);
   for (int m = 0; m < 8; ++m) n.cards.push_back({m, m, "HL-225", true});
+#ifndef TESSEL_BENCH_NO_RESOURCES
+  if (resources) {
+    n.cpus = 160;
+    n.memory_mib = 1 << 20;
+  }
+#else
+  (void)resources;
+#endif
   return n;
 }
 
@@ -49,10 +60,10 @@ struct Stats {
   size_t placed = 0;
 };
 
-Stats run(bool projects, bool quotas, int passes, int queue_len) {
+Stats run(bool projects, bool quotas, bool resources, int passes, int queue_len) {
   std::mt19937 rng(42);
   ModuleGroupAllocator a;
-  for (int i = 0; i < kNodes; ++i) a.upsert_node(gaudi_node(i));
+  for (int i = 0; i < kNodes; ++i) a.upsert_node(gaudi_node(i, resources));
   // Fill to ~97 % with running jobs that end within 1..10 hours.
   int64_t cards = 0, seq = 0;
   while (cards < kNodes * 8 * 97 / 100) {
@@ -74,6 +85,12 @@ Stats run(bool projects, bool quotas, int passes, int queue_len) {
     j.seq = seq;
     j.priority = std::uniform_int_distribution<int>(0, 3)(rng);
     if (i % 2) j.time_limit_s = std::uniform_int_distribution<int64_t>(600, 7200)(rng);
+#ifndef TESSEL_BENCH_NO_RESOURCES
+    if (resources && i % 3 == 0) {
+      j.cpus = std::uniform_int_distribution<int>(4, 40)(rng);
+      j.memory_mib = int64_t{j.cpus} * 4096;
+    }
+#endif
 #ifndef TESSEL_BENCH_NO_PROJECTS
     if (projects) {
       j.project = static_cast<int32_t>(i % kProjects);
@@ -132,14 +149,18 @@ int main(int argc, char** argv) {
               "wall p50 ms", "placed");
   struct Variant {
     const char* name;
-    bool projects, quotas;
+    bool projects, quotas, resources;
   };
-  for (const Variant& v : {Variant{"plain", false, false}, Variant{"fair share", true, false},
-                           Variant{"fair share + quotas", true, true}}) {
+  for (const Variant& v :
+       {Variant{"plain", false, false, false}, Variant{"fair share", true, false, false},
+        Variant{"fair share + quotas", true, true, false}, Variant{"cpus + memory", false, false, true}}) {
 #ifdef TESSEL_BENCH_NO_PROJECTS
     if (v.projects) continue;
 #endif
-    Stats s = run(v.projects, v.quotas, passes, 100'000);
+#ifdef TESSEL_BENCH_NO_RESOURCES
+    if (v.resources) continue;
+#endif
+    Stats s = run(v.projects, v.quotas, v.resources, passes, 100'000);
     std::printf("%-22s %12.2f %12.2f %12.2f %12.2f %13.2f %7zu\n", v.name, s.p50_ms, s.p99_ms, s.max_ms, s.first_ms,
                 s.wall_p50_ms, s.placed);
   }

@@ -176,6 +176,24 @@ void add_tenant_limit_options(CLI::App& app, ServiceOptions& opts) {
       ->check(CLI::Range(size_t{0}, size_t{100'000}));
 }
 
+// CPUs and memory per node for jobs that do not ask for them.
+void add_task_default_options(CLI::App& app, ServiceOptions& opts) {
+  auto& d = opts.state.task_defaults;
+  app.add_option("--default-cpus-per-card", d.cpus_per_card,
+                 "CPUs per card asked for a job that does not ask CPUs (default 0: the node's share, node CPUs x "
+                 "cards asked / node cards)")
+      ->check(CLI::Range(0, tessel::api::kMaxTaskCpus));
+  app.add_option("--default-memory-mib-per-card", d.memory_mib_per_card,
+                 "memory (MiB) per card asked for a job that does not ask memory (default 0: the node's share)")
+      ->check(CLI::Range(int64_t{0}, tessel::api::kMaxTaskMemoryMib));
+  app.add_option("--default-cpus-without-cards", d.cpus_without_cards,
+                 "CPUs for a job asking no cards and no CPUs (default 1)")
+      ->check(CLI::Range(1, tessel::api::kMaxTaskCpus));
+  app.add_option("--default-memory-mib-without-cards", d.memory_mib_without_cards,
+                 "memory (MiB) for a job asking no cards and no memory (default 1024)")
+      ->check(CLI::Range(int64_t{1}, tessel::api::kMaxTaskMemoryMib));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -233,6 +251,7 @@ int main(int argc, char** argv) {
                  "ended jobs are pruned this many days after they finished, their usage kept (default 90; 0: never)")
       ->check(CLI::Range(int64_t{0}, int64_t{365'000}));
   add_tenant_limit_options(app, opts);
+  add_task_default_options(app, opts);
   // Replicas on PostgreSQL (off unless --advertise is given).
   std::string advertise;
   double lease_s = 3, renew_s = 1;

@@ -86,6 +86,19 @@ TEST(JobDetail, ShowsSpecAllocationsAndQuotedCommand) {
   EXPECT_NE(out.find("  0      gaudi-a   4,5,6,7      0,1,2,3\n"), std::string::npos) << out;
 }
 
+TEST(JobDetail, ShowsTheCpusAndMemoryHeldPerNode) {
+  auto j = job("j-3", "running", "2026-01-01T11:00:00.000Z");
+  j["allocations"] = {{{"node", "gaudi-a"},
+                       {"rank", 0},
+                       {"module_ids", {0, 1}},
+                       {"indices", {7, 6}},
+                       {"cpus", 16},
+                       {"memory_mib", 65536}}};
+  std::string out = render_job_detail(j, kNow);
+  EXPECT_NE(out.find("  RANK   NODE      MODULE_IDS   INDICES   CPUS   MEMORY\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("  0      gaudi-a   0,1          7,6       16     65536 MiB\n"), std::string::npos) << out;
+}
+
 TEST(JobDetail, ShowsDependenciesOnlyWhenThereAreAny) {
   auto j = job("j-00000003", "pending", "2026-01-01T11:00:00.000Z");
   j["reason"] = "waiting for j-00000001";
@@ -206,6 +219,11 @@ TEST(NodesTable, TheDetailShowsIsolationCpusAndMemory) {
   const std::string detail = render_node_detail(n, kNow);
   EXPECT_NE(detail.find("Isolation: cgroup1\nCPUs: 8 (NUMA 0: 0-3, 1: 4-7)\nMemory: 65536 MiB\n"), std::string::npos)
       << detail;
+  n["cpus_used"] = 6;  // What jobs hold, from a scheduler that places CPUs and memory.
+  n["memory_used_mib"] = 4096;
+  const std::string held = render_node_detail(n, kNow);
+  EXPECT_NE(held.find("CPUs: 6 of 8 held (NUMA 0: 0-3, 1: 4-7)\nMemory: 4096 of 65536 MiB held\n"), std::string::npos)
+      << held;
 }
 
 TEST(NodesTable, WideShowsVersionsAndPortsAndPortsDownAreListed) {

@@ -110,6 +110,8 @@ class World {
       n.cards.push_back({m, n.vendor == api::Vendor::habana ? index[m] : m, model, pick(0, 9) != 0});
     }
     n.schedulable = pick(0, 9) != 0;
+    if (pick(0, 3) != 0) n.cpus = pick(4, 64);  // Else not reported: not counted.
+    if (pick(0, 3) != 0) n.memory_mib = pick(1024, 65536);
     a_.upsert_node(n);
     nodes_[name] = n;
   }
@@ -127,6 +129,8 @@ class World {
       if (pick(0, 2) != 0) j.time_limit_s = pick(10, 600);
       if (pick(0, 4) == 0) j.vendor = random_vendor();
       if (pick(0, 5) == 0) j.model = model_of(random_vendor());
+      if (pick(0, 2) == 0) j.cpus = pick(1, 24);  // Else the node's share for its cards.
+      if (pick(0, 3) == 0) j.memory_mib = pick(256, 20000);
       pending_[j.id] = j;
     }
     while (pending_.size() > 300) cancel_random_pending();  // Users give up; keeps passes short.
@@ -142,6 +146,13 @@ class World {
     // Node state before this pass, for the placement-time checks.
     std::vector<PendingJob> q = queue();
     max_queue = std::max(max_queue, static_cast<int>(q.size()));
+    // Nodes within their CPUs and memory stay so: placement never overcommits them
+    // (a node re-registered smaller may be over until its jobs end).
+    std::set<std::string> within;
+    for (const auto& [name, node] : nodes_) {
+      const auto res = a_.resources(name);
+      if (res.cpus_used <= res.cpus && res.memory_used <= res.memory_mib) within.insert(name);
+    }
     ScheduleResult r = a_.schedule(q, now_);
     std::optional<Reservation> resv;
     if (!r.reservations.empty()) {
@@ -162,7 +173,7 @@ class World {
       const PendingJob& j = pending_.at(p.job_id);
       check_placement(j, p);
       if (resv && runs_after(j, pending_.at(resv->job_id))) check_backfill(j, p, *resv);
-      if (j.devices > 0) {
+      if (holds_anything(p)) {
         live_[j.id] =
             Live{p.allocations, j.time_limit_s ? std::optional<int64_t>(now_ + *j.time_limit_s * 1000) : std::nullopt};
       }
@@ -176,7 +187,7 @@ class World {
       for (const Placement& p : again.placed) {
         const PendingJob& j = pending_.at(p.job_id);
         check_placement(j, p);
-        if (j.devices > 0) {
+        if (holds_anything(p)) {
           live_[j.id] = Live{p.allocations,
                              j.time_limit_s ? std::optional<int64_t>(now_ + *j.time_limit_s * 1000) : std::nullopt};
         }
@@ -192,6 +203,19 @@ class World {
         ASSERT_LE(*again_resv.start_ms, *resv->start_ms) << "op " << op_ << ": backfill delayed " << resv->job_id;
       }
     }
+    for (const std::string& name : within) {
+      const auto res = a_.resources(name);
+      if (res.cpus > 0) ASSERT_LE(res.cpus_used, res.cpus) << "op " << op_ << ": CPUs overcommitted on " << name;
+      if (res.memory_mib > 0)
+        ASSERT_LE(res.memory_used, res.memory_mib) << "op " << op_ << ": memory overcommitted on " << name;
+    }
+  }
+
+  // Whether a placement holds cards, CPUs or memory (jobs without cards hold CPUs when they ask).
+  static bool holds_anything(const Placement& p) {
+    return std::any_of(p.allocations.begin(), p.allocations.end(), [](const api::Allocation& al) {
+      return !al.module_ids.empty() || al.cpus > 0 || al.memory_mib > 0;
+    });
   }
 
   void check_placement(const PendingJob& j, const Placement& p) {
@@ -335,7 +359,24 @@ class World {
       }
     }
     auto holdings = a_.holdings();
-    ASSERT_EQ(holdings.size(), live_.size()) << "op " << op_;
+    const auto with_cards = std::count_if(live_.begin(), live_.end(), [](const auto& l) {
+      return std::any_of(l.second.allocations.begin(), l.second.allocations.end(),
+                         [](const api::Allocation& al) { return !al.module_ids.empty(); });
+    });
+    ASSERT_EQ(static_cast<std::ptrdiff_t>(holdings.size()), with_cards) << "op " << op_;
+    // What the allocator counts as held on each node is what the live jobs' allocations say.
+    std::map<std::string, std::pair<int64_t, int64_t>> held;  // Node -> (CPUs, MiB).
+    for (const auto& [id, live] : live_) {
+      for (const api::Allocation& al : live.allocations) {
+        held[al.node].first += al.cpus;
+        held[al.node].second += al.memory_mib;
+      }
+    }
+    for (const auto& [name, node] : nodes_) {
+      const auto res = a_.resources(name);
+      ASSERT_EQ(res.cpus_used, held[name].first) << "op " << op_ << ": CPUs held on " << name;
+      ASSERT_EQ(res.memory_used, held[name].second) << "op " << op_ << ": memory held on " << name;
+    }
   }
 
   std::mt19937 rng_;

@@ -40,6 +40,17 @@ Mask ClusterState::pick_group(const Node& node, Mask free, int size) {
   return masks::gaudi_best_group(free, size);
 }
 
+Need need_on(const Node& node, int devices, int cpus, int64_t memory_mib) {
+  Need need{cpus, memory_mib};
+  const int cards = masks::popcount(node.present);
+  if (devices <= 0 || cards <= 0) return need;
+  if (need.cpus <= 0 && node.cpus > 0)
+    need.cpus = static_cast<int>(std::max<int64_t>(1, int64_t{node.cpus} * devices / cards));
+  if (need.memory_mib <= 0 && node.memory_mib > 0)
+    need.memory_mib = std::max<int64_t>(1, node.memory_mib * devices / cards);
+  return need;
+}
+
 uint32_t ClusterState::node_for(const std::string& name) {
   auto it = node_by_name_.find(name);
   if (it != node_by_name_.end()) return it->second;

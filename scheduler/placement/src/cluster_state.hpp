@@ -89,6 +89,16 @@ struct Share {
   int64_t memory_mib = 0;
 };
 
+// CPUs and memory a job takes on one node (0: none of that, or not counted there).
+struct Need {
+  int cpus = 0;
+  int64_t memory_mib = 0;
+};
+// What a job asking `devices` cards per node and `cpus` and `memory_mib` (0: not asked)
+// takes on `node`: what it asked, else the node's share for its cards (node CPUs x
+// devices / node cards, at least 1; likewise memory; nothing for 0 cards).
+Need need_on(const Node& node, int devices, int cpus, int64_t memory_mib);
+
 struct JobHold {
   std::string id;
   std::vector<std::pair<uint32_t, Mask>> cards;  // By node, in order held.

@@ -62,6 +62,11 @@ class Planner {
         a.module_ids.push_back(s);
         a.indices.push_back(node.index[s]);
       });
+      // What the job takes there beside the cards; the victims free theirs with their
+      // cards (not checked: preemption plans by cards).
+      const Need need = need_on(node, job_.devices, job_.cpus, job_.memory_mib);
+      a.cpus = need.cpus;
+      a.memory_mib = need.memory_mib;
       plan.allocations.push_back(std::move(a));
     }
     return PreemptionOutcome{std::move(plan), std::nullopt};

@@ -346,17 +346,6 @@ std::string SchedulePass::short_of_resources(const PendingJob& job, const std::v
   return "";
 }
 
-SchedulePass::Need SchedulePass::need_on(const Node& node, const PendingJob& job) {
-  Need need{job.cpus, job.memory_mib};
-  const int cards = masks::popcount(node.present);
-  if (job.devices <= 0 || cards <= 0) return need;
-  if (need.cpus <= 0 && node.cpus > 0)
-    need.cpus = static_cast<int>(std::max<int64_t>(1, int64_t{node.cpus} * job.devices / cards));
-  if (need.memory_mib <= 0 && node.memory_mib > 0)
-    need.memory_mib = std::max<int64_t>(1, node.memory_mib * job.devices / cards);
-  return need;
-}
-
 bool SchedulePass::fits(const Node& node, const Need& need, bool honour_blocked) {
   if (node.cpus > 0 && need.cpus > 0 &&
       need.cpus > node.cpus - node.cpus_used - (honour_blocked ? node.cpus_blocked : 0))

@@ -109,11 +109,6 @@ class SchedulePass {
   ScheduleResult run(const std::vector<PendingJob>& queue);
 
  private:
-  // CPUs and memory a job takes on one node (0: none of that, or not counted there).
-  struct Need {
-    int cpus = 0;
-    int64_t memory_mib = 0;
-  };
   struct Choice {
     uint32_t node = 0;
     Mask group = 0;  // 0 for jobs without cards.
@@ -135,8 +130,10 @@ class SchedulePass {
   // For a filtered job whose capacity the filters take away: the reason, naming
   // up to three excluded nodes; "" when the filters exclude no capable node.
   std::string filtered_reason(const PendingJob& job, const std::vector<int>& keys) const;
-  // What `job` takes on `node`: its cpus and memory_mib, or the node's share for its cards.
-  static Need need_on(const Node& node, const PendingJob& job);
+  // What `job` takes on `node` (detail::need_on).
+  static Need need_on(const Node& node, const PendingJob& job) {
+    return detail::need_on(node, job.devices, job.cpus, job.memory_mib);
+  }
   // Whether the node has `need` free now (`honour_blocked`: leaving what the pass
   // reserved alone), or at all when empty.
   static bool fits(const Node& node, const Need& need, bool honour_blocked);

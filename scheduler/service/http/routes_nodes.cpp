@@ -24,6 +24,8 @@ json to_json(const NodeView& v) {
               {"inventory", inv},
               {"free_groups", groups}};
   if (!v.degraded.empty()) out["degraded"] = v.degraded;
+  if (v.rec.inventory.cpus > 0) out["cpus_used"] = v.cpus_used;
+  if (v.rec.inventory.memory_mib > 0) out["memory_used_mib"] = v.memory_used_mib;
   return out;
 }
 

@@ -462,10 +462,11 @@ std::vector<api::Assignment> ClusterState::assignments_locked(const std::string&
       x.master_port = j.master_port;
       x.spec = whole_spec_locked(seq, j);
       x.preemptions = j.preemptions;  // The agent sets TESSEL_PREEMPTED=1.
-      // Per node, as asked (no placement accounting of CPUs or memory yet); in the
-      // assignment's own fields, which older agents ignore (their spec parser would not).
-      x.cpus = j.spec.cpus;
-      x.memory_mib = j.spec.memory_mib;
+      // What placement gave the job on this node (allocations stored before CPUs were
+      // placed carry none: then as asked); in the assignment's own fields, which older
+      // agents ignore (their spec parser would not).
+      x.cpus = a.cpus > 0 ? a.cpus : j.spec.cpus;
+      x.memory_mib = a.memory_mib > 0 ? a.memory_mib : j.spec.memory_mib;
       x.spec.cpus = 0;
       x.spec.memory_mib = 0;
       // Dependencies were met before it was placed; project and preemptible are the

@@ -22,6 +22,19 @@ std::string pending_reason(const std::string& was, const std::string& now) {
   if (!was_preempted(was)) return now;
   return was.substr(0, was.find(';')) + "; " + now;
 }
+// The CPUs and memory per node the job asks, or the scheduler's defaults for them (0
+// left: the node's share for its cards, which the allocator works out per node).
+void ask_resources(const TaskDefaults& d, const api::JobSpec& spec, PendingJob& out) {
+  out.cpus = spec.cpus;
+  out.memory_mib = spec.memory_mib;
+  if (spec.devices == 0) {
+    if (out.cpus == 0) out.cpus = d.cpus_without_cards;
+    if (out.memory_mib == 0) out.memory_mib = d.memory_mib_without_cards;
+    return;
+  }
+  if (out.cpus == 0) out.cpus = d.cpus_per_card * spec.devices;
+  if (out.memory_mib == 0) out.memory_mib = d.memory_mib_per_card * spec.devices;
+}
 }  // namespace
 
 void ClusterState::schedule_pass() {
@@ -50,6 +63,7 @@ void ClusterState::schedule_pass() {
     const api::Job& j = entry->job;
     queue.push_back(PendingJob{j.id, j.spec.devices, j.spec.nodes, j.spec.priority, seq, j.spec.time_limit_s,
                                j.spec.vendor, j.spec.model, j.spec.driver_version});
+    ask_resources(opts_.task_defaults, j.spec, queue.back());
     apply_policy(policy, j, queue.back());
     entries.push_back(entry);
   }

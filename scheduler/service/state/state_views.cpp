@@ -21,13 +21,17 @@ NodeSpec ClusterState::node_spec_locked(const NodeEntry& n) const {
     s.cards.push_back(NodeSpec::Card{d.module_id, d.index, d.model, d.healthy});
   s.schedulable = schedulable(n);
   s.driver_version = n.rec.inventory.driver_version;
+  s.cpus = n.rec.inventory.cpus;
+  s.memory_mib = n.rec.inventory.memory_mib;
   if (std::string down = api::modules_with_ports_down(n.rec.inventory); !down.empty())
     s.gang_block = "ports down on " + down;
   return s;
 }
 
 NodeView ClusterState::node_view_locked(const NodeEntry& n) const {
-  NodeView v{n.rec, node_state_locked(n), n.degraded, {}, alloc_.free_groups(n.rec.name)};
+  const ModuleGroupAllocator::Resources used = alloc_.resources(n.rec.name);
+  NodeView v{n.rec,          node_state_locked(n), n.degraded, {}, alloc_.free_groups(n.rec.name),
+             used.cpus_used, used.memory_used};
   for (const auto& d : n.rec.inventory.devices) {
     auto h = alloc_.holder(n.rec.name, d.module_id);
     if (!h) continue;

@@ -48,6 +48,14 @@
 
 namespace tessel::scheduler {
 
+// CPUs and memory per node for jobs that do not ask (JobSpec cpus / memory_mib 0).
+struct TaskDefaults {
+  int cpus_per_card = 0;            // 0: the node's share (node CPUs x cards asked / node cards).
+  int64_t memory_mib_per_card = 0;  // 0: the node's share.
+  int cpus_without_cards = 1;       // Jobs asking no cards.
+  int64_t memory_mib_without_cards = 1024;
+};
+
 struct StateOptions {
   int64_t heartbeat_timeout_ms = 15'000;
   int master_port_lo = 29500;
@@ -67,6 +75,7 @@ struct StateOptions {
   bool quiet_restore = false;
   // Jobs not yet ended per user and in all, and array elements per submission.
   TenantLimits limits;
+  TaskDefaults task_defaults;
 };
 
 struct JobFilter {
@@ -101,6 +110,8 @@ struct NodeView {
   std::string degraded;                                // Why its agent cannot start tasks; empty when it can.
   std::map<int, std::string> job_by_module;            // Module id -> the job holding the card.
   std::map<int, std::vector<api::Group>> free_groups;  // By size: valid groups free now.
+  int cpus_used = 0;                                   // CPUs and memory (MiB) jobs hold on it.
+  int64_t memory_used_mib = 0;
 };
 
 // Fleet totals (GET /v1/inventory).
