@@ -55,6 +55,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (int m = 0; m < 8; ++m)
         if (present & (1 << m)) n.cards.push_back({m, 7 - m, model, (healthy & (1 << m)) != 0});
       n.schedulable = in.next() % 4 != 0;
+      if (const uint8_t res = in.next(); res % 3 != 0) {  // Else CPUs and memory not reported.
+        n.cpus = res;
+        n.memory_mib = int64_t{res} * 256;
+      }
       a.upsert_node(n);
       nodes[n.name] = n;
     } else if (op == 1 || op == 2) {  // Schedule a few jobs.
@@ -70,9 +74,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         j.priority = in.next() % 3;
         uint8_t lim = in.next();
         if (lim % 2) j.time_limit_s = lim;
+        const uint8_t ask = in.next();  // CPUs, memory, both or the node's share.
+        if (ask % 4 == 1 || ask % 4 == 3) j.cpus = ask / 4 + 1;
+        if (ask % 4 == 2 || ask % 4 == 3) j.memory_mib = int64_t{ask} * 64;
         q.push_back(j);
       }
+      // Nodes within their CPUs and memory before the pass stay within them.
+      std::set<std::string> within;
+      for (const auto& [name, node] : nodes) {
+        const auto res = a.resources(name);
+        if (res.cpus_used <= res.cpus && res.memory_used <= res.memory_mib) within.insert(name);
+      }
       auto r = a.schedule(q, now);
+      for (const std::string& name : within) {
+        const auto res = a.resources(name);
+        check(res.cpus == 0 || res.cpus_used <= res.cpus);
+        check(res.memory_mib == 0 || res.memory_used <= res.memory_mib);
+      }
       for (const auto& p : r.placed) {
         const PendingJob* j = nullptr;
         for (const auto& c : q)
