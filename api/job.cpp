@@ -453,6 +453,8 @@ json to_json(const Job& job) {
   if (job.started_at_ms) j["started_at"] = format_rfc3339(job.started_at_ms);
   if (job.finished_at_ms) j["finished_at"] = format_rfc3339(job.finished_at_ms);
   if (job.exit_code) j["exit_code"] = *job.exit_code;
+  if (job.cpu_seconds) j["cpu_seconds"] = *job.cpu_seconds;
+  if (job.max_rss_mib) j["max_rss_mib"] = *job.max_rss_mib;
   if (!job.preempt_claim.empty() && job.state == JobState::pending) {
     json claim = json::array();
     for (const auto& a : job.preempt_claim) claim.push_back(to_json(a));
@@ -536,6 +538,9 @@ Result<Job> job_from_json(const json& j) {
       *out = *t;
     }
     if (j.contains("exit_code") && !j["exit_code"].is_null()) job.exit_code = json_int_at<int>(j, "exit_code");
+    if (j.contains("cpu_seconds") && j["cpu_seconds"].is_number()) job.cpu_seconds = j["cpu_seconds"].get<double>();
+    if (j.contains("max_rss_mib") && !j["max_rss_mib"].is_null())
+      job.max_rss_mib = json_int_at<int64_t>(j, "max_rss_mib");
     for (const auto& a : j.value("allocations", json::array())) {
       auto al = allocation_from_json(a);
       if (!al) return al.error();

@@ -1,6 +1,7 @@
 #include "tessel/cli/job_view.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <utility>
 
@@ -204,6 +205,13 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   line("Submitted", when("submitted_at"));
   line("Started", when("started_at"));
   line("Finished", when("finished_at"));
+  // What its tasks used (the last ended attempt), as sacct's TotalCPU and MaxRSS.
+  if (const auto& cpu = get_field(job, "cpu_seconds"); cpu.is_number()) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f s", cpu.get<double>());
+    line("CPU time", buf);
+  }
+  if (auto rss = get_int(job, "max_rss_mib")) line("Peak memory", std::to_string(*rss) + " MiB");
   auto master = get_string(job, "master_addr");
   if (!master.empty()) line("Master", master + ":" + get_text(job, "master_port"));
   line("Endpoint", get_string(job, "endpoint"));

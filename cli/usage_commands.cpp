@@ -55,13 +55,23 @@ int cmd_usage(Session& s, const UsageOptions& o) {
   const auto& rows = get_field(*r, "usage");
   if (!rows.is_array()) return s.fail("usage", Error{"server answer has no \"usage\" array"});
   const std::string key = o.by == "user" ? "user" : "project";
-  Table t({key == "user" ? "USER" : "PROJECT", "MODEL", "CARD-HOURS", "JOBS"});
+  // Jobs without cards count CPU-hours (model "none"): a column only when there are any.
+  bool cpu_rows = false;
+  for (const auto& row : rows) cpu_rows = cpu_rows || get_field(row, "cpu_seconds").is_number();
+  Table t(cpu_rows
+              ? std::vector<std::string>{key == "user" ? "USER" : "PROJECT", "MODEL", "CARD-HOURS", "JOBS", "CPU-HOURS"}
+              : std::vector<std::string>{key == "user" ? "USER" : "PROJECT", "MODEL", "CARD-HOURS", "JOBS"});
   for (const auto& row : rows) {
     const auto& cs = get_field(row, "card_seconds");
     const auto& jobs = get_field(row, "jobs");
-    t.add_row({printable(get_string(row, key.c_str())), printable(get_string(row, "model")),
-               cs.is_number() ? hours_text(cs.get<double>()) : "-",
-               jobs.is_number_integer() ? std::to_string(jobs.get<int64_t>()) : "-"});
+    std::vector<std::string> cells{printable(get_string(row, key.c_str())), printable(get_string(row, "model")),
+                                   cs.is_number() ? hours_text(cs.get<double>()) : "-",
+                                   jobs.is_number_integer() ? std::to_string(jobs.get<int64_t>()) : "-"};
+    if (cpu_rows) {
+      const auto& cpu = get_field(row, "cpu_seconds");
+      cells.push_back(cpu.is_number() ? hours_text(cpu.get<double>()) : "-");
+    }
+    t.add_row(cells);
   }
   s.env().out << "Usage from " << printable(get_string(*r, "since")) << " to " << printable(get_string(*r, "until"))
               << '\n'

@@ -124,5 +124,55 @@ TEST(ScheduledResources, HoldsSurviveARestart) {
   })) << job_json(c, next).dump();
 }
 
+// Runs the placed job `id` for `seconds` on the fake clock and ends it with a report
+// carrying what its task measured.
+void run_measured(Harness& h, const std::string& id, int64_t seconds, double cpu_seconds, int64_t max_rss_mib) {
+  ClusterState& st = h.service->state();
+  const api::Job j = st.job(id).value();
+  api::TaskReport t;
+  t.assignment_id = api::assignment_id(j.id, j.attempt, 0);
+  t.state = api::TaskState::running;
+  ASSERT_TRUE(st.report(api::ReportRequest{j.allocations.at(0).node, {t}}, "").ok());
+  h.clock.advance_ms(seconds * 1000);
+  t.state = api::TaskState::exited;
+  t.exit_code = 0;
+  t.cpu_seconds = cpu_seconds;
+  t.max_rss_mib = max_rss_mib;
+  ASSERT_TRUE(st.report(api::ReportRequest{j.allocations.at(0).node, {t}}, "").ok());
+  ASSERT_EQ(st.job(id)->state, api::JobState::succeeded);
+}
+
+TEST(ScheduledResources, WhatTheTasksMeasuredIsKeptWithTheJob) {
+  Harness h;
+  register_sized(h, "n1");
+  const std::string id = h.submit(spec(1))["id"];
+  ASSERT_TRUE(h.wait_state(id, "assigned"));
+  run_measured(h, id, 100, 42.5, 3000);
+  const json j = job_of(h, id);
+  EXPECT_DOUBLE_EQ(j["cpu_seconds"].get<double>(), 42.5);
+  EXPECT_EQ(j["max_rss_mib"], 3000);
+}
+
+TEST(ScheduledResources, JobsWithoutCardsCountCpuSecondsApartFromCardSeconds) {
+  StateOptions so;
+  so.task_defaults.cpus_without_cards = 2;
+  Harness h(std::nullopt, so);
+  register_sized(h, "n1");
+  const std::string cpu_only = h.submit(spec(0))["id"];
+  const std::string carded = h.submit(spec(1))["id"];
+  ASSERT_TRUE(h.wait_state(cpu_only, "assigned"));
+  ASSERT_TRUE(h.wait_state(carded, "assigned"));
+  run_measured(h, cpu_only, 100, 150.0, 10);
+  run_measured(h, carded, 50, 20.0, 10);
+  const json rows = Harness::body(h.get("/v1/usage"))["usage"];
+  ASSERT_EQ(rows.size(), 2u) << rows.dump();
+  std::map<std::string, json> by_model;
+  for (const json& r : rows) by_model[r["model"]] = r;
+  EXPECT_DOUBLE_EQ(by_model["none"]["cpu_seconds"].get<double>(), 2 * 100.0);  // 2 CPUs for 100 s.
+  EXPECT_DOUBLE_EQ(by_model["none"]["card_seconds"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(by_model["HL-225"]["card_seconds"].get<double>(), 50.0);
+  EXPECT_FALSE(by_model["HL-225"].contains("cpu_seconds"));
+}
+
 }  // namespace
 }  // namespace tessel::scheduler::testing

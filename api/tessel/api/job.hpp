@@ -195,6 +195,11 @@ struct Job {
   int64_t started_at_ms = 0;
   int64_t finished_at_ms = 0;
   std::optional<int> exit_code;
+  // What the last ended attempt's tasks used, as their agents measured it (the task's
+  // cgroup: sacct's TotalCPU and MaxRSS): CPU seconds summed over its nodes, and the
+  // largest peak memory of one node's task. Absent when no task reported them.
+  std::optional<double> cpu_seconds;
+  std::optional<int64_t> max_rss_mib;
   std::vector<Allocation> allocations;
   std::string master_addr;
   int master_port = 0;

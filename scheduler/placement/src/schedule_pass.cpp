@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -280,7 +281,7 @@ bool SchedulePass::may_use_reserved(const PendingJob& job) const {
   return add_seconds(now_ms_, *job.time_limit_s) <= *reserved_->start_ms;
 }
 
-std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<int>& keys, bool* waiting) const {
+std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<int>& keys, bool* waiting) {
   *waiting = false;
   if (state_.schedulable_count == 0) return reasons::no_ready_nodes();
   int cluster = static_cast<int>(state_.nodes.size());
@@ -307,7 +308,20 @@ std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<in
   return reasons::waiting_for_cards(job.devices, job.nodes, job.vendor, job.model);
 }
 
-std::string SchedulePass::never_fits_resources(const PendingJob& job, const std::vector<int>& keys) const {
+std::string SchedulePass::never_fits_resources(const PendingJob& job, const std::vector<int>& keys) {
+  if (!smallest_) {  // Once a pass: what every schedulable node offers at least (0: no limit).
+    smallest_.emplace();
+    bool first = true;
+    for (const Node& node : state_.nodes) {
+      if (!node.in_key_nodes) continue;
+      const int64_t cpus = node.cpus > 0 ? node.cpus : INT64_MAX;
+      const int64_t memory = node.memory_mib > 0 ? node.memory_mib : INT64_MAX;
+      smallest_->first = first ? cpus : std::min(smallest_->first, cpus);
+      smallest_->second = first ? memory : std::min(smallest_->second, memory);
+      first = false;
+    }
+  }
+  if (job.cpus <= smallest_->first && job.memory_mib <= smallest_->second) return "";  // Every node could.
   int best = 0;
   int most_cpus = 0;
   int64_t most_memory = 0;
@@ -329,19 +343,26 @@ std::string SchedulePass::never_fits_resources(const PendingJob& job, const std:
 }
 
 std::string SchedulePass::short_of_resources(const PendingJob& job, const std::vector<int>& keys) const {
+  // The nodes with a free group of the job's size (the fit index), or for a job
+  // without cards every node.
+  auto short_on = [&](uint32_t n) -> std::string {
+    const Node& node = state_.nodes[n];
+    if (!eligible(node, job)) return "";
+    const Need need = need_on(node, job);
+    if (fits(node, need, true)) return "";
+    const int cpus_taken = node.cpus_used + node.cpus_blocked;
+    if (node.cpus > 0 && need.cpus > node.cpus - cpus_taken)
+      return reasons::cpus_short(node.name, cpus_taken, node.cpus, need.cpus);
+    return reasons::memory_short(node.name, node.memory_used + node.memory_blocked, node.memory_mib, need.memory_mib);
+  };
   for (int k : keys) {
-    for (uint32_t n : state_.keys[k].nodes) {
-      const Node& node = state_.nodes[n];
-      const NodeKey* nk = node.find_key(k);
-      if (nk == nullptr || !eligible(node, job)) continue;
-      if (job.devices > 0 && ClusterState::fit_class(node, node.free_cards(*nk, true), job.devices) == kNoFit) continue;
-      const Need need = need_on(node, job);
-      if (fits(node, need, true)) continue;
-      const int cpus_taken = node.cpus_used + node.cpus_blocked;
-      if (node.cpus > 0 && need.cpus > node.cpus - cpus_taken)
-        return reasons::cpus_short(node.name, cpus_taken, node.cpus, need.cpus);
-      return reasons::memory_short(node.name, node.memory_used + node.memory_blocked, node.memory_mib, need.memory_mib);
+    if (job.devices > 0) {
+      for (uint64_t entry : state_.keys[k].fit[masks::size_index(job.devices)])
+        if (std::string why = short_on(node_of(entry)); !why.empty()) return why;
+      continue;
     }
+    for (uint32_t n : state_.keys[k].nodes)
+      if (std::string why = short_on(n); !why.empty()) return why;
   }
   return "";
 }

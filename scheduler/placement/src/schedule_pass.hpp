@@ -145,7 +145,7 @@ class SchedulePass {
   int64_t resources_free_at(uint32_t n, const Need& need, int64_t not_before);
   // For a job asking CPUs or memory: the reason when too few nodes could ever give
   // them (with a card group of its size), or "".
-  std::string never_fits_resources(const PendingJob& job, const std::vector<int>& keys) const;
+  std::string never_fits_resources(const PendingJob& job, const std::vector<int>& keys);
   // For a job that fits no node now although enough could hold it: the first node with
   // the cards but short of CPUs or memory, as "n1: 6 of 8 CPUs in use, job needs 4"; "".
   std::string short_of_resources(const PendingJob& job, const std::vector<int>& keys) const;
@@ -154,7 +154,7 @@ class SchedulePass {
   std::optional<Plan> plan_cards(const PendingJob& job, const std::vector<int>& keys, bool use_reserved) const;
   bool may_use_reserved(const PendingJob& job) const;
   // Sets *waiting when capacity exists and only busy cards stand in the way.
-  std::string reason_for(const PendingJob& job, const std::vector<int>& keys, bool* waiting) const;
+  std::string reason_for(const PendingJob& job, const std::vector<int>& keys, bool* waiting);
   void reserve(const PendingJob& job, const std::vector<int>& keys, ScheduleResult& out);
   int64_t card_free_at(const Node& node, int slot) const;
   Placement apply(const PendingJob& job, const Plan& plan);
@@ -183,6 +183,9 @@ class SchedulePass {
   // For resources_free_at(): each node's holders of CPUs or memory as (end, cpus,
   // memory), by end; built on first use in a pass.
   std::optional<std::map<uint32_t, std::vector<std::tuple<int64_t, int, int64_t>>>> share_ends_;
+  // The fewest CPUs and MiB any schedulable node offers (INT64_MAX: none reports
+  // them), for never_fits_resources(); found on first use in a pass.
+  std::optional<std::pair<int64_t, int64_t>> smallest_;
   // (vendor or -1, model) -> keys_of(): the (vendor, model) keys a job may use.
   std::map<std::pair<int, std::string_view>, std::vector<int>> keys_cache_;
 };

@@ -76,9 +76,11 @@ void add_usage_routes(http::Router& r, RouteContext& ctx, const Clock& clock) {
         if (!q) return reply(q.error());
         const char* key = q->by == UsageBy::project ? "project" : "user";
         json rows = json::array();
-        for (const auto& row : ctx.state.usage(*q))
-          rows.push_back(
-              {{key, row.key}, {"model", row.model}, {"card_seconds", row.card_seconds}, {"jobs", row.jobs}});
+        for (const auto& row : ctx.state.usage(*q)) {
+          json r = {{key, row.key}, {"model", row.model}, {"card_seconds", row.card_seconds}, {"jobs", row.jobs}};
+          if (row.cpu_seconds > 0) r["cpu_seconds"] = row.cpu_seconds;  // Jobs without cards (model "none").
+          rows.push_back(std::move(r));
+        }
         reply(json_reply(200, {{"by", key},
                                {"since", api::format_rfc3339(q->since_ms)},
                                {"until", api::format_rfc3339(q->until_ms)},

@@ -2,6 +2,7 @@
 #include "tessel/scheduler/accounting.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
 
 namespace tessel::scheduler {
@@ -18,15 +19,23 @@ void UsageBook::add(const UsageRecord& r) {
   const int64_t job = job_key(r.job_id);
   if (!keys_.try_emplace(r.key(), job).second) return;  // Written again (an upsert): counted once.
   const int32_t project = intern_locked(r.project), user = intern_locked(r.user);
-  for (const auto& [model, cards] : r.cards) {
-    if (cards <= 0) continue;
-    const Entry e{r.start_ms, r.end_ms, job, project, user, intern_locked(model), static_cast<int32_t>(cards)};
-    // Records arrive nearly in end order: the insertion point is at or near the back.
+  // Records arrive nearly in end order: the insertion point is at or near the back.
+  auto insert = [&](const Entry& e) REQUIRES(mu_) {
     auto pos = std::upper_bound(entries_.begin(), entries_.end(), e.end_ms,
                                 [](int64_t end, const Entry& x) { return end < x.end_ms; });
     entries_.insert(pos, e);
+  };
+  bool any_cards = false;
+  for (const auto& [model, cards] : r.cards) {
+    if (cards <= 0) continue;
+    any_cards = true;
+    const Entry e{r.start_ms, r.end_ms, job, project, user, intern_locked(model), static_cast<int32_t>(cards), 0};
+    insert(e);
     totals_[{project, e.model}] += static_cast<double>(cards) * static_cast<double>(r.end_ms - r.start_ms) / 1000.0;
   }
+  if (!any_cards && r.cpus > 0)
+    insert(Entry{r.start_ms, r.end_ms, job, project, user, intern_locked(kNoCards), 0,
+                 static_cast<int32_t>(std::min<int64_t>(r.cpus, INT32_MAX))});
 }
 
 std::vector<UsageRow> UsageBook::report(const UsageQuery& q) const {
@@ -48,6 +57,7 @@ std::vector<UsageRow> UsageBook::report(const UsageQuery& q) const {
   }
   struct Sum {
     double card_seconds = 0;
+    double cpu_seconds = 0;
     std::vector<int64_t> jobs;  // With repeats; counted distinct at the end.
   };
   std::map<std::pair<int32_t, int32_t>, Sum> sums;
@@ -63,6 +73,7 @@ std::vector<UsageRow> UsageBook::report(const UsageQuery& q) const {
     if (ms <= 0) continue;
     Sum& s = sums[{q.by == UsageBy::project ? e.project : e.user, e.model}];
     s.card_seconds += static_cast<double>(e.cards) * static_cast<double>(ms) / 1000.0;
+    s.cpu_seconds += static_cast<double>(e.cpus) * static_cast<double>(ms) / 1000.0;
     if (s.jobs.empty() || s.jobs.back() != e.job) s.jobs.push_back(e.job);
   }
   std::vector<UsageRow> rows;
@@ -71,7 +82,7 @@ std::vector<UsageRow> UsageBook::report(const UsageQuery& q) const {
     std::sort(s.jobs.begin(), s.jobs.end());
     const auto distinct = std::unique(s.jobs.begin(), s.jobs.end()) - s.jobs.begin();
     rows.push_back(UsageRow{names_[static_cast<size_t>(k.first)], names_[static_cast<size_t>(k.second)], s.card_seconds,
-                            static_cast<int64_t>(distinct)});
+                            static_cast<int64_t>(distinct), s.cpu_seconds});
   }
   std::sort(rows.begin(), rows.end(),
             [](const UsageRow& a, const UsageRow& b) { return std::tie(a.key, a.model) < std::tie(b.key, b.model); });

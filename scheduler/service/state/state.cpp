@@ -357,6 +357,7 @@ void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState fi
     nj.finished_at_ms = now;
     nj.exit_code = exit_code;
     nj.reason = reason;
+    measured_use(e, nj.cpu_seconds, nj.max_rss_mib);
   }
   txn.batch.jobs.push_back(nj);
   const int64_t seq = job_key(j.id);

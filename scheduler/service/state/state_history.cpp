@@ -32,8 +32,23 @@ int64_t total_cards(const UsageRecord& u) {
 
 }  // namespace
 
+void ClusterState::measured_use(const JobEntry& e, std::optional<double>& cpu_seconds,
+                                std::optional<int64_t>& max_rss_mib) {
+  cpu_seconds.reset();
+  max_rss_mib.reset();
+  for (const auto& a : e.job.allocations) {
+    auto r = e.reports.find(api::assignment_id(e.job.id, e.job.attempt, a.rank));
+    if (r == e.reports.end()) continue;
+    if (r->second.cpu_seconds) cpu_seconds = cpu_seconds.value_or(0) + *r->second.cpu_seconds;
+    if (r->second.max_rss_mib) max_rss_mib = std::max(max_rss_mib.value_or(0), *r->second.max_rss_mib);
+  }
+}
+
 UsageRecord ClusterState::usage_record_locked(const api::Job& attempt, int64_t end_ms) const {
   UsageRecord u{attempt.id, attempt.attempt, attempt.spec.project, attempt.user, {}, attempt.started_at_ms, end_ms};
+  for (const auto& a : attempt.allocations) u.cpus += a.cpus;
+  u.cpu_seconds = attempt.cpu_seconds;
+  u.max_rss_mib = attempt.max_rss_mib;
   // The model each card has in its node's inventory; a node since removed falls back
   // to the model the job asked for.
   const std::string fallback = attempt.spec.model.empty() ? "unknown" : attempt.spec.model;
@@ -60,6 +75,7 @@ void ClusterState::record_usage_locked(Txn& txn) {
     const api::Job& before = it->second.job;
     if (!holds_cards(before.state) || before.started_at_ms <= 0) continue;  // Never ran: no card-seconds.
     UsageRecord u = usage_record_locked(before, nj.finished_at_ms > 0 ? nj.finished_at_ms : now);
+    measured_use(it->second, u.cpu_seconds, u.max_rss_mib);  // This attempt's, also when it is requeued.
     if (u.end_ms <= u.start_ms || !seen.insert(u.key()).second) continue;
     txn.batch.put_usage.push_back(std::move(u));
   }

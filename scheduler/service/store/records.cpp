@@ -106,9 +106,12 @@ Result<api::Project> project_from_json(const std::string& text) {
 }
 
 std::string usage_record_to_json(const UsageRecord& u) {
-  return json{{"job_id", u.job_id}, {"attempt", u.attempt},   {"project", u.project}, {"user", u.user},
-              {"cards", u.cards},   {"start_ms", u.start_ms}, {"end_ms", u.end_ms}}
-      .dump();
+  json j{{"job_id", u.job_id}, {"attempt", u.attempt},   {"project", u.project}, {"user", u.user},
+         {"cards", u.cards},   {"start_ms", u.start_ms}, {"end_ms", u.end_ms}};
+  if (u.cpus > 0) j["cpus"] = u.cpus;
+  if (u.cpu_seconds) j["cpu_seconds"] = *u.cpu_seconds;
+  if (u.max_rss_mib) j["max_rss_mib"] = *u.max_rss_mib;
+  return j.dump();
 }
 
 Result<UsageRecord> usage_record_from_json(const std::string& text) {
@@ -125,6 +128,9 @@ Result<UsageRecord> usage_record_from_json(const std::string& text) {
     for (const auto& [model, n] : cards.items()) u.cards[model] = api::json_int<int64_t>(n, "cards." + model);
     u.start_ms = api::json_int_at<int64_t>(j, "start_ms");
     u.end_ms = api::json_int_at<int64_t>(j, "end_ms");
+    if (j.contains("cpus")) u.cpus = api::json_int_at<int64_t>(j, "cpus");
+    if (j.contains("cpu_seconds") && j["cpu_seconds"].is_number()) u.cpu_seconds = j["cpu_seconds"].get<double>();
+    if (j.contains("max_rss_mib")) u.max_rss_mib = api::json_int_at<int64_t>(j, "max_rss_mib");
     return u;
   } catch (const std::exception& e) {  // json::exception or api::JsonIntError
     return Error::conflict(std::string("usage record: ") + e.what());

@@ -42,15 +42,18 @@ struct UsageQuery {
 
 struct UsageRow {
   std::string key;    // The project or the user, as UsageQuery::by says.
-  std::string model;  // A card model.
+  std::string model;  // A card model, or kNoCards for jobs without cards.
   double card_seconds = 0;
   int64_t jobs = 0;
+  double cpu_seconds = 0;  // CPUs held x seconds, of jobs without cards only.
 };
 
 class UsageBook {
  public:
   void add(const UsageRecord& r) EXCLUDES(mu_);
-  // Rows sorted by key, then model; none with zero card-seconds.
+  // The model of the rows of jobs without cards, which count CPU-seconds instead.
+  static constexpr const char* kNoCards = "none";
+  // Rows sorted by key, then model; none with zero card- and CPU-seconds.
   std::vector<UsageRow> report(const UsageQuery& q) const EXCLUDES(mu_);
   // Card-seconds of every record, by (project, model): the counter of /metrics.
   std::map<std::pair<std::string, std::string>, double> totals() const EXCLUDES(mu_);
@@ -62,7 +65,7 @@ class UsageBook {
   // One model's cards of one record; 40 bytes, strings interned.
   struct Entry {
     int64_t start_ms, end_ms, job;
-    int32_t project, user, model, cards;
+    int32_t project, user, model, cards, cpus;  // cpus: of jobs without cards (model kNoCards).
   };
   int32_t intern_locked(const std::string& s) REQUIRES(mu_);
 

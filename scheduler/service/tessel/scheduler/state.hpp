@@ -368,6 +368,9 @@ class ClusterState {
   // Adds to `txn` a usage record for each attempt it ends (a job leaving assigned/running).
   void record_usage_locked(Txn& txn) REQUIRES(mu_);
   UsageRecord usage_record_locked(const api::Job& attempt, int64_t end_ms) const REQUIRES(mu_);
+  // What the current attempt's tasks measured, from their reports (the tasks that had
+  // ended when asked): CPU seconds summed, peak memory the largest.
+  static void measured_use(const JobEntry& e, std::optional<double>& cpu_seconds, std::optional<int64_t>& max_rss_mib);
   // Once committed: the batch's usage records into the fair-share ledger and the book.
   void account_usage_locked(const WriteBatch& batch) REQUIRES(mu_);
   // Restore: writes the records that jobs ended before accounting existed lack.

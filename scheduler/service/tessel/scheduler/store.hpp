@@ -55,6 +55,11 @@ struct UsageRecord {
   std::string project, user;
   std::map<std::string, int64_t> cards;  // Model -> cards of it.
   int64_t start_ms = 0, end_ms = 0;
+  // CPUs the attempt held, over all its nodes (0: none counted): a job without cards
+  // is accounted in CPU-seconds. And what its tasks measured (api::Job's fields).
+  int64_t cpus = 0;
+  std::optional<double> cpu_seconds;
+  std::optional<int64_t> max_rss_mib;
   std::string key() const { return job_id + "/" + std::to_string(attempt); }  // Unique per attempt.
   bool operator==(const UsageRecord&) const = default;
 };
