@@ -44,13 +44,16 @@ TEST(Resources, DefaultIsTheNodesShareForTheCardsAsked) {
   EXPECT_EQ(a.resources("n1").memory_used, 0);
 }
 
-TEST(Resources, ShareIsAtLeastOneCpu) {
+TEST(Resources, ANodeWithFewerCpusThanCardsGivesNoCpuShare) {
   ModuleGroupAllocator a;
   a.upsert_node(sized("n1", 4, 1024));
-  auto r = a.schedule({job("one", 1)}, 0);
-  ASSERT_EQ(r.placed.size(), 1u);
-  EXPECT_EQ(r.placed[0].allocations[0].cpus, 1);  // 4 x 1 / 8 rounds to 0: one CPU.
-  EXPECT_EQ(r.placed[0].allocations[0].memory_mib, 128);
+  std::vector<PendingJob> eight;
+  for (int i = 0; i < 8; ++i) eight.push_back(job("one" + std::to_string(i), 1));
+  auto r = a.schedule(eight, 0);
+  ASSERT_EQ(r.placed.size(), 8u);  // Every card is used: CPUs do not stand in the way.
+  EXPECT_EQ(r.placed[0].allocations[0].cpus, 0);
+  EXPECT_EQ(r.placed[0].allocations[0].memory_mib, 128);  // Memory is shared out as usual.
+  EXPECT_EQ(a.resources("n1").cpus_used, 0);
 }
 
 TEST(Resources, NodesThatReportNothingCountNothing) {

@@ -44,8 +44,9 @@ Need need_on(const Node& node, int devices, int cpus, int64_t memory_mib) {
   Need need{cpus, memory_mib};
   const int cards = masks::popcount(node.present);
   if (devices <= 0 || cards <= 0) return need;
-  if (need.cpus <= 0 && node.cpus > 0)
-    need.cpus = static_cast<int>(std::max<int64_t>(1, int64_t{node.cpus} * devices / cards));
+  // A node with fewer CPUs than cards has no whole CPU per card to share out: jobs that
+  // do not ask CPUs are not counted (nor fenced) there, so its cards stay usable.
+  if (need.cpus <= 0 && node.cpus >= cards) need.cpus = static_cast<int>(int64_t{node.cpus} * devices / cards);
   if (need.memory_mib <= 0 && node.memory_mib > 0)
     need.memory_mib = std::max<int64_t>(1, node.memory_mib * devices / cards);
   return need;

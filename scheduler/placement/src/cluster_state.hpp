@@ -96,7 +96,8 @@ struct Need {
 };
 // What a job asking `devices` cards per node and `cpus` and `memory_mib` (0: not asked)
 // takes on `node`: what it asked, else the node's share for its cards (node CPUs x
-// devices / node cards, at least 1; likewise memory; nothing for 0 cards).
+// devices / node cards, so at least one CPU a card; likewise memory; nothing for 0
+// cards, nor CPUs on a node with fewer CPUs than cards).
 Need need_on(const Node& node, int devices, int cpus, int64_t memory_mib);
 
 struct JobHold {

@@ -62,7 +62,7 @@ struct PendingJob {
   // Only nodes whose driver version matches (api::driver_version_matches); "" any.
   std::string driver_version;
   // CPUs and memory per node; 0: the node's share for the cards asked (node CPUs x
-  // devices / node cards, at least 1; likewise memory), nothing for a job without cards.
+  // devices / node cards; likewise memory; see detail::need_on), nothing for a job without cards.
   int cpus = 0;
   int64_t memory_mib = 0;
   // Projects (all optional: the defaults order by priority and seq alone).
