@@ -152,6 +152,13 @@ Result<std::unique_ptr<Isolation>> Isolation::open(const IsolationConfig& cfg, H
   auto bases = kind == "cgroup1" ? open_v1(cfg) : open_v2(cfg);
   if (!bases) return bases.error();
   if (auto st = try_child(*bases, cfg.try_device_program); !st) return st.error().wrap("making a task cgroup");
+  if (kind == "cgroup2") {  // Said once: tasks then run without that fence.
+    const std::string line = v2_enable_line(bases->at(""));
+    for (const char* controller : {"cpuset", "memory"})
+      if (line.find(controller) == std::string::npos)
+        spdlog::warn("task isolation: the {} controller is not enabled for {}: tasks get no {} of their own", controller,
+                     bases->at(""), std::string(controller) == "cpuset" ? "cpuset" : "memory limit");
+  }
   return std::unique_ptr<Isolation>(new Isolation(cfg, std::move(host), kind, std::move(*bases)));
 }
 
@@ -176,10 +183,9 @@ Result<std::optional<TaskCgroup>> Isolation::plan(const api::Assignment& a, cons
   auto missing = [&](const char* controller) {
     return cg.version == CgroupVersion::v2 && v2_enable_line(bases_.at("")).find(controller) == std::string::npos;
   };
-  if ((a.cpus > 0 && missing("cpuset")) || (a.memory_mib > 0 && missing("memory")))
-    return Error{"the " + std::string(a.cpus > 0 && missing("cpuset") ? "cpuset" : "memory") +
-                 " controller is not enabled for " + bases_.at("")};
-  if (a.cpus > 0) {
+  // Every assignment from a scheduler that places CPUs and memory carries them: where
+  // the controller is not enabled (open() said so), the task runs without that fence.
+  if (a.cpus > 0 && !missing("cpuset")) {
     std::vector<int> card_numa;
     for (const api::Device& d : inv.devices)
       if (std::find(a.indices.begin(), a.indices.end(), d.index) != a.indices.end())
@@ -188,7 +194,7 @@ Result<std::optional<TaskCgroup>> Isolation::plan(const api::Assignment& a, cons
     if (!cpus) return cpus.error();
     cg.cpus = std::move(*cpus);
   }
-  cg.memory_limit_mib = a.memory_mib;
+  cg.memory_limit_mib = missing("memory") ? 0 : a.memory_mib;
   cg.pids_max = missing("pids") ? 0 : cfg_.pids_max;
   cg.deny = other_cards_rules(find_card_nodes(inv.vendor, cfg_.dev_root, cfg_.sysfs_root, inv.devices), a.indices,
                               cfg_.dev_root);
