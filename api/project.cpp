@@ -23,14 +23,13 @@ std::optional<FieldError> read_quota(const std::string& model, const json& q, Qu
   return r.finish_field();
 }
 
+// A field error as the Error a parse returns.
+Error invalid_field(const FieldError& e) { return Error::invalid(e.message, e.field); }
+
 }  // namespace
 
-ProjectParse parse_project(const json& j, const std::string& name) {
-  ProjectParse out;
-  if (!j.is_object()) {
-    out.error = FieldError{"", "body must be a JSON object"};
-    return out;
-  }
+Result<Project> parse_project(const json& j, const std::string& name) {
+  if (!j.is_object()) return Error::invalid("body must be a JSON object");
   Project p;
   FieldReader r(j, "");
   if (name.empty()) {
@@ -59,20 +58,13 @@ ProjectParse parse_project(const json& j, const std::string& name) {
           break;
         }
         Quota quota;
-        if (auto e = read_quota(model, q, quota)) {
-          out.error = e;
-          return out;
-        }
+        if (auto e = read_quota(model, q, quota)) return invalid_field(*e);
         p.quotas[model] = quota;
       }
     }
   }
-  if (auto e = r.finish_field()) {
-    out.error = e;
-    return out;
-  }
-  out.project = std::move(p);
-  return out;
+  if (auto e = r.finish_field()) return invalid_field(*e);
+  return p;
 }
 
 json to_json(const Project& p) {

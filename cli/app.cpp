@@ -31,15 +31,26 @@ CLI::Option* add_opt(CLI::App* app, const std::string& name, std::optional<T>& t
       name, [&target](const T& v) { target = v; }, help);
 }
 
-}  // namespace
-
-int run(const std::vector<std::string>& args, Environment& env) {
-  CLI::App app{"tessel: submit and inspect jobs on a Tessel accelerator cluster", "tessel"};
-  app.footer(kFooter);
-  app.require_subcommand(1);
-  app.fallthrough();  // Global flags may follow the subcommand: `tessel jobs -o json`.
-
+// What the command line holds once parsed: the global flags, every subcommand's
+// options, and `action`, the command given (set by its callback while parsing). The
+// callbacks refer to it, so it outlives the parse and the action.
+struct CommandLine {
   GlobalOptions g;
+  std::function<int(Session&)> action;
+  SubmitOptions submit;
+  JobsOptions jobs;
+  std::string show_id;
+  std::vector<std::string> cancel_ids;
+  LogsOptions logs;
+  WaitOptions wait;
+  bool nodes_wide = false;
+  std::string token_node, node_name, drain_name;
+  ProjectOptions project;
+  UsageOptions usage;
+};
+
+// The flags every command takes: server, token, retries, output format.
+void add_global_options(CLI::App& app, GlobalOptions& g) {
   app.add_option("--server", g.server, "Scheduler URL (http://HOST:PORT), or replicas' URLs separated by commas");
   auto* tok = app.add_option("--token", g.token, "API token");
   app.add_option("--token-file", g.token_file, "File holding the API token")->excludes(tok);
@@ -47,10 +58,11 @@ int run(const std::vector<std::string>& args, Environment& env) {
       ->check(CLI::Range(0, 10));
   app.add_option("-o,--output", g.output, "Output format: table or json (the API's JSON, pretty)")
       ->check(CLI::IsMember({"table", "json"}));
+}
 
-  std::function<int(Session&)> action;
-
-  SubmitOptions so;
+// tessel submit [flags] -- CMD ARGS...
+void add_submit_command(CLI::App& app, CommandLine& cl) {
+  SubmitOptions& so = cl.submit;
   auto* submit = app.add_subcommand("submit", "Submit a job: tessel submit [flags] -- CMD ARGS...");
   submit->positionals_at_end();
   add_opt(submit, "--devices", so.devices, "Cards per node, 0 to 32 (Gaudi: 0, 1, 2, 4 or 8)");
@@ -80,85 +92,85 @@ int run(const std::vector<std::string>& args, Environment& env) {
   add_opt(submit, "--array", so.array,
           "Job array INDICES[%P] as Slurm's: 0-99, 5-20, 1,3,7-9, 0-30:10; at most P running at once");
   submit->add_option("command", so.command, "The program and its arguments (after --)");
-  submit->callback([&] { action = [&](Session& s) { return cmd_submit(s, so); }; });
+  submit->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_submit(s, cl.submit); }; });
+}
 
-  JobsOptions jo;
+// jobs, show, cancel, logs and wait: reading and stopping jobs.
+void add_job_commands(CLI::App& app, CommandLine& cl) {
   auto* jobs = app.add_subcommand("jobs", "List jobs (default: not yet finished)");
-  jobs->add_option("--state", jo.state, "Only jobs in this state");
-  jobs->add_flag("--all,-a", jo.all, "Include finished jobs");
-  jobs->add_option("--user,-u", jo.user, "Only this user's jobs");
-  jobs->callback([&] { action = [&](Session& s) { return cmd_jobs(s, jo); }; });
+  jobs->add_option("--state", cl.jobs.state, "Only jobs in this state");
+  jobs->add_flag("--all,-a", cl.jobs.all, "Include finished jobs");
+  jobs->add_option("--user,-u", cl.jobs.user, "Only this user's jobs");
+  jobs->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_jobs(s, cl.jobs); }; });
 
-  std::string show_id;
   auto* show = app.add_subcommand("show", "Show one job");
-  show->add_option("job", show_id, "Job id")->required();
-  show->callback([&] { action = [&](Session& s) { return cmd_show(s, show_id); }; });
+  show->add_option("job", cl.show_id, "Job id")->required();
+  show->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_show(s, cl.show_id); }; });
 
-  std::vector<std::string> cancel_ids;
   auto* cancel = app.add_subcommand("cancel", "Cancel jobs");
-  cancel->add_option("jobs", cancel_ids, "Job ids")->required();
-  cancel->callback([&] { action = [&](Session& s) { return cmd_cancel(s, cancel_ids); }; });
+  cancel->add_option("jobs", cl.cancel_ids, "Job ids")->required();
+  cancel->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_cancel(s, cl.cancel_ids); }; });
 
-  LogsOptions lo;
   auto* logs = app.add_subcommand("logs", "Print a job's output (one rank)");
-  logs->add_option("job", lo.id, "Job id")->required();
-  logs->add_option("--rank,-r", lo.rank, "Rank whose output to print (default 0)")->check(CLI::NonNegativeNumber);
-  logs->add_flag("--follow,-f", lo.follow, "Keep printing until the job ends");
-  logs->callback([&] { action = [&](Session& s) { return cmd_logs(s, lo); }; });
+  logs->add_option("job", cl.logs.id, "Job id")->required();
+  logs->add_option("--rank,-r", cl.logs.rank, "Rank whose output to print (default 0)")->check(CLI::NonNegativeNumber);
+  logs->add_flag("--follow,-f", cl.logs.follow, "Keep printing until the job ends");
+  logs->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_logs(s, cl.logs); }; });
 
-  WaitOptions wo;
   auto* wait = app.add_subcommand("wait", "Wait until a job ends; exit with its exit code");
-  wait->add_option("job", wo.id, "Job id")->required();
-  add_opt(wait, "--timeout", wo.timeout, "Give up after this long (exit 124)");
-  wait->callback([&] { action = [&](Session& s) { return cmd_wait(s, wo); }; });
+  wait->add_option("job", cl.wait.id, "Job id")->required();
+  add_opt(wait, "--timeout", cl.wait.timeout, "Give up after this long (exit 124)");
+  wait->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_wait(s, cl.wait); }; });
+}
 
-  bool nodes_wide = false;
+// nodes (and its token subcommands), node, inventory, drain, undrain, delete-node.
+void add_node_commands(CLI::App& app, CommandLine& cl) {
   auto* nodes = app.add_subcommand("nodes", "List nodes with a map of their cards");
-  nodes->add_flag("--wide", nodes_wide, "Also show driver and firmware versions and NIC ports up");
-  std::string token_node;
+  nodes->add_flag("--wide", cl.nodes_wide, "Also show driver and firmware versions and NIC ports up");
   auto* node_token = nodes->add_subcommand("token", "Agent tokens issued per node (admin)");
   node_token->require_subcommand(1);
   auto* token_issue =
       node_token->add_subcommand("issue", "Issue a node's agent token, or rotate it; prints it (shown once)");
-  token_issue->add_option("node", token_node, "Node name")->required();
-  token_issue->callback([&] { action = [&](Session& s) { return cmd_node_token_issue(s, token_node); }; });
+  token_issue->add_option("node", cl.token_node, "Node name")->required();
+  token_issue->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_node_token_issue(s, cl.token_node); }; });
   auto* token_revoke = node_token->add_subcommand("revoke", "Revoke a node's issued agent token");
-  token_revoke->add_option("node", token_node, "Node name")->required();
-  token_revoke->callback([&] { action = [&](Session& s) { return cmd_node_token_revoke(s, token_node); }; });
+  token_revoke->add_option("node", cl.token_node, "Node name")->required();
+  token_revoke->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_node_token_revoke(s, cl.token_node); }; });
   auto* token_list = node_token->add_subcommand("list", "The nodes with an issued agent token, and when it was issued");
-  token_list->callback([&] { action = [&](Session& s) { return cmd_node_token_list(s); }; });
+  token_list->callback([&cl] { cl.action = [](Session& s) { return cmd_node_token_list(s); }; });
   // After its subcommands' callbacks: lists only when none was given.
-  nodes->callback([&] {
-    if (!node_token->parsed()) action = [&](Session& s) { return cmd_nodes(s, nodes_wide); };
+  nodes->callback([&cl, node_token] {
+    if (!node_token->parsed()) cl.action = [&cl](Session& s) { return cmd_nodes(s, cl.nodes_wide); };
   });
 
-  std::string node_name;
   auto* node = app.add_subcommand("node", "Show one node and its cards");
-  node->add_option("name", node_name, "Node name")->required();
-  node->callback([&] { action = [&](Session& s) { return cmd_node(s, node_name); }; });
+  node->add_option("name", cl.node_name, "Node name")->required();
+  node->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_node(s, cl.node_name); }; });
 
   auto* inventory = app.add_subcommand("inventory", "Cards in the cluster by model");
-  inventory->callback([&] { action = [](Session& s) { return cmd_inventory(s); }; });
+  inventory->callback([&cl] { cl.action = [](Session& s) { return cmd_inventory(s); }; });
 
-  std::string drain_name;
   auto* drain = app.add_subcommand("drain", "Stop placing new jobs on a node");
-  drain->add_option("node", drain_name, "Node name")->required();
-  drain->callback([&] { action = [&](Session& s) { return cmd_drain(s, drain_name, true); }; });
+  drain->add_option("node", cl.drain_name, "Node name")->required();
+  drain->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_drain(s, cl.drain_name, true); }; });
   auto* undrain = app.add_subcommand("undrain", "Place jobs on a drained node again");
-  undrain->add_option("node", drain_name, "Node name")->required();
-  undrain->callback([&] { action = [&](Session& s) { return cmd_drain(s, drain_name, false); }; });
+  undrain->add_option("node", cl.drain_name, "Node name")->required();
+  undrain->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_drain(s, cl.drain_name, false); }; });
   auto* delete_node = app.add_subcommand("delete-node", "Forget a node that holds no cards (admin)");
-  delete_node->add_option("node", drain_name, "Node name")->required();
-  delete_node->callback([&] { action = [&](Session& s) { return cmd_delete_node(s, drain_name); }; });
+  delete_node->add_option("node", cl.drain_name, "Node name")->required();
+  delete_node->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_delete_node(s, cl.drain_name); }; });
+}
 
-  ProjectOptions po;
+// project list|show|create|set|delete.
+void add_project_commands(CLI::App& app, CommandLine& cl) {
+  ProjectOptions& po = cl.project;
   auto* project = app.add_subcommand("project", "Projects: shares and quotas (writes need an admin token)");
   project->require_subcommand(1);
   auto* plist = project->add_subcommand("list", "List projects with their fair-share factor and usage");
-  plist->callback([&] { action = [](Session& s) { return cmd_project_list(s); }; });
+  plist->callback([&cl] { cl.action = [](Session& s) { return cmd_project_list(s); }; });
   auto* pshow = project->add_subcommand("show", "Show one project");
   pshow->add_option("name", po.name, "Project name")->required();
-  pshow->callback([&] { action = [&](Session& s) { return cmd_project_show(s, po.name); }; });
+  pshow->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_project_show(s, cl.project.name); }; });
   for (bool create : {true, false}) {
     auto* w = project->add_subcommand(create ? "create" : "set",
                                       create ? "Create a project" : "Create or replace a project (all its settings)");
@@ -168,13 +180,17 @@ int run(const std::vector<std::string>& args, Environment& env) {
             "Jobs not yet ended one user may have in the project (array elements each)");
     w->add_option("--quota", po.quotas, "MODEL=MAX or MODEL=GUARANTEED:MAX ('*': any model; MAX 'none'), repeatable")
         ->allow_extra_args(false);
-    w->callback([&, create] { action = [&, create](Session& s) { return cmd_project_write(s, po, create); }; });
+    w->callback(
+        [&cl, create] { cl.action = [&cl, create](Session& s) { return cmd_project_write(s, cl.project, create); }; });
   }
   auto* pdel = project->add_subcommand("delete", "Delete a project without unfinished jobs");
   pdel->add_option("name", po.name, "Project name")->required();
-  pdel->callback([&] { action = [&](Session& s) { return cmd_project_delete(s, po.name); }; });
+  pdel->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_project_delete(s, cl.project.name); }; });
+}
 
-  UsageOptions uo;
+// usage: card-hours of ended jobs.
+void add_usage_command(CLI::App& app, CommandLine& cl) {
+  UsageOptions& uo = cl.usage;
   auto* usage = app.add_subcommand("usage", "Card-hours of ended jobs by project or user and model (accounting)");
   usage->add_option("--by", uo.by, "project (default) or user")->check(CLI::IsMember({"project", "user"}));
   usage->add_option("--since", uo.since, "Window start: RFC 3339 or a duration ago (7d); default 30 days ago");
@@ -182,7 +198,24 @@ int run(const std::vector<std::string>& args, Environment& env) {
   usage->add_option("--project", uo.project, "Only this project's jobs");
   usage->add_option("--user", uo.user, "Only this user's jobs");
   usage->add_flag("--json", uo.json, "The API's JSON (as -o json)");
-  usage->callback([&] { action = [&](Session& s) { return cmd_usage(s, uo); }; });
+  usage->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_usage(s, cl.usage); }; });
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, Environment& env) {
+  CLI::App app{"tessel: submit and inspect jobs on a Tessel accelerator cluster", "tessel"};
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  app.fallthrough();  // Global flags may follow the subcommand: `tessel jobs -o json`.
+
+  CommandLine cl;
+  add_global_options(app, cl.g);
+  add_submit_command(app, cl);
+  add_job_commands(app, cl);
+  add_node_commands(app, cl);
+  add_project_commands(app, cl);
+  add_usage_command(app, cl);
 
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());
@@ -198,13 +231,13 @@ int run(const std::vector<std::string>& args, Environment& env) {
     env.err << "tessel: " << what << " (see tessel --help)\n";
     return kExitUsage;
   }
-  if (!action) {
+  if (!cl.action) {
     env.err << "tessel: no command given (see tessel --help)\n";
     return kExitUsage;
   }
   try {
-    Session s(env, g);
-    return action(s);
+    Session s(env, cl.g);
+    return cl.action(s);
   } catch (const std::exception& e) {
     // Should not happen: the layers below return errors as values. Fail loudly, in one line.
     env.err << "tessel: internal error: " << e.what() << '\n';

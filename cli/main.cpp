@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tessel/cli/app.hpp"
+#include "tessel/time/clock.hpp"
 
 int main(int argc, char** argv) {
   std::error_code ec;
@@ -20,16 +21,11 @@ int main(int argc, char** argv) {
         if (!v) return std::nullopt;
         return std::string(v);
       },
-      .now_unix_ms =
-          [] {
-            return std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                .count();
-          },
+      .now_unix_ms = [] { return tessel::system_clock().now_ms(); },
       .monotonic =
           [] {
             return std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::steady_clock::now().time_since_epoch());
+                std::chrono::nanoseconds(tessel::system_clock().steady_ns()));
           },
       .sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); },
       .cwd = ec ? std::string("/") : cwd.string(),

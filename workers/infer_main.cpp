@@ -17,6 +17,8 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -81,17 +83,10 @@ sigset_t termination_signals() {
   return set;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  keep_freed_memory();
-  // The HTTP server's log lines (common/http, spdlog) go to stderr: stdout carries the
-  // JSON lines ("listening", "ready", batch results) that callers parse.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("tessel-infer"));
-  CLI::App app{"tessel-infer: generate text from a tessel-train checkpoint"};
+// The command line: parse_flags() fills it, settle_flags() checks it.
+struct InferFlags {
   std::string checkpoint, input, output, host = "127.0.0.1";
   DeviceRequest device;
-  device.kind = "auto";
   SamplingParams defaults;
   bool serve = false;
   int port = -1;
@@ -99,39 +94,22 @@ int main(int argc, char** argv) {
   std::string model_name = "tessel-gpt";
   BatchLimits limits;
   ServeOptions serve_options;
-  auto& http_limits = serve_options.http;
-  http_limits.max_connections = 4096;
   double head_timeout_s = 10, body_timeout_s = 30, idle_timeout_s = 60;
   std::string api_key_file;
-  app.add_option("--checkpoint", checkpoint, "checkpoint file, or a folder (its newest checkpoint)")->required();
-  auto* input_opt = app.add_option("--input", input, "JSON lines of {\"prompt\": ...}");
-  app.add_option("--output", output, "where to write JSON lines (default stdout)");
-  app.add_option("--max-new-tokens", defaults.max_new_tokens, "tokens to generate per prompt");
-  app.add_option("--temperature", defaults.temperature, "0: greedy");
-  app.add_option("--top-k", defaults.top_k, "sample among the k most likely bytes (0: all)");
-  app.add_option("--seed", defaults.seed, "sampling seed");
-  app.add_option("--device", device.kind, "auto|cpu|cuda|hpu");
-  app.add_option("--hpu-plugin", device.hpu_plugin, "Gaudi PyTorch plugin library for --device hpu");
-  app.add_option("--threads", threads, "torch intra-op threads (0: torch default)");
-  auto* serve_opt = app.add_flag("--serve", serve, "serve HTTP instead of batch mode");
-  app.add_option("--port", port, "HTTP port (0: any free port; default env TESSEL_PORT)");
-  app.add_option("--host", host, "HTTP bind address");
-  app.add_option("--served-model-name", model_name, "the model id of the OpenAI-compatible API");
-  app.add_option("--max-batch", limits.max_batch, "--serve: sequences decoded together per step");
-  app.add_option("--max-queue", limits.max_queue, "--serve: requests waiting for the batch (past it: 429)");
-  app.add_option("--max-prompt-tokens", serve_options.max_prompt_tokens,
-                 "--serve: longest prompt in tokens; past it 413 (default 0: the model's context)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-  app.add_option("--api-key-file", api_key_file,
-                 "--serve: a file holding the API key requests must send as \"Authorization: Bearer <key>\" "
-                 "(/healthz stays open)");
-  app.add_option("--http-threads", serve_options.io_threads, "--serve: HTTP I/O threads (default 2)")
+  bool max_connections_given = false;  // --http-max-connections was on the command line.
+};
+
+// --serve's HTTP limits: the shared HTTP server's timeouts, sizes and connection cap.
+// Returns --http-max-connections, whose count() says whether it was given.
+CLI::Option* add_http_options(CLI::App& app, InferFlags& f) {
+  auto& http_limits = f.serve_options.http;
+  app.add_option("--http-threads", f.serve_options.io_threads, "--serve: HTTP I/O threads (default 2)")
       ->check(CLI::Range(1, 256));
-  app.add_option("--http-head-timeout", head_timeout_s, "seconds to read a request head once it starts (default 10)")
+  app.add_option("--http-head-timeout", f.head_timeout_s, "seconds to read a request head once it starts (default 10)")
       ->check(CLI::Range(0.1, 3600.0));
-  app.add_option("--http-body-timeout", body_timeout_s, "seconds to read a request body (default 30)")
+  app.add_option("--http-body-timeout", f.body_timeout_s, "seconds to read a request body (default 30)")
       ->check(CLI::Range(0.1, 3600.0));
-  app.add_option("--http-idle-timeout", idle_timeout_s, "seconds a keep-alive connection may idle (default 60)")
+  app.add_option("--http-idle-timeout", f.idle_timeout_s, "seconds a keep-alive connection may idle (default 60)")
       ->check(CLI::Range(0.1, 86400.0));
   app.add_option("--http-max-head-bytes", http_limits.max_head_bytes,
                  "largest request head; past it 431 (default 16384)")
@@ -139,10 +117,42 @@ int main(int argc, char** argv) {
   app.add_option("--http-max-body-bytes", http_limits.max_body_bytes,
                  "largest request body; past it 413 (default 1048576)")
       ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
-  auto* max_conns = app.add_option("--http-max-connections", http_limits.max_connections,
-                                   "open connections at most; past it a 503 at once (default 4096, or the open "
-                                   "file limit less 256)")
-                        ->check(CLI::Range(size_t{1}, size_t{1} << 20));
+  return app
+      .add_option("--http-max-connections", http_limits.max_connections,
+                  "open connections at most; past it a 503 at once (default 4096, or the open "
+                  "file limit less 256)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20));
+}
+
+// Reads the command line into `f`. Returns the exit code when the process ends here
+// (--help: 0, a bad flag: 2), else nullopt.
+std::optional<int> parse_flags(int argc, char** argv, InferFlags& f) {
+  CLI::App app{"tessel-infer: generate text from a tessel-train checkpoint"};
+  f.device.kind = "auto";
+  f.serve_options.http.max_connections = 4096;
+  app.add_option("--checkpoint", f.checkpoint, "checkpoint file, or a folder (its newest checkpoint)")->required();
+  auto* input_opt = app.add_option("--input", f.input, "JSON lines of {\"prompt\": ...}");
+  app.add_option("--output", f.output, "where to write JSON lines (default stdout)");
+  app.add_option("--max-new-tokens", f.defaults.max_new_tokens, "tokens to generate per prompt");
+  app.add_option("--temperature", f.defaults.temperature, "0: greedy");
+  app.add_option("--top-k", f.defaults.top_k, "sample among the k most likely bytes (0: all)");
+  app.add_option("--seed", f.defaults.seed, "sampling seed");
+  app.add_option("--device", f.device.kind, "auto|cpu|cuda|hpu");
+  app.add_option("--hpu-plugin", f.device.hpu_plugin, "Gaudi PyTorch plugin library for --device hpu");
+  app.add_option("--threads", f.threads, "torch intra-op threads (0: torch default)");
+  auto* serve_opt = app.add_flag("--serve", f.serve, "serve HTTP instead of batch mode");
+  app.add_option("--port", f.port, "HTTP port (0: any free port; default env TESSEL_PORT)");
+  app.add_option("--host", f.host, "HTTP bind address");
+  app.add_option("--served-model-name", f.model_name, "the model id of the OpenAI-compatible API");
+  app.add_option("--max-batch", f.limits.max_batch, "--serve: sequences decoded together per step");
+  app.add_option("--max-queue", f.limits.max_queue, "--serve: requests waiting for the batch (past it: 429)");
+  app.add_option("--max-prompt-tokens", f.serve_options.max_prompt_tokens,
+                 "--serve: longest prompt in tokens; past it 413 (default 0: the model's context)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  app.add_option("--api-key-file", f.api_key_file,
+                 "--serve: a file holding the API key requests must send as \"Authorization: Bearer <key>\" "
+                 "(/healthz stays open)");
+  auto* max_conns = add_http_options(app, f);
   input_opt->excludes(serve_opt);
   try {
     app.parse(argc, argv);
@@ -150,56 +160,66 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);
     return fail(e.what(), 2);
   }
-  if (auto s = validate(defaults); !s) {
-    std::string flag = s.error().field;
-    for (auto& c : flag) c = c == '_' ? '-' : c;
-    return fail("--" + flag + " " + s.error().message, 2);
-  }
-  if (!serve && input.empty()) return fail("one of --input FILE or --serve is required", 2);
-  if (auto s = validate(limits); !s) {
-    std::string flag = s.error().field;
-    for (auto& c : flag) c = c == '_' ? '-' : c;
-    return fail("--" + flag + " " + s.error().message, 2);
-  }
-  if (threads < 0) return fail("--threads must be >= 0", 2);
-  if (threads > 0) set_torch_threads(threads);
-  if (serve) {
-    if (port < 0) {
-      auto env = process_env()("TESSEL_PORT");
-      if (!env) return fail("--serve needs --port N or the TESSEL_PORT environment variable", 2);
-      try {
-        size_t used = 0;
-        port = std::stoi(*env, &used);
-        if (used != env->size()) throw std::invalid_argument("trailing characters");
-      } catch (const std::exception&) {
-        return fail("TESSEL_PORT=" + *env + " is not a port number", 2);
-      }
-    }
-    if (port > 65535) return fail("--port must be in [0, 65535]", 2);
-    if (!api_key_file.empty()) {
-      auto key = read_api_key_file(api_key_file);
-      if (!key) return fail(key.error().message, 2);
-      serve_options.api_key = std::move(*key);
-    }
-    auto ms = [](double s) { return std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); };
-    http_limits.head_timeout = ms(head_timeout_s);
-    http_limits.body_timeout = ms(body_timeout_s);
-    http_limits.idle_timeout = ms(idle_timeout_s);
-    http_limits.max_connections =
-        tessel::http::connection_cap(tessel::http::raise_fd_limit(), http_limits.max_connections, 1,
-                                     max_conns->count() > 0, "--http-max-connections");
-  }
+  f.max_connections_given = max_conns->count() > 0;
+  return std::nullopt;
+}
 
-  if (!serve) {
-    auto session = InferenceSession::open(checkpoint, device);
-    if (!session) return fail(session.error().message);
-    return run_batch(**session, input, output, defaults);
-  }
+// An invalid sampling parameter or batch limit as the flag that set it:
+// "--max-new-tokens must be ...".
+tessel::Error flag_error(const tessel::Error& e) {
+  std::string flag = e.field;
+  for (auto& c : flag) c = c == '_' ? '-' : c;
+  return tessel::Error("--" + flag + " " + e.message, e.code, e.field);
+}
 
+// --serve: the port (--port, else TESSEL_PORT), the API key, and the HTTP limits.
+tessel::Status settle_serve_flags(InferFlags& f) {
+  if (f.port < 0) {
+    auto env = process_env()("TESSEL_PORT");
+    if (!env) return tessel::Error("--serve needs --port N or the TESSEL_PORT environment variable");
+    size_t used = 0;
+    try {
+      f.port = std::stoi(*env, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != env->size()) return tessel::Error("TESSEL_PORT=" + *env + " is not a port number");
+  }
+  if (f.port > 65535) return tessel::Error("--port must be in [0, 65535]");
+  if (!f.api_key_file.empty()) {
+    auto key = read_api_key_file(f.api_key_file);
+    if (!key) return key.error();
+    f.serve_options.api_key = std::move(*key);
+  }
+  auto& http_limits = f.serve_options.http;
+  auto ms = [](double s) { return std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); };
+  http_limits.head_timeout = ms(f.head_timeout_s);
+  http_limits.body_timeout = ms(f.body_timeout_s);
+  http_limits.idle_timeout = ms(f.idle_timeout_s);
+  http_limits.max_connections =
+      tessel::http::connection_cap(tessel::http::raise_fd_limit(), http_limits.max_connections, 1,
+                                   f.max_connections_given, "--http-max-connections");
+  return tessel::ok_status();
+}
+
+// Checks the flags (a usage error, exit 2, when one is wrong) and sets torch's threads.
+tessel::Status settle_flags(InferFlags& f) {
+  if (auto s = validate(f.defaults); !s) return flag_error(s.error());
+  if (!f.serve && f.input.empty()) return tessel::Error("one of --input FILE or --serve is required");
+  if (auto s = validate(f.limits); !s) return flag_error(s.error());
+  if (f.threads < 0) return tessel::Error("--threads must be >= 0");
+  if (f.threads > 0) set_torch_threads(f.threads);
+  if (f.serve) return settle_serve_flags(f);
+  return tessel::ok_status();
+}
+
+// --serve: binds, prints {"event":"listening"}, loads the model while /healthz answers
+// 503, prints {"event":"ready"} and serves until SIGTERM or SIGINT. Returns the exit code.
+int serve_http(const InferFlags& f) {
   const sigset_t signals = termination_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the server starts threads
-  InferenceServer server(defaults, model_name, serve_options);
-  auto bound = server.bind(host, port);
+  InferenceServer server(f.defaults, f.model_name, f.serve_options);
+  auto bound = server.bind(f.host, f.port);
   if (!bound) return fail(bound.error().message);
   std::atomic<InferenceSession*> live{nullptr};  // set once loaded; outlives the waiter
   std::thread waiter([&server, &live, signals] {
@@ -209,7 +229,7 @@ int main(int argc, char** argv) {
     if (InferenceSession* s = live.load()) s->stop_batching();
     server.stop();
   });
-  std::cout << nlohmann::json{{"event", "listening"}, {"host", host}, {"port", *bound}}.dump() << std::endl;
+  std::cout << nlohmann::json{{"event", "listening"}, {"host", f.host}, {"port", *bound}}.dump() << std::endl;
   // The server answers (/healthz: 503) while the model loads.
   tessel::Status status = tessel::ok_status();
   std::atomic<bool> served{false};
@@ -219,8 +239,8 @@ int main(int argc, char** argv) {
   });
   // stop() only stops a server that runs: wait for it before a load failure may need it.
   while (!server.running() && !served) std::this_thread::yield();
-  auto session = InferenceSession::open(checkpoint, device);
-  tessel::Status batching = session ? (*session)->start_batching(limits) : tessel::ok_status();
+  auto session = InferenceSession::open(f.checkpoint, f.device);
+  tessel::Status batching = session ? (*session)->start_batching(f.limits) : tessel::ok_status();
   if (session && batching) {
     live = session->get();
     server.attach(**session);
@@ -235,4 +255,20 @@ int main(int argc, char** argv) {
   if (!batching) return fail(batching.error().message);
   if (!status) return fail(status.error().message);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  keep_freed_memory();
+  // The HTTP server's log lines (common/http, spdlog) go to stderr: stdout carries the
+  // JSON lines ("listening", "ready", batch results) that callers parse.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tessel-infer"));
+  InferFlags f;
+  if (auto code = parse_flags(argc, argv, f)) return *code;
+  if (auto s = settle_flags(f); !s) return fail(s.error().message, 2);
+  if (f.serve) return serve_http(f);
+  auto session = InferenceSession::open(f.checkpoint, f.device);
+  if (!session) return fail(session.error().message);
+  return run_batch(**session, f.input, f.output, f.defaults);
 }

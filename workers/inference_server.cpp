@@ -343,106 +343,127 @@ InferenceServer::~InferenceServer() { stop(); }
 void InferenceServer::attach(InferenceSession& session) { session_.store(&session); }
 
 void InferenceServer::add_routes(http::Router& router) {
-  router.add("GET", "/healthz", [this](http::Request&, http::Reply reply) {
-    InferenceSession* session = session_.load();
-    if (session == nullptr) return reply(json_reply(503, {{"status", "loading"}}));
-    const auto stats = session->batch_stats();
-    reply(json_reply(200, {{"status", "ok"},
-                           {"requests_active", stats.active},
-                           {"requests_waiting", stats.waiting},
-                           {"requests_cancelled", shared_->cancelled.load()},
-                           {"decode_steps", stats.steps},
-                           {"max_batch", session->batch_limits().max_batch},
-                           {"max_queue", session->batch_limits().max_queue},
-                           {"max_prompt_tokens", prompt_limit(options_, *session)},
-                           {"connections_open", shared_->connections_open()},
-                           {"step", session->step()},
-                           {"device", session->device()},
-                           {"model", to_json(session->config())}}));
-  });
+  router.add("GET", "/healthz", [this](http::Request&, http::Reply reply) { health(std::move(reply)); });
   // Every other route needs the API key when there is one.
-  auto guarded = [this](std::function<void(http::Request&, http::Reply)> handler) {
-    return [this, handler = std::move(handler)](http::Request& req, http::Reply reply) {
-      if (!options_.api_key.empty()) {
-        const std::string auth = req.header("Authorization");
-        const std::string scheme = "Bearer ";
-        const bool has_scheme =
-            auth.size() > scheme.size() && std::equal(scheme.begin(), scheme.end(), auth.begin(), [](char a, char b) {
-              return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-            });
-        if (!has_scheme || !same_secret(auth.substr(scheme.size()), options_.api_key)) {
-          const Error err = Error::unauthenticated(
-              auth.empty() ? "this server needs an API key: send Authorization: Bearer <key>" : "the API key is wrong");
-          http::Response r = json_reply(401, {{"error",
-                                               {{"message", err.message},
-                                                {"type", "invalid_request_error"},
-                                                {"param", nullptr},
-                                                {"code", "invalid_api_key"}}}});
-          r.headers.push_back({"WWW-Authenticate", "Bearer"});
-          return reply(std::move(r));
-        }
-      }
-      try {
-        handler(req, reply);
-      } catch (const std::exception& e) {  // answers only if the handler has not
-        reply(openai_error_reply(Error::internal(e.what())));
-      }
-    };
-  };
   router.add("GET", "/v1/models", guarded([this](http::Request&, http::Reply reply) {
                reply(json_reply(200, models_response(model_name_, clock_.now_ms() / 1000)));
              }));
   // Parses and queues (a large body's parse stays off the I/O threads); the answer
   // comes from the decode loop's tokens (Generation).
-  router.add("POST", "/v1/generate", guarded([this](http::Request& req, http::Reply reply) {
-               auto body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-               if (body.is_discarded()) return reply(tessel_error(Error::invalid("body is not valid JSON")));
-               auto request = parse_generate_request(body, defaults_);
-               if (!request) {
-                 const Error& e = request.error();
-                 return reply(tessel_error(Error{field_message(e), e.code, e.field}));
-               }
-               InferenceSession* session = session_.load();
-               if (session == nullptr) return reply(tessel_error(not_loaded()));
-               if (auto err = prompt_too_long({request->prompt}, prompt_limit(options_, *session), "prompt"))
-                 return reply(tessel_error(*err));
-               auto streams = submit_all(*session, {request->prompt}, request->params);
-               if (!streams) return reply(tessel_error(streams.error()));
-               if (streams->empty()) return reply(queue_full(*session, false));
-               Generation::Context ctx;
-               ctx.kind = Kind::legacy;
-               ctx.prompt = std::move(request->prompt);
-               std::make_shared<Generation>(shared_, std::move(ctx), std::move(*streams), std::move(reply))->start();
-             }),
+  router.add("POST", "/v1/generate",
+             guarded([this](http::Request& req, http::Reply reply) { generate(req, std::move(reply)); }),
              http::Exec::blocking);
-  auto completion = [this, guarded](bool chat) {
-    return guarded([this, chat](http::Request& req, http::Reply reply) {
-      auto body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-      if (body.is_discarded()) return reply(openai_error_reply(Error::invalid("body is not valid JSON")));
-      auto request = chat ? parse_chat_request(body, defaults_) : parse_completion_request(body, defaults_);
-      if (!request) return reply(openai_error_reply(request.error()));
-      if (!request->model.empty() && request->model != model_name_)
-        return reply(
-            openai_error_reply(Error{"the model " + request->model + " does not exist; this server has " + model_name_,
-                                     ErrorCode::not_found, "model"}));
-      InferenceSession* session = session_.load();
-      if (session == nullptr) return reply(openai_error_reply(not_loaded()));
-      if (auto err = prompt_too_long(request->prompts, prompt_limit(options_, *session), chat ? "messages" : "prompt"))
-        return reply(openai_error_reply(*err));
-      auto streams = submit_all(*session, request->prompts, request->params);
-      if (!streams) return reply(openai_error_reply(streams.error()));
-      if (streams->empty()) return reply(queue_full(*session, true));
-      Generation::Context ctx;
-      ctx.kind = request->stream ? Kind::openai_stream : Kind::openai;
-      ctx.id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id_++);
-      ctx.created = clock_.now_ms() / 1000;
-      ctx.model = model_name_;
-      ctx.request = std::move(*request);
-      std::make_shared<Generation>(shared_, std::move(ctx), std::move(*streams), std::move(reply))->start();
-    });
+  router.add("POST", "/v1/completions",
+             guarded([this](http::Request& req, http::Reply reply) { complete(req, std::move(reply), false); }),
+             http::Exec::blocking);
+  router.add("POST", "/v1/chat/completions",
+             guarded([this](http::Request& req, http::Reply reply) { complete(req, std::move(reply), true); }),
+             http::Exec::blocking);
+}
+
+// GET /healthz: 503 while the model loads, then the batch's state and the model.
+void InferenceServer::health(http::Reply reply) {
+  InferenceSession* session = session_.load();
+  if (session == nullptr) return reply(json_reply(503, {{"status", "loading"}}));
+  const auto stats = session->batch_stats();
+  reply(json_reply(200, {{"status", "ok"},
+                         {"requests_active", stats.active},
+                         {"requests_waiting", stats.waiting},
+                         {"requests_cancelled", shared_->cancelled.load()},
+                         {"decode_steps", stats.steps},
+                         {"max_batch", session->batch_limits().max_batch},
+                         {"max_queue", session->batch_limits().max_queue},
+                         {"max_prompt_tokens", prompt_limit(options_, *session)},
+                         {"connections_open", shared_->connections_open()},
+                         {"step", session->step()},
+                         {"device", session->device()},
+                         {"model", to_json(session->config())}}));
+}
+
+// True when the request may go on: no API key is set, or it sends "Authorization:
+// Bearer <key>" (scheme in any case). Else answers 401 and returns false.
+bool InferenceServer::authorized(http::Request& req, http::Reply& reply) {
+  if (options_.api_key.empty()) return true;
+  const std::string auth = req.header("Authorization");
+  const std::string scheme = "Bearer ";
+  const bool has_scheme =
+      auth.size() > scheme.size() && std::equal(scheme.begin(), scheme.end(), auth.begin(), [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+      });
+  if (!has_scheme || !same_secret(auth.substr(scheme.size()), options_.api_key)) {
+    const Error err = Error::unauthenticated(
+        auth.empty() ? "this server needs an API key: send Authorization: Bearer <key>" : "the API key is wrong");
+    http::Response r = json_reply(401, {{"error",
+                                         {{"message", err.message},
+                                          {"type", "invalid_request_error"},
+                                          {"param", nullptr},
+                                          {"code", "invalid_api_key"}}}});
+    r.headers.push_back({"WWW-Authenticate", "Bearer"});
+    reply(std::move(r));
+    return false;
+  }
+  return true;
+}
+
+// Wraps a handler: checks the API key first (401 without the right one), and answers
+// 500 when the handler throws before it answered.
+http::Handler InferenceServer::guarded(http::Handler handler) {
+  return [this, handler = std::move(handler)](http::Request& req, http::Reply reply) {
+    if (!authorized(req, reply)) return;
+    try {
+      handler(req, reply);
+    } catch (const std::exception& e) {  // answers only if the handler has not
+      reply(openai_error_reply(Error::internal(e.what())));
+    }
   };
-  router.add("POST", "/v1/completions", completion(false), http::Exec::blocking);
-  router.add("POST", "/v1/chat/completions", completion(true), http::Exec::blocking);
+}
+
+// POST /v1/generate (Tessel's own): one prompt, answered as {"completion": ...}.
+void InferenceServer::generate(http::Request& req, http::Reply reply) {
+  auto body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return reply(tessel_error(Error::invalid("body is not valid JSON")));
+  auto request = parse_generate_request(body, defaults_);
+  if (!request) {
+    const Error& e = request.error();
+    return reply(tessel_error(Error{field_message(e), e.code, e.field}));
+  }
+  InferenceSession* session = session_.load();
+  if (session == nullptr) return reply(tessel_error(not_loaded()));
+  if (auto err = prompt_too_long({request->prompt}, prompt_limit(options_, *session), "prompt"))
+    return reply(tessel_error(*err));
+  auto streams = submit_all(*session, {request->prompt}, request->params);
+  if (!streams) return reply(tessel_error(streams.error()));
+  if (streams->empty()) return reply(queue_full(*session, false));
+  Generation::Context ctx;
+  ctx.kind = Kind::legacy;
+  ctx.prompt = std::move(request->prompt);
+  std::make_shared<Generation>(shared_, std::move(ctx), std::move(*streams), std::move(reply))->start();
+}
+
+// POST /v1/completions and, with `chat`, /v1/chat/completions (OpenAI's), streamed or not.
+void InferenceServer::complete(http::Request& req, http::Reply reply, bool chat) {
+  auto body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return reply(openai_error_reply(Error::invalid("body is not valid JSON")));
+  auto request = chat ? parse_chat_request(body, defaults_) : parse_completion_request(body, defaults_);
+  if (!request) return reply(openai_error_reply(request.error()));
+  if (!request->model.empty() && request->model != model_name_)
+    return reply(
+        openai_error_reply(Error{"the model " + request->model + " does not exist; this server has " + model_name_,
+                                 ErrorCode::not_found, "model"}));
+  InferenceSession* session = session_.load();
+  if (session == nullptr) return reply(openai_error_reply(not_loaded()));
+  if (auto err = prompt_too_long(request->prompts, prompt_limit(options_, *session), chat ? "messages" : "prompt"))
+    return reply(openai_error_reply(*err));
+  auto streams = submit_all(*session, request->prompts, request->params);
+  if (!streams) return reply(openai_error_reply(streams.error()));
+  if (streams->empty()) return reply(queue_full(*session, true));
+  Generation::Context ctx;
+  ctx.kind = request->stream ? Kind::openai_stream : Kind::openai;
+  ctx.id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id_++);
+  ctx.created = clock_.now_ms() / 1000;
+  ctx.model = model_name_;
+  ctx.request = std::move(*request);
+  std::make_shared<Generation>(shared_, std::move(ctx), std::move(*streams), std::move(reply))->start();
 }
 
 Result<int> InferenceServer::bind(const std::string& host, int port) {

@@ -87,6 +87,12 @@ class InferenceServer {
 
  private:
   void add_routes(http::Router& router);
+  // The routes' handlers (inference_server.cpp says what each answers).
+  void health(http::Reply reply);
+  bool authorized(http::Request& req, http::Reply& reply);
+  http::Handler guarded(http::Handler handler);
+  void generate(http::Request& req, http::Reply reply);
+  void complete(http::Request& req, http::Reply reply, bool chat);
 
   std::atomic<InferenceSession*> session_{nullptr};
   SamplingParams defaults_;

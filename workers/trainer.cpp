@@ -45,6 +45,87 @@ void emit(std::ostream* out, const nlohmann::json& line) {
   if (out) *out << line.dump() << std::endl;
 }
 
+// The shards each rank reads: the error names the flag that does not divide.
+Result<int64_t> shards_per_rank_of(const TrainOptions& o, int64_t shards, int world) {
+  if (shards % world != 0)
+    return Error::invalid(
+        "--data-shards " + std::to_string(shards) + " is not a multiple of WORLD_SIZE " + std::to_string(world),
+        "data-shards");
+  const int64_t shards_per_rank = shards / world;
+  if (o.batch_size % shards_per_rank != 0)
+    return Error::invalid("--batch-size " + std::to_string(o.batch_size) + " is not divisible by the " +
+                              std::to_string(shards_per_rank) + " data shards per rank",
+                          "batch-size");
+  return shards_per_rank;
+}
+
+// AdamW's two groups: weight decay on matrices, none on biases and norms.
+std::vector<torch::optim::OptimizerParamGroup> param_groups(Gpt& model, const TrainOptions& o) {
+  std::vector<torch::Tensor> decay, no_decay;
+  for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(
+                                 torch::optim::AdamWOptions(o.lr).betas({0.9, 0.95}).weight_decay(o.weight_decay)));
+  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(
+                                    torch::optim::AdamWOptions(o.lr).betas({0.9, 0.95}).weight_decay(0.0)));
+  return groups;
+}
+
+// Resume: rank 0 picks the newest checkpoint, everyone loads that step into `model`
+// and `optimizer`. Returns the step to start from (0: no checkpoint).
+Result<int64_t> resume(const TrainOptions& o, int rank, Communicator& comm, Gpt& model, torch::optim::AdamW& optimizer,
+                       const torch::Device& device, std::ostream* progress) {
+  int64_t start = 0;
+  if (rank == 0) {
+    auto newest = newest_checkpoint(o.out);
+    if (!newest) return newest.error().wrap("looking for checkpoints");
+    if (newest->has_value()) start = checkpoint_step(**newest).value();
+  }
+  auto start_t = torch::tensor({start}, torch::kLong);
+  if (auto s = comm.broadcast_from_rank0({start_t}); !s) return s.error().wrap("agreeing on resume step");
+  start = start_t.item<int64_t>();
+  if (start == 0) return start;
+  const auto file = checkpoint_path(o.out, start);
+  auto loaded = load_model(file, device);
+  if (!loaded) return loaded.error().wrap("resuming");
+  if (to_json(loaded->config) != to_json(o.model))
+    return Error::conflict("resuming from " + file.string() + ": its model config " + to_json(loaded->config).dump() +
+                           " differs from the flags " + to_json(o.model).dump());
+  if (loaded->meta.seed != o.seed)
+    return Error::conflict("resuming from " + file.string() + ": it was trained with --seed " +
+                           std::to_string(loaded->meta.seed) + ", not " + std::to_string(o.seed));
+  {
+    torch::NoGradGuard no_grad;
+    auto src = loaded->model->parameters();
+    auto dst = model->parameters();
+    for (size_t i = 0; i < dst.size(); ++i) dst[i].copy_(src[i]);
+  }
+  if (auto s = load_optimizer(file, optimizer, device); !s) return s.error().wrap("resuming");
+  emit(progress, {{"event", "resume"}, {"step", start}, {"checkpoint", file.string()}});
+  return start;
+}
+
+// This rank's batch at `step`: per_shard offsets from each of its shards, from `first` on.
+std::vector<int64_t> rank_offsets(int64_t n, int64_t first, int64_t shards_per_rank, int64_t shards, int64_t per_shard,
+                                  const TrainOptions& o, int64_t step) {
+  std::vector<int64_t> offsets;
+  for (int64_t s = first; s < first + shards_per_rank; ++s) {
+    auto part = sample_offsets(n, s, shards, o.model.context, per_shard, o.seed, step);
+    offsets.insert(offsets.end(), part.begin(), part.end());
+  }
+  return offsets;
+}
+
+// The parameters as one float vector, in order (for tests that compare runs).
+std::vector<float> flat_parameters(const std::vector<torch::Tensor>& params) {
+  std::vector<float> out;
+  for (const auto& p : params) {
+    auto flat = p.detach().to(torch::kCPU, torch::kFloat).contiguous().view({-1});
+    out.insert(out.end(), flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel());
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
@@ -55,15 +136,9 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
   std::ostream* progress = rank == 0 ? env.progress : nullptr;
 
   const int64_t shards = o.data_shards > 0 ? o.data_shards : world;
-  if (shards % world != 0)
-    return Error::invalid(
-        "--data-shards " + std::to_string(shards) + " is not a multiple of WORLD_SIZE " + std::to_string(world),
-        "data-shards");
-  const int64_t shards_per_rank = shards / world;
-  if (o.batch_size % shards_per_rank != 0)
-    return Error::invalid("--batch-size " + std::to_string(o.batch_size) + " is not divisible by the " +
-                              std::to_string(shards_per_rank) + " data shards per rank",
-                          "batch-size");
+  auto per_rank = shards_per_rank_of(o, shards, world);
+  if (!per_rank) return per_rank.error();
+  const int64_t shards_per_rank = *per_rank;
   auto corpus = read_corpus(o.data);
   if (!corpus) return corpus.error();
   const auto n = static_cast<int64_t>(corpus->size());
@@ -86,44 +161,11 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
   try {
     Gpt model(o.model, o.seed);
     model->to(*device);
-    std::vector<torch::Tensor> decay, no_decay;
-    for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
-    std::vector<torch::optim::OptimizerParamGroup> groups;
-    groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(
-                                   torch::optim::AdamWOptions(o.lr).betas({0.9, 0.95}).weight_decay(o.weight_decay)));
-    groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(
-                                      torch::optim::AdamWOptions(o.lr).betas({0.9, 0.95}).weight_decay(0.0)));
-    torch::optim::AdamW optimizer(std::move(groups), torch::optim::AdamWOptions(o.lr));
+    torch::optim::AdamW optimizer(param_groups(model, o), torch::optim::AdamWOptions(o.lr));
 
-    // Resume: rank 0 picks the newest checkpoint, everyone loads that step.
-    int64_t start = 0;
-    if (rank == 0) {
-      auto newest = newest_checkpoint(o.out);
-      if (!newest) return newest.error().wrap("looking for checkpoints");
-      if (newest->has_value()) start = checkpoint_step(**newest).value();
-    }
-    auto start_t = torch::tensor({start}, torch::kLong);
-    if (auto s = comm.broadcast_from_rank0({start_t}); !s) return s.error().wrap("agreeing on resume step");
-    start = start_t.item<int64_t>();
-    if (start > 0) {
-      const auto file = checkpoint_path(o.out, start);
-      auto loaded = load_model(file, *device);
-      if (!loaded) return loaded.error().wrap("resuming");
-      if (to_json(loaded->config) != to_json(o.model))
-        return Error::conflict("resuming from " + file.string() + ": its model config " +
-                               to_json(loaded->config).dump() + " differs from the flags " + to_json(o.model).dump());
-      if (loaded->meta.seed != o.seed)
-        return Error::conflict("resuming from " + file.string() + ": it was trained with --seed " +
-                               std::to_string(loaded->meta.seed) + ", not " + std::to_string(o.seed));
-      {
-        torch::NoGradGuard no_grad;
-        auto src = loaded->model->parameters();
-        auto dst = model->parameters();
-        for (size_t i = 0; i < dst.size(); ++i) dst[i].copy_(src[i]);
-      }
-      if (auto s = load_optimizer(file, optimizer, *device); !s) return s.error().wrap("resuming");
-      emit(progress, {{"event", "resume"}, {"step", start}, {"checkpoint", file.string()}});
-    }
+    auto resumed = resume(o, rank, comm, model, optimizer, *device, progress);
+    if (!resumed) return resumed.error();
+    const int64_t start = *resumed;
     auto params = model->parameters();
     if (auto s = comm.broadcast_from_rank0(params); !s) return s.error().wrap("broadcasting parameters");
 
@@ -139,11 +181,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
     int64_t last_log_step = start;
     model->train();
     for (int64_t step = start; step < end; ++step) {
-      std::vector<int64_t> offsets;
-      for (int64_t s = rank * shards_per_rank; s < (rank + 1) * shards_per_rank; ++s) {
-        auto part = sample_offsets(n, s, shards, o.model.context, per_shard, o.seed, step);
-        offsets.insert(offsets.end(), part.begin(), part.end());
-      }
+      const auto offsets = rank_offsets(n, rank * shards_per_rank, shards_per_rank, shards, per_shard, o, step);
       auto [x, y] = make_batch(*corpus, offsets, o.model.context, *device);
       optimizer.zero_grad();
       auto loss = language_model_loss(model->forward(x), y);
@@ -180,13 +218,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
         emit(progress, {{"event", "checkpoint"}, {"step", done}, {"path", saved->string()}});
       }
     }
-    if (o.export_parameters) {
-      for (auto& p : params) {
-        auto flat = p.detach().to(torch::kCPU, torch::kFloat).contiguous().view({-1});
-        summary.parameters.insert(summary.parameters.end(), flat.data_ptr<float>(),
-                                  flat.data_ptr<float>() + flat.numel());
-      }
-    }
+    if (o.export_parameters) summary.parameters = flat_parameters(params);
     return summary;
   } catch (const std::exception& e) {
     return Error{std::string("training: ") + describe(e)};

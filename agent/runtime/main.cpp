@@ -72,39 +72,20 @@ int supervise_main(int argc, char** argv) {
   return run_supervisor(dir);
 }
 
-int agent_main(const Options& o) {
-  // Signals are handled by one thread with sigwait; block them before other threads start.
+// Blocks SIGTERM and SIGINT in every thread (one thread takes them with sigwait; call
+// before other threads start) and ignores SIGPIPE. Returns the blocked set.
+sigset_t block_signals() {
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  if (auto urls = http::parse_http_urls(o.scheduler); !urls) return fail("--scheduler: " + urls.error().message, 2);
+  return sigs;
+}
 
-  std::string token;
-  if (!o.token_file.empty()) {
-    auto t = read_token_file(o.token_file);
-    if (!t) return fail(t.error().message);
-    token = *t;
-  }
-  std::string node = o.node;
-  if (node.empty()) {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    node = host;
-  }
-  auto resolved = resolve_run_as(o.run_as, ::geteuid(), lookup_system_user);
-  if (!resolved) return fail(resolved.error().message, 2);
-  const std::optional<RunAs> run_as = *resolved;
-  if (run_as && run_as->uid == 0) spdlog::warn("jobs run as root (--run-as root)");
-  StateDir dir(o.state_dir);
-  if (auto st = dir.init(); !st) return fail("state dir: " + st.error().message);
-
-  auto epochs = EpochGuard::open(epoch_file_path(dir.root()));
-  if (!epochs) return fail("state dir: " + epochs.error().message);
-
-  ProcessRunner runner;
+// The vendor tools and sysfs root the inventory reads, from the flags.
+InventoryConfig inventory_config(const Options& o) {
   InventoryConfig icfg;
   icfg.hl_smi = o.hl_smi;
   icfg.nvidia_smi = o.nvidia_smi;
@@ -117,9 +98,11 @@ int agent_main(const Options& o) {
   icfg.cnmon = o.cnmon;
   icfg.sysfs_root = o.sysfs_root;
   icfg.path_env = process_path_env();
-  auto source = make_inventory_source(o.vendor, runner, icfg);
-  if (!source) return fail("inventory: " + source.error().message);
+  return icfg;
+}
 
+// The task isolation --isolation asks for, fitted to this host's CPUs and memory.
+Result<std::unique_ptr<Isolation>> open_isolation(const Options& o) {
   IsolationConfig iso_cfg;
   iso_cfg.mode = o.isolation;
   iso_cfg.cgroup_root = o.cgroup_root;
@@ -134,23 +117,94 @@ int agent_main(const Options& o) {
   iso_cfg.self_cgroup = proc_text("/proc/self/cgroup");
   iso_cfg.self_pid = static_cast<int>(::getpid());
   const std::string meminfo = proc_text("/proc/meminfo");
-  auto isolation = Isolation::open(iso_cfg, host_shape(o.sysfs_root, allowed_cpus(), meminfo));
-  if (!isolation) return fail("task isolation: " + isolation.error().message + " (--isolation none starts without it)");
-  spdlog::info("task isolation: {}", (*isolation)->kind());
-  HostShapeSource shaped(**source, (*isolation)->host(), (*isolation)->kind(), o.sysfs_root);
+  return Isolation::open(iso_cfg, host_shape(o.sysfs_root, allowed_cpus(), meminfo));
+}
 
-  // The small tessel-supervisor next to this binary starts faster; else our own `supervise`.
-  std::string exe = self_exe();
-  std::string sup = exe.substr(0, exe.rfind('/') + 1) + "tessel-supervisor";
-  DetachedLauncher launcher(::access(sup.c_str(), X_OK) == 0 ? sup : exe);
+// The bearer token from --token-file (empty without one) and the node name (--node,
+// else the host name).
+struct Identity {
+  std::string token, node;
+};
+Result<Identity> identity(const Options& o) {
+  Identity id;
+  if (!o.token_file.empty()) {
+    auto t = read_token_file(o.token_file);
+    if (!t) return t.error();
+    id.token = *t;
+  }
+  id.node = o.node;
+  if (id.node.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    id.node = host;
+  }
+  return id;
+}
+
+// How the agent's tasks start: the launcher binary, their base environment, user,
+// isolation and log cap.
+TaskManagerConfig task_config(const Options& o, const std::string& node, const std::optional<RunAs>& run_as,
+                              Isolation* isolation) {
   TaskManagerConfig tcfg;
   tcfg.node = node;
   tcfg.base_env = minimal_base_env(get_env, run_as ? std::optional(run_as->user) : std::nullopt,
                                    run_as ? std::optional(run_as->home) : std::nullopt);
   tcfg.run_as = run_as;
-  tcfg.isolation = isolation->get();
+  tcfg.isolation = isolation;
   tcfg.log_cap_bytes = o.log_cap_mib << 20;
-  TaskManager tasks(dir, launcher, tcfg);
+  return tcfg;
+}
+
+// The small tessel-supervisor next to this binary starts faster; else our own `supervise`.
+std::string supervisor_exe() {
+  std::string exe = self_exe();
+  std::string sup = exe.substr(0, exe.rfind('/') + 1) + "tessel-supervisor";
+  return ::access(sup.c_str(), X_OK) == 0 ? sup : exe;
+}
+
+// What the agent tells the scheduler and how often; `logs` learns the scheduler's key.
+AgentConfig agent_config(const Options& o, const std::string& node, int port, const StateDir& dir, LogServer& logs,
+                         EpochGuard* epochs) {
+  AgentConfig acfg;
+  acfg.node = node;
+  acfg.address = o.address.empty() ? node : o.address;
+  acfg.scheduler_url = o.scheduler;
+  acfg.agent_port = port;
+  if (o.heartbeat_interval > 0)
+    acfg.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(o.heartbeat_interval * 1000));
+  acfg.seed = std::random_device{}();
+  acfg.events_socket = events_socket_path(dir.root());
+  acfg.on_scheduler_key = [&logs](const std::string& key) { logs.set_scheduler_key(key); };
+  acfg.epochs = epochs;
+  return acfg;
+}
+
+int agent_main(const Options& o) {
+  const sigset_t sigs = block_signals();
+  if (auto urls = http::parse_http_urls(o.scheduler); !urls) return fail("--scheduler: " + urls.error().message, 2);
+  auto id = identity(o);
+  if (!id) return fail(id.error().message);
+  const std::string& node = id->node;
+  auto resolved = resolve_run_as(o.run_as, ::geteuid(), lookup_system_user);
+  if (!resolved) return fail(resolved.error().message, 2);
+  const std::optional<RunAs> run_as = *resolved;
+  if (run_as && run_as->uid == 0) spdlog::warn("jobs run as root (--run-as root)");
+  StateDir dir(o.state_dir);
+  if (auto st = dir.init(); !st) return fail("state dir: " + st.error().message);
+
+  auto epochs = EpochGuard::open(epoch_file_path(dir.root()));
+  if (!epochs) return fail("state dir: " + epochs.error().message);
+
+  ProcessRunner runner;
+  auto source = make_inventory_source(o.vendor, runner, inventory_config(o));
+  if (!source) return fail("inventory: " + source.error().message);
+  auto isolation = open_isolation(o);
+  if (!isolation) return fail("task isolation: " + isolation.error().message + " (--isolation none starts without it)");
+  spdlog::info("task isolation: {}", (*isolation)->kind());
+  HostShapeSource shaped(**source, (*isolation)->host(), (*isolation)->kind(), o.sysfs_root);
+
+  DetachedLauncher launcher(supervisor_exe());
+  TaskManager tasks(dir, launcher, task_config(o, node, run_as, isolation->get()));
   tasks.load();
   tasks.sweep_cgroups();  // Running tasks keep theirs: their supervisors own them.
   dir.remove_acknowledged_older_than(system_clock().now_ms(), 24LL * 3600 * 1000);
@@ -164,25 +218,15 @@ int agent_main(const Options& o) {
   auto hp = parse_host_port(o.listen);
   std::cout << "listening on " << hp->host << ":" << *port << std::endl;
 
-  AgentConfig acfg;
-  acfg.node = node;
-  acfg.address = o.address.empty() ? node : o.address;
-  acfg.scheduler_url = o.scheduler;
-  acfg.agent_port = *port;
-  if (o.heartbeat_interval > 0)
-    acfg.heartbeat_interval = std::chrono::milliseconds(static_cast<int64_t>(o.heartbeat_interval * 1000));
-  acfg.seed = std::random_device{}();
-  acfg.events_socket = events_socket_path(dir.root());
-  acfg.on_scheduler_key = [&logs](const std::string& key) { logs.set_scheduler_key(key); };
-  acfg.epochs = epochs->get();
+  const AgentConfig acfg = agent_config(o, node, *port, dir, logs, epochs->get());
   // Heartbeats keep their connection (one every few seconds, well inside the
   // scheduler's idle timeout: no TCP or TLS handshake each time); reports open one
   // each time (one per task change); the long poll keeps its own.
   // All three share one I/O thread (tessel::http::ClientLoop).
   http::ClientLoop scheduler_connections;
-  SchedulerClient hb_api(scheduler_connections, o.scheduler, token),
-      poll_api(scheduler_connections, o.scheduler, token),
-      report_api(scheduler_connections, o.scheduler, token, /*keep_alive=*/false);
+  SchedulerClient hb_api(scheduler_connections, o.scheduler, id->token),
+      poll_api(scheduler_connections, o.scheduler, id->token),
+      report_api(scheduler_connections, o.scheduler, id->token, /*keep_alive=*/false);
   SystemdNotifier notifier;
   Agent agent(acfg, hb_api, poll_api, report_api, shaped, tasks, notifier);
 
@@ -199,14 +243,10 @@ int agent_main(const Options& o) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "inventory") return inventory_main(argc - 1, argv + 1);
-  if (argc >= 2 && std::string(argv[1]) == "supervise") return supervise_main(argc - 1, argv + 1);
-
+// Reads the agent's flags into `o`. Returns the exit code when the process ends here
+// (--help, a bad flag), else nullopt.
+std::optional<int> parse_options(int argc, char** argv, Options& o) {
   CLI::App app{"tessel-agent: the Tessel node agent"};
-  Options o;
   app.add_option("--scheduler", o.scheduler,
                  "Scheduler URL, e.g. http://sched:7450, or its replicas' URLs separated by commas")
       ->required();
@@ -262,6 +302,16 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   o.log_max_connections_given = log_conns->count() > 0;
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "inventory") return inventory_main(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "supervise") return supervise_main(argc - 1, argv + 1);
+  Options o;
+  if (auto code = parse_options(argc, argv, o)) return *code;
   if (auto s = tessel::init_logging("tessel-agent", o.log_level); !s) {
     std::cerr << "tessel-agent: " << s.error().message << "\n";
     return 2;

@@ -314,9 +314,119 @@ TaskResult start_failure(std::string message) {
   return r;
 }
 
-}  // namespace
+// The ranks of a running task, watched until the last one ends: the time limit, a
+// stop's SIGTERM and (after the grace) SIGKILL, the log cap, each rank's exit.
+class RankWatch {
+ public:
+  RankWatch(const LaunchPlan& plan, std::vector<Rank>& ranks) : plan_(plan), ranks_(ranks) {
+    if (plan_.time_limit_s > 0) limit_ = Clock::now() + std::chrono::seconds(plan_.time_limit_s);
+  }
 
-int run_supervisor(const std::string& dir) {
+  // Waits (taking the signals in `set`) until every rank has ended.
+  void run(const sigset_t& set) {
+    size_t live = ranks_.size();
+    while (live > 0) {
+      cap_logs();
+      auto now = Clock::now();
+      if (limit_ && now >= *limit_) stop("time limit exceeded (" + std::to_string(plan_.time_limit_s) + " s)");
+      if (kill_at_ && now >= *kill_at_) {
+        signal_groups(ranks_, SIGKILL);
+        kill_at_ = now + std::chrono::hours(24);
+      }
+      auto next = now + (plan_.log_cap_bytes > 0 ? std::chrono::seconds(1) : std::chrono::seconds(5));
+      if (limit_ && !kill_at_) next = std::min(next, *limit_);
+      if (kill_at_) next = std::min(next, *kill_at_);
+      auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(next - now);
+      if (wait.count() < 0) wait = {};
+      timespec ts{static_cast<time_t>(wait.count() / 1000000000), static_cast<long>(wait.count() % 1000000000)};
+      int sig = sigtimedwait(&set, nullptr, &ts);
+      if (sig == SIGTERM || sig == SIGINT) stop("stopped by the agent");
+      reap(live);
+    }
+  }
+
+  // Logs past the cap are cut back at every look (at least once a second) and at the end.
+  void cap_logs() {
+    if (plan_.log_cap_bytes <= 0) return;
+    for (size_t i = 0; i < plan_.ranks.size(); ++i)
+      if (enforce_log_cap(plan_.ranks[i].log_path, plan_.log_cap_bytes) &&
+          std::find(capped_.begin(), capped_.end(), static_cast<int>(i)) == capped_.end()) {
+        spdlog::warn("supervisor: rank {}'s output passed the log cap of {} bytes: the rest is dropped", i,
+                     plan_.log_cap_bytes);
+        capped_.push_back(static_cast<int>(i));
+      }
+  }
+
+  // After a stop, the end of its grace (nullopt: no stop).
+  const std::optional<Clock::time_point>& grace_end() const { return grace_end_; }
+  // Why the task was stopped (empty: it was not).
+  const std::string& why() const { return why_; }
+  // The ranks whose logs were capped, in order.
+  std::vector<int> take_capped() {
+    std::sort(capped_.begin(), capped_.end());
+    return std::move(capped_);
+  }
+
+ private:
+  // SIGTERM to every rank (and the rest of the task's cgroup); SIGKILL after the grace.
+  void stop(const std::string& reason) {
+    if (kill_at_) return;
+    why_ = reason;
+    signal_groups(ranks_, SIGTERM);
+    if (plan_.cgroup) terminate_others(*plan_.cgroup, ranks_);  // Their grace too.
+    kill_at_ = Clock::now() + std::chrono::seconds(plan_.kill_grace_s);
+    grace_end_ = kill_at_;
+  }
+
+  // Reaps every rank that has ended; a failed one stops the others.
+  void reap(size_t& live) {
+    int status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      for (auto& r : ranks_) {
+        if (r.pid != pid || r.done) continue;
+        r.done = true;
+        r.status = status;
+        r.order = static_cast<int>(ranks_.size() - live) + 1;
+        --live;
+        ::kill(-r.pid, SIGKILL);  // Stragglers left in the rank's group.
+        bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        if (failed && live > 0) stop("rank failed; stopping the other ranks");
+      }
+    }
+  }
+
+  const LaunchPlan& plan_;
+  std::vector<Rank>& ranks_;
+  std::optional<Clock::time_point> limit_;
+  std::optional<Clock::time_point> kill_at_;
+  std::optional<Clock::time_point> grace_end_;  // Of a stop: kill_at_ as it was first set.
+  std::string why_;
+  std::vector<int> capped_;
+};
+
+// Starts every rank of `plan` in `cgroup`; when one fails to start, kills and reaps
+// those already started and returns its error.
+Result<std::vector<Rank>> start_ranks(const LaunchPlan& plan, const std::vector<int>& cgroup_procs) {
+  int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  std::vector<Rank> ranks(plan.ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    auto pid = start_rank(plan, plan.ranks[i], null_fd, cgroup_procs);
+    if (!pid) {
+      spdlog::error("supervisor: rank {}: {}", i, pid.error().message);
+      signal_groups(ranks, SIGKILL);
+      for (auto& r : ranks)
+        if (r.pid > 0) ::waitpid(r.pid, nullptr, 0);
+      return pid.error();
+    }
+    ranks[i].pid = *pid;
+  }
+  return ranks;
+}
+
+// Blocks the signals the supervisor takes with sigtimedwait (SIGTERM, SIGINT, SIGCHLD)
+// and ignores SIGPIPE and SIGHUP. Returns the blocked set.
+sigset_t block_supervisor_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
@@ -325,7 +435,13 @@ int run_supervisor(const std::string& dir) {
   sigprocmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
+  return set;
+}
 
+}  // namespace
+
+int run_supervisor(const std::string& dir) {
+  const sigset_t set = block_supervisor_signals();
   const int self = static_cast<int>(::getpid());
   auto start = process_start_time(self);
   // No fsync: the record only matters while this boot (and this process) lasts.
@@ -343,95 +459,30 @@ int run_supervisor(const std::string& dir) {
     cgroup.finish();
     return finish(dir, start_failure(st.error().message), agent);
   }
-  int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  std::vector<Rank> ranks(plan->ranks.size());
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    auto pid = start_rank(*plan, plan->ranks[i], null_fd, cgroup.procs());
-    if (!pid) {
-      spdlog::error("supervisor: rank {}: {}", i, pid.error().message);
-      signal_groups(ranks, SIGKILL);
-      for (auto& r : ranks)
-        if (r.pid > 0) ::waitpid(r.pid, nullptr, 0);
-      cgroup.finish();
-      return finish(dir, start_failure(pid.error().message), agent);
-    }
-    ranks[i].pid = *pid;
+  auto started = start_ranks(*plan, cgroup.procs());
+  if (!started) {
+    cgroup.finish();
+    return finish(dir, start_failure(started.error().message), agent);
   }
+  std::vector<Rank>& ranks = *started;
   cgroup.close_procs();
   spdlog::info("supervisor: started {} rank(s) of {}", ranks.size(), plan->assignment_id);
   agent.send(task_id_of(dir));  // Its ranks are up (and supervisor.json is written).
 
-  const auto started = Clock::now();
-  std::optional<Clock::time_point> limit;
-  if (plan->time_limit_s > 0) limit = started + std::chrono::seconds(plan->time_limit_s);
-  std::optional<Clock::time_point> kill_at;
-  std::optional<Clock::time_point> grace_end;  // Of a stop: kill_at as it was first set.
-  std::string why;
-  auto stop = [&](const std::string& reason) {
-    if (kill_at) return;
-    why = reason;
-    signal_groups(ranks, SIGTERM);
-    if (plan->cgroup) terminate_others(*plan->cgroup, ranks);  // Their grace too.
-    kill_at = Clock::now() + std::chrono::seconds(plan->kill_grace_s);
-    grace_end = kill_at;
-  };
-
-  // Logs past the cap are cut back at every look (at least once a second) and at the end.
-  std::vector<int> capped;
-  auto cap_logs = [&] {
-    if (plan->log_cap_bytes <= 0) return;
-    for (size_t i = 0; i < plan->ranks.size(); ++i)
-      if (enforce_log_cap(plan->ranks[i].log_path, plan->log_cap_bytes) &&
-          std::find(capped.begin(), capped.end(), static_cast<int>(i)) == capped.end()) {
-        spdlog::warn("supervisor: rank {}'s output passed the log cap of {} bytes: the rest is dropped", i,
-                     plan->log_cap_bytes);
-        capped.push_back(static_cast<int>(i));
-      }
-  };
-  size_t live = ranks.size();
-  while (live > 0) {
-    cap_logs();
-    auto now = Clock::now();
-    if (limit && now >= *limit) stop("time limit exceeded (" + std::to_string(plan->time_limit_s) + " s)");
-    if (kill_at && now >= *kill_at) {
-      signal_groups(ranks, SIGKILL);
-      kill_at = now + std::chrono::hours(24);
-    }
-    auto next = now + (plan->log_cap_bytes > 0 ? std::chrono::seconds(1) : std::chrono::seconds(5));
-    if (limit && !kill_at) next = std::min(next, *limit);
-    if (kill_at) next = std::min(next, *kill_at);
-    auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(next - now);
-    if (wait.count() < 0) wait = {};
-    timespec ts{static_cast<time_t>(wait.count() / 1000000000), static_cast<long>(wait.count() % 1000000000)};
-    int sig = sigtimedwait(&set, nullptr, &ts);
-    if (sig == SIGTERM || sig == SIGINT) stop("stopped by the agent");
-    int status = 0;
-    pid_t pid;
-    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-      for (auto& r : ranks) {
-        if (r.pid != pid || r.done) continue;
-        r.done = true;
-        r.status = status;
-        r.order = static_cast<int>(ranks.size() - live) + 1;
-        --live;
-        ::kill(-r.pid, SIGKILL);  // Stragglers left in the rank's group.
-        bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        if (failed && live > 0) stop("rank failed; stopping the other ranks");
-      }
-    }
-  }
+  RankWatch watch(*plan, ranks);
+  watch.run(set);
   signal_groups(ranks, SIGKILL);
   // A stop gives the whole task its grace: what the ranks left may still be ending.
+  const auto& grace_end = watch.grace_end();
   while (plan->cgroup && grace_end && Clock::now() < *grace_end && !task_cgroup_pids(*plan->cgroup).empty()) {
     timespec step{0, 20'000'000};
     ::nanosleep(&step, nullptr);
   }
   const TaskUsage usage = cgroup.finish();  // Whatever they left behind dies here.
   const int64_t memory_limit = plan->cgroup ? plan->cgroup->memory_limit_mib : 0;
-  cap_logs();
-  TaskResult result = with_usage(summarize(ranks, why), ranks, usage, memory_limit);
-  std::sort(capped.begin(), capped.end());
-  result.logs_capped = std::move(capped);
+  watch.cap_logs();
+  TaskResult result = with_usage(summarize(ranks, watch.why()), ranks, usage, memory_limit);
+  result.logs_capped = watch.take_capped();
   return finish(dir, result, agent);
 }
 

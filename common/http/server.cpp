@@ -52,7 +52,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   ~Connection() {
     {
-      std::lock_guard lk(srv_.conns_mu);
+      MutexLock lk(srv_.conns_mu);
       srv_.conns.erase(this);
     }
     --srv_.open;
@@ -61,7 +61,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void start() {
     {
-      std::lock_guard lk(srv_.conns_mu);
+      MutexLock lk(srv_.conns_mu);
       srv_.conns.emplace(this, weak_from_this());
     }
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_next(); });
@@ -565,7 +565,7 @@ Result<int> Server::start() {
 void Server::stop() {
   auto& im = *impl_;
   {
-    std::lock_guard lk(im.stop_mu);
+    MutexLock lk(im.stop_mu);
     if (im.stopped) return;
     im.stopped = true;
   }
@@ -578,15 +578,16 @@ void Server::stop() {
   // release them. Give that a moment, then stop whatever is left (timers).
   std::vector<std::shared_ptr<Connection>> live;
   {
-    std::lock_guard lk(im.conns_mu);
+    MutexLock lk(im.conns_mu);
     for (auto& [_, weak] : im.conns)
       if (auto c = weak.lock()) live.push_back(std::move(c));
   }
   for (auto& c : live) c->close_soon();
   live.clear();
   {
-    std::unique_lock lk(im.conns_mu);
-    im.conns_cv.wait_for(lk, std::chrono::seconds(2), [&im] { return im.conns.empty(); });
+    MutexLock lk(im.conns_mu);
+    im.conns_cv.wait_for(im.conns_mu, std::chrono::seconds(2),
+                         [&im]() REQUIRES(im.conns_mu) { return im.conns.empty(); });
   }
   im.work.reset();
   im.ioc.stop();

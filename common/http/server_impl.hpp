@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
-#include <condition_variable>
-#include <mutex>
 #include <unordered_map>
 #include <optional>
 #include <thread>
@@ -16,6 +14,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "tessel/http/server.hpp"
+#include "tessel/sync/mutex.hpp"
 
 namespace tessel::http {
 
@@ -44,15 +43,15 @@ struct Server::Impl {
   std::vector<std::thread> threads;
   // Cleared by stop(): replies and timers that come later are dropped, not posted.
   std::shared_ptr<std::atomic<bool>> running = std::make_shared<std::atomic<bool>>(false);
-  std::mutex stop_mu;
-  bool stopped = false;
+  Mutex stop_mu;
+  bool stopped GUARDED_BY(stop_mu) = false;
 
   std::atomic<uint64_t> open{0}, total{0}, rejected{0}, timeouts{0};
 
   // Live connections, so stop() can close them.
-  std::mutex conns_mu;
-  std::condition_variable conns_cv;
-  std::unordered_map<const Connection*, std::weak_ptr<Connection>> conns;
+  Mutex conns_mu;
+  CondVar conns_cv;
+  std::unordered_map<const Connection*, std::weak_ptr<Connection>> conns GUARDED_BY(conns_mu);
 
   void accept_next();
 };

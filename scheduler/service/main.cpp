@@ -194,43 +194,63 @@ void add_task_default_options(CLI::App& app, ServiceOptions& opts) {
       ->check(CLI::Range(int64_t{1}, tessel::api::kMaxTaskMemoryMib));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"tessel-scheduler: the Tessel cluster scheduler"};
+// The command line as given: parse_flags() fills it, settle_flags() checks it and
+// turns the rest into `opts` and the replica options.
+struct SchedulerFlags {
+  enum class Command { serve, backup, check };
+  Command command = Command::serve;
   std::string listen = "127.0.0.1:7450", db_path = "./tessel-scheduler.db", tokens_path, port_range = "29500-29999",
               log_level = "info";
   double heartbeat_timeout_s = 15;
   std::string fairshare_half_life = "7d";
   double preempt_min_runtime_s = 60;
   bool insecure = false;
-  app.add_option("--listen", listen, "HOST:PORT to serve on (port 0: any; prints the bound address)");
-  app.add_option("--db", db_path,
+  double head_timeout_s = 10, body_timeout_s = 30, idle_timeout_s = 60;
+  bool max_connections_given = false;  // --http-max-connections was on the command line.
+  // Replicas on PostgreSQL (off unless --advertise is given).
+  std::string advertise;
+  double lease_s = 3, renew_s = 1, follower_max_age_s = 0.5;
+  std::string sync = "full";
+  // Periodic backups while running (off unless --backup-dir is given).
+  std::string backup_dir, backup_every = "1h";
+  int backup_keep = 24;
+  // The backup and check subcommands.
+  std::string backup_to;
+  bool backup_force = false, check_quick = false;
+  ServiceOptions opts;
+};
+
+// Where to listen, who may call, and how long a node may stay silent.
+void add_core_options(CLI::App& app, SchedulerFlags& f) {
+  app.add_option("--listen", f.listen, "HOST:PORT to serve on (port 0: any; prints the bound address)");
+  app.add_option("--db", f.db_path,
                  "SQLite database path, or a postgresql:// URI (postgresql://USER:PASSWORD@HOST:PORT/DBNAME)");
-  app.add_option("--tokens", tokens_path, "tokens file: TOKEN ROLE NAME per line");
-  app.add_option("--heartbeat-timeout", heartbeat_timeout_s, "seconds without heartbeat before a node is down")
+  app.add_option("--tokens", f.tokens_path, "tokens file: TOKEN ROLE NAME per line");
+  app.add_option("--heartbeat-timeout", f.heartbeat_timeout_s, "seconds without heartbeat before a node is down")
       ->check(CLI::Range(1.0, 3600.0));
-  app.add_option("--fairshare-half-life", fairshare_half_life,
+  app.add_option("--fairshare-half-life", f.fairshare_half_life,
                  "fair share: a card-second used this long ago counts half (e.g. 7d, 12h, 3600s; default 7d)");
-  app.add_option("--preempt-min-runtime", preempt_min_runtime_s,
+  app.add_option("--preempt-min-runtime", f.preempt_min_runtime_s,
                  "preemption: seconds a job runs before it may be preempted (default 60)")
       ->check(CLI::Range(0.0, 366.0 * 24 * 3600));
-  app.add_flag("--insecure", insecure, "allow a non-loopback address without tokens");
-  app.add_option("--master-port-range", port_range, "LO-HI ports for MASTER_PORT");
-  // The HTTP server: a few I/O threads serve every connection (a parked long poll
-  // or log stream costs none); the limits keep it serving under abuse.
-  ServiceOptions opts;
-  auto& lim = opts.limits;
+  app.add_flag("--insecure", f.insecure, "allow a non-loopback address without tokens");
+  app.add_option("--master-port-range", f.port_range, "LO-HI ports for MASTER_PORT");
+}
+
+// The HTTP server: a few I/O threads serve every connection (a parked long poll or log
+// stream costs none); the limits keep it serving under abuse. Returns
+// --http-max-connections, whose count() says whether it was given.
+CLI::Option* add_http_options(CLI::App& app, SchedulerFlags& f) {
+  auto& lim = f.opts.limits;
   // Each agent holds two (its long poll and its heartbeats): room for 100,000 agents.
   lim.max_connections = 262'144;
-  double head_timeout_s = 10, body_timeout_s = 30, idle_timeout_s = 60;
-  app.add_option("--http-threads", opts.io_threads, "HTTP I/O threads (default 0: one per core)")
+  app.add_option("--http-threads", f.opts.io_threads, "HTTP I/O threads (default 0: one per core)")
       ->check(CLI::Range(0, 1024));
-  app.add_option("--http-head-timeout", head_timeout_s, "seconds to read a request head once it starts (default 10)")
+  app.add_option("--http-head-timeout", f.head_timeout_s, "seconds to read a request head once it starts (default 10)")
       ->check(CLI::Range(0.1, 3600.0));
-  app.add_option("--http-body-timeout", body_timeout_s, "seconds to read a request body (default 30)")
+  app.add_option("--http-body-timeout", f.body_timeout_s, "seconds to read a request body (default 30)")
       ->check(CLI::Range(0.1, 3600.0));
-  app.add_option("--http-idle-timeout", idle_timeout_s, "seconds a keep-alive connection may idle (default 60)")
+  app.add_option("--http-idle-timeout", f.idle_timeout_s, "seconds a keep-alive connection may idle (default 60)")
       ->check(CLI::Range(0.1, 86400.0));
   app.add_option("--http-max-head-bytes", lim.max_head_bytes, "largest request head; past it 431 (default 16384)")
       ->check(CLI::Range(size_t{1024}, size_t{1} << 20));
@@ -244,130 +264,156 @@ int main(int argc, char** argv) {
   app.add_option("--http-max-requests-per-connection", lim.max_requests_per_connection,
                  "then the connection is closed (default 10000)")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30));
-  app.add_option("--max-long-polls", opts.state.max_long_polls,
-                 "agent long polls held at once, past it agents poll every 2 s (default 0: no limit)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-  app.add_option("--history-days", opts.state.history_days,
-                 "ended jobs are pruned this many days after they finished, their usage kept (default 90; 0: never)")
-      ->check(CLI::Range(int64_t{0}, int64_t{365'000}));
-  add_tenant_limit_options(app, opts);
-  add_task_default_options(app, opts);
-  // Replicas on PostgreSQL (off unless --advertise is given).
-  std::string advertise;
-  double lease_s = 3, renew_s = 1;
-  auto* advertise_opt = app.add_option("--advertise", advertise,
+  return max_conns;
+}
+
+// Replicas on PostgreSQL: --advertise turns on leader election; the others need it.
+void add_replica_options(CLI::App& app, SchedulerFlags& f) {
+  auto* advertise_opt = app.add_option("--advertise", f.advertise,
                                        "replicas on a PostgreSQL --db: this scheduler's URL (http://HOST:PORT) that "
                                        "followers redirect clients to; turns on leader election");
-  app.add_option("--lease", lease_s, "replicas: seconds a leader lease lasts without renewal (default 3)")
+  app.add_option("--lease", f.lease_s, "replicas: seconds a leader lease lasts without renewal (default 3)")
       ->check(CLI::Range(0.2, 600.0))
       ->needs(advertise_opt);
-  app.add_option("--lease-renew", renew_s, "replicas: seconds between lease renewals and tries (default 1)")
+  app.add_option("--lease-renew", f.renew_s, "replicas: seconds between lease renewals and tries (default 1)")
       ->check(CLI::Range(0.05, 300.0))
       ->needs(advertise_opt);
-  double follower_max_age_s = 0.5;
-  app.add_option("--follower-max-age", follower_max_age_s,
+  app.add_option("--follower-max-age", f.follower_max_age_s,
                  "replicas: a follower answers reads (jobs, nodes, inventory) from a view of the database at most "
                  "this many seconds old (default 0.5)")
       ->check(CLI::Range(0.0, 3600.0))
       ->needs(advertise_opt);
-  std::string sync = "full";
-  app.add_option("--max-event-streams", opts.events.max_clients,
+}
+
+// Periodic backups while running: --backup-dir turns them on; the others need it.
+void add_backup_options(CLI::App& app, SchedulerFlags& f) {
+  auto* backup_dir_opt =
+      app.add_option("--backup-dir", f.backup_dir, "back the database up into DIR while running (default: off)");
+  app.add_option("--backup-every", f.backup_every, "time between backups: 90s, 15m, 1h (default), 1d")
+      ->needs(backup_dir_opt);
+  app.add_option("--backup-keep", f.backup_keep, "backups kept in --backup-dir, older ones deleted (default 24)")
+      ->check(CLI::Range(1, 100000))
+      ->needs(backup_dir_opt);
+}
+
+// Reads the command line into `f`. Returns the exit code when the process ends here
+// (--help, a bad flag), else nullopt.
+std::optional<int> parse_flags(int argc, char** argv, SchedulerFlags& f) {
+  CLI::App app{"tessel-scheduler: the Tessel cluster scheduler"};
+  add_core_options(app, f);
+  auto* max_conns = add_http_options(app, f);
+  app.add_option("--max-long-polls", f.opts.state.max_long_polls,
+                 "agent long polls held at once, past it agents poll every 2 s (default 0: no limit)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  app.add_option("--history-days", f.opts.state.history_days,
+                 "ended jobs are pruned this many days after they finished, their usage kept (default 90; 0: never)")
+      ->check(CLI::Range(int64_t{0}, int64_t{365'000}));
+  add_tenant_limit_options(app, f.opts);
+  add_task_default_options(app, f.opts);
+  add_replica_options(app, f);
+  app.add_option("--max-event-streams", f.opts.events.max_clients,
                  "console event streams (GET /v1/events) open at once; past it 503 (default 64)")
       ->check(CLI::Range(size_t{1}, size_t{100'000}));
-  app.add_option("--sync", sync,
+  app.add_option("--sync", f.sync,
                  "full: a 201 means fsynced to disk (default); normal: survives a process crash, not a "
                  "power loss")
       ->check(CLI::IsMember({"full", "normal"}));
-  app.add_option("--log-level", log_level, "trace|debug|info|warn|error")
+  app.add_option("--log-level", f.log_level, "trace|debug|info|warn|error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
-  // Periodic backups while running (off unless --backup-dir is given).
-  std::string backup_dir, backup_every = "1h";
-  int backup_keep = 24;
-  auto* backup_dir_opt =
-      app.add_option("--backup-dir", backup_dir, "back the database up into DIR while running (default: off)");
-  app.add_option("--backup-every", backup_every, "time between backups: 90s, 15m, 1h (default), 1d")
-      ->needs(backup_dir_opt);
-  app.add_option("--backup-keep", backup_keep, "backups kept in --backup-dir, older ones deleted (default 24)")
-      ->check(CLI::Range(1, 100000))
-      ->needs(backup_dir_opt);
+  add_backup_options(app, f);
   // Subcommands; without one, the scheduler runs with the flags above.
-  std::string backup_to;
-  bool backup_force = false, check_quick = false;
   auto* backup_cmd =
       app.add_subcommand("backup", "copy the database consistently, also while a scheduler runs on it; exit 0 or 1");
-  backup_cmd->add_option("--db", db_path, "SQLite database path (default ./tessel-scheduler.db)");
-  backup_cmd->add_option("--to", backup_to, "path of the copy")->required();
-  backup_cmd->add_flag("--force", backup_force, "replace an existing --to");
+  backup_cmd->add_option("--db", f.db_path, "SQLite database path (default ./tessel-scheduler.db)");
+  backup_cmd->add_option("--to", f.backup_to, "path of the copy")->required();
+  backup_cmd->add_flag("--force", f.backup_force, "replace an existing --to");
   auto* check_cmd =
       app.add_subcommand("check", "check a database or a backup: prints ok or its problems; exit 0 when ok, else 1");
-  check_cmd->add_option("--db", db_path, "SQLite database path (default ./tessel-scheduler.db)");
-  check_cmd->add_flag("--quick", check_quick, "PRAGMA quick_check instead of the full integrity_check");
+  check_cmd->add_option("--db", f.db_path, "SQLite database path (default ./tessel-scheduler.db)");
+  check_cmd->add_flag("--quick", f.check_quick, "PRAGMA quick_check instead of the full integrity_check");
   app.require_subcommand(0, 1);
   CLI11_PARSE(app, argc, argv);
-  if ((backup_cmd->parsed() || check_cmd->parsed()) && is_postgres_uri(db_path))
-    return fail(std::string(backup_cmd->parsed() ? "backup" : "check") +
-                ": --db is a PostgreSQL database; back it up and check it with PostgreSQL's own tools (pg_dump, "
-                "pg_basebackup, amcheck)");
-  if (backup_cmd->parsed()) return run_backup(db_path, backup_to, backup_force);
-  if (check_cmd->parsed()) return run_check(db_path, check_quick);
+  if (backup_cmd->parsed()) f.command = SchedulerFlags::Command::backup;
+  if (check_cmd->parsed()) f.command = SchedulerFlags::Command::check;
+  f.max_connections_given = max_conns->count() > 0;
+  return std::nullopt;
+}
 
-  if (auto s = tessel::init_logging("tessel-scheduler", log_level); !s) return fail(s.error().message);
+std::chrono::milliseconds seconds_to_ms(double s) { return std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); }
 
-  if (!split_listen(listen, opts.host, opts.port)) return fail("--listen: expected HOST:PORT, got '" + listen + "'");
-  lim.head_timeout = std::chrono::milliseconds(static_cast<int64_t>(head_timeout_s * 1000));
-  lim.body_timeout = std::chrono::milliseconds(static_cast<int64_t>(body_timeout_s * 1000));
-  lim.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(idle_timeout_s * 1000));
-  opts.state.heartbeat_timeout_ms = static_cast<int64_t>(heartbeat_timeout_s * 1000);
-  opts.state.preempt_min_runtime_ms = static_cast<int64_t>(preempt_min_runtime_s * 1000);
-  if (auto hl = parse_half_life(fairshare_half_life))
+// Checks the flags the service runs with and turns them into f.opts and `replica`;
+// the error names the flag at fault.
+tessel::Status settle_flags(SchedulerFlags& f, ReplicaOptions& replica) {
+  auto& opts = f.opts;
+  if (!split_listen(f.listen, opts.host, opts.port))
+    return tessel::Error("--listen: expected HOST:PORT, got '" + f.listen + "'");
+  opts.limits.head_timeout = seconds_to_ms(f.head_timeout_s);
+  opts.limits.body_timeout = seconds_to_ms(f.body_timeout_s);
+  opts.limits.idle_timeout = seconds_to_ms(f.idle_timeout_s);
+  opts.state.heartbeat_timeout_ms = static_cast<int64_t>(f.heartbeat_timeout_s * 1000);
+  opts.state.preempt_min_runtime_ms = static_cast<int64_t>(f.preempt_min_runtime_s * 1000);
+  if (auto hl = parse_half_life(f.fairshare_half_life))
     opts.state.fairshare_half_life_ms = *hl;
   else
-    return fail("--fairshare-half-life: expected a duration such as 7d, 12h or 3600s, got '" + fairshare_half_life +
-                "'");
-  if (!parse_port_range(port_range, opts.state.master_port_lo, opts.state.master_port_hi))
-    return fail("--master-port-range: expected LO-HI within 1-65535, got '" + port_range + "'");
-  ReplicaOptions replica;
-  replica.lease = std::chrono::milliseconds(static_cast<int64_t>(lease_s * 1000));
-  replica.renew = std::chrono::milliseconds(static_cast<int64_t>(renew_s * 1000));
-  replica.read_max_age = std::chrono::milliseconds(static_cast<int64_t>(follower_max_age_s * 1000));
-  if (!advertise.empty()) {
-    if (!is_postgres_uri(db_path)) return fail("--advertise: replicas need a PostgreSQL --db (postgresql://...)");
-    if (advertise.rfind("http://", 0) != 0 && advertise.rfind("https://", 0) != 0)
-      return fail("--advertise: expected a URL (http://HOST:PORT), got '" + advertise + "'");
+    return tessel::Error("--fairshare-half-life: expected a duration such as 7d, 12h or 3600s, got '" +
+                         f.fairshare_half_life + "'");
+  if (!parse_port_range(f.port_range, opts.state.master_port_lo, opts.state.master_port_hi))
+    return tessel::Error("--master-port-range: expected LO-HI within 1-65535, got '" + f.port_range + "'");
+  replica.lease = seconds_to_ms(f.lease_s);
+  replica.renew = seconds_to_ms(f.renew_s);
+  replica.read_max_age = seconds_to_ms(f.follower_max_age_s);
+  if (!f.advertise.empty()) {
+    if (!is_postgres_uri(f.db_path))
+      return tessel::Error("--advertise: replicas need a PostgreSQL --db (postgresql://...)");
+    if (f.advertise.rfind("http://", 0) != 0 && f.advertise.rfind("https://", 0) != 0)
+      return tessel::Error("--advertise: expected a URL (http://HOST:PORT), got '" + f.advertise + "'");
     if (replica.renew * 2 > replica.lease)
-      return fail("--lease-renew: must be at most half of --lease, so one lost renewal does not lose the lease");
+      return tessel::Error(
+          "--lease-renew: must be at most half of --lease, so one lost renewal does not lose the lease");
   }
-  std::unique_ptr<PeriodicBackup> backups;
-  if (!backup_dir.empty()) {
-    if (db_path == ":memory:" || db_path.rfind("file:", 0) == 0 || is_postgres_uri(db_path))
-      return fail("--backup-dir: needs a database file, not " + redact_db(db_path));
-    auto every = parse_duration(backup_every);
-    if (!every) return fail("--backup-every: " + every.error().message);
-    backups = std::make_unique<PeriodicBackup>(PeriodicBackupOptions{db_path, backup_dir, *every, backup_keep});
-    backup_every = std::to_string(every->count()) + " s";
-    opts.extra_metrics = [b = backups.get()] { return b->metrics(); };
-  }
+  return tessel::ok_status();
+}
 
+// The periodic backups --backup-dir asks for (null without it); adds their metrics to
+// f.opts and leaves f.backup_every in seconds for the log.
+tessel::Result<std::unique_ptr<PeriodicBackup>> make_backups(SchedulerFlags& f) {
+  if (f.backup_dir.empty()) return std::unique_ptr<PeriodicBackup>();
+  if (f.db_path == ":memory:" || f.db_path.rfind("file:", 0) == 0 || is_postgres_uri(f.db_path))
+    return tessel::Error("--backup-dir: needs a database file, not " + redact_db(f.db_path));
+  auto every = parse_duration(f.backup_every);
+  if (!every) return every.error().wrap("--backup-every");
+  auto backups =
+      std::make_unique<PeriodicBackup>(PeriodicBackupOptions{f.db_path, f.backup_dir, *every, f.backup_keep});
+  f.backup_every = std::to_string(every->count()) + " s";
+  f.opts.extra_metrics = [b = backups.get()] { return b->metrics(); };
+  return backups;
+}
+
+// The tokens file --tokens names (nullopt without it); refuses a non-loopback address
+// without one unless --insecure.
+tessel::Result<std::optional<TokenTable>> load_tokens(const SchedulerFlags& f) {
   std::optional<TokenTable> tokens;
-  if (!tokens_path.empty()) {
-    auto t = load_tokens_file(tokens_path);
-    if (!t) return fail("--tokens: " + t.error().message);
-    for (const auto& w : tokens_file_warnings(tokens_path, *t)) spdlog::warn("--tokens: {}", w);
+  if (!f.tokens_path.empty()) {
+    auto t = load_tokens_file(f.tokens_path);
+    if (!t) return t.error().wrap("--tokens");
+    for (const auto& w : tokens_file_warnings(f.tokens_path, *t)) spdlog::warn("--tokens: {}", w);
     tokens = std::move(*t);
   }
-  if (!tokens && !insecure && !is_loopback(opts.host))
-    return fail("refusing to listen on non-loopback " + opts.host + " without --tokens (use --insecure to override)");
+  if (!tokens && !f.insecure && !is_loopback(f.opts.host))
+    return tessel::Error("refusing to listen on non-loopback " + f.opts.host +
+                         " without --tokens (use --insecure to override)");
+  return tokens;
+}
 
-  // Signals are taken by a dedicated thread with sigwait; block them everywhere first.
+// Blocks SIGTERM and SIGINT in every thread and starts a detached thread that waits
+// for one and fires `stop_hook`; ignores SIGPIPE.
+void watch_signals(StopHook& stop_hook) {
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
-
-  // What a signal (or stepping down) stops: the follower's wait, then the service.
-  StopHook stop_hook;
   // `sigs` by value: main may return (a refused start) while this detached thread waits.
   std::thread signals([sigs, &stop_hook] {
     int sig = 0;
@@ -376,102 +422,166 @@ int main(int argc, char** argv) {
     stop_hook.fire();
   });
   signals.detach();
+}
 
-  // Every agent keeps a connection open (its long poll) and heartbeats open more: raise
-  // the open-file limit and keep the cap below it (one descriptor a connection).
-  lim.max_connections = tessel::http::connection_cap(tessel::http::raise_fd_limit(), lim.max_connections, 1,
-                                                     max_conns->count() > 0, "--http-max-connections");
-  // Replicas: wait as a follower until this one holds the leader lease.
-  std::unique_ptr<PgLease> lease;
-  int64_t epoch = 0;
+// Opens the leader lease in the PostgreSQL database as this replica.
+tessel::Result<std::unique_ptr<PgLease>> open_lease(const SchedulerFlags& f, const ReplicaOptions& replica,
+                                                    std::string& holder) {
+  auto h = lease_holder();
+  if (!h) return h.error();
+  holder = *h;
+  return PgLease::open(f.db_path, LeaseOptions{holder, f.advertise, replica.lease});
+}
+
+// Serves as a follower (redirects, and reads from a view of the database) until this
+// replica holds the leader lease. Returns the leader epoch, or 0 when stopped first;
+// then sets f.opts up for a leader.
+tessel::Result<int64_t> follow_until_leading(SchedulerFlags& f, const ReplicaOptions& replica,
+                                             const std::optional<TokenTable>& tokens, PgLease& lease,
+                                             const std::string& holder, StopHook& stop_hook) {
+  auto& opts = f.opts;
+  // A follower answers reads from the database on a connection of its own, which
+  // takes no lock (it goes when this replica leads).
+  PgStoreOptions reader_opts;
+  reader_opts.read_only = true;
+  auto reader = open_pg_store(f.db_path, reader_opts);
+  if (!reader) return reader.error();
+  FollowerReads reads(**reader, tessel::system_clock(), tokens, replica.read_max_age);
+  Follower follower(lease, replica, &reads);
+  tessel::http::ServerOptions so;
+  so.host = opts.host;
+  so.port = opts.port;
+  so.io_threads = 1;
+  so.limits = opts.limits;
+  if (auto s = follower.start(so); !s) return s.error();
+  opts.port = follower.port();  // The leader serves on the same port.
+  std::printf("listening on %s:%d\n", opts.host.c_str(), opts.port);
+  std::fflush(stdout);
+  spdlog::info("follower on {}:{} as {} (advertising {}): waiting for the leader lease", opts.host, opts.port, holder,
+               f.advertise);
+  stop_hook.set([&follower] { follower.stop(); });
+  // Under systemd (Type=notify, a watchdog) a follower is up and well while it waits.
+  const int64_t epoch = follower.lead([](const LeaseView& v) {
+    const std::string msg = "READY=1\nWATCHDOG=1\nSTATUS=follower; leader " +
+                            (v.advertise.empty() ? std::string("unknown") : v.advertise) + ", epoch " +
+                            std::to_string(v.epoch);
+    sd_notify(0, msg.c_str());
+  });
+  stop_hook.set(nullptr);
+  if (epoch == 0) return epoch;
+  spdlog::info("leading with epoch {}", epoch);
+  opts.epoch = epoch;
+  opts.extra_health = [epoch](nlohmann::json& j) {
+    j["role"] = "leader";
+    j["epoch"] = epoch;
+  };
+  opts.extra_metrics = [more = opts.extra_metrics, epoch, changes = follower.leader_changes()] {
+    return render_replica_metrics(true, epoch, changes) + (more ? more() : "");
+  };
+  return epoch;
+}
+
+// What the service runs with once the flags are settled.
+struct Startup {
+  ReplicaOptions replica;
+  std::unique_ptr<PeriodicBackup> backups;  // Null without --backup-dir.
+  std::optional<TokenTable> tokens;         // nullopt without --tokens.
+  std::unique_ptr<PgLease> lease;           // Null without --advertise.
+  int64_t epoch = 0;                        // The leader epoch with a lease.
+};
+
+// Runs the service (the leader, with a lease) until a signal or a lost lease stops it.
+// Returns the exit code: 3 after stepping down, else 0 (or 2 when it cannot start).
+int run_service(SchedulerFlags& f, Startup& up, StopHook& stop_hook) {
   std::atomic<bool> stepped_down{false};
-  if (!advertise.empty()) {
-    auto holder = lease_holder();
-    if (!holder) return fail(holder.error().message);
-    auto l = PgLease::open(db_path, LeaseOptions{*holder, advertise, replica.lease});
-    if (!l) return fail(l.error().message);
-    lease = std::move(*l);
-    // A follower answers reads from the database on a connection of its own, which
-    // takes no lock (it goes when this replica leads).
-    PgStoreOptions reader_opts;
-    reader_opts.read_only = true;
-    auto reader = open_pg_store(db_path, reader_opts);
-    if (!reader) return fail(reader.error().message);
-    FollowerReads reads(**reader, tessel::system_clock(), tokens, replica.read_max_age);
-    Follower follower(*lease, replica, &reads);
-    tessel::http::ServerOptions so;
-    so.host = opts.host;
-    so.port = opts.port;
-    so.io_threads = 1;
-    so.limits = lim;
-    if (auto s = follower.start(so); !s) return fail(s.error().message);
-    opts.port = follower.port();  // The leader serves on the same port.
-    std::printf("listening on %s:%d\n", opts.host.c_str(), opts.port);
-    std::fflush(stdout);
-    spdlog::info("follower on {}:{} as {} (advertising {}): waiting for the leader lease", opts.host, opts.port,
-                 *holder, advertise);
-    stop_hook.set([&follower] { follower.stop(); });
-    // Under systemd (Type=notify, a watchdog) a follower is up and well while it waits.
-    epoch = follower.lead([](const LeaseView& v) {
-      const std::string msg = "READY=1\nWATCHDOG=1\nSTATUS=follower; leader " +
-                              (v.advertise.empty() ? std::string("unknown") : v.advertise) + ", epoch " +
-                              std::to_string(v.epoch);
-      sd_notify(0, msg.c_str());
-    });
-    stop_hook.set(nullptr);
-    if (epoch == 0) {
-      spdlog::info("stopped");
-      return 0;
-    }
-    spdlog::info("leading with epoch {}", epoch);
-    opts.epoch = epoch;
-    opts.extra_health = [epoch](nlohmann::json& j) {
-      j["role"] = "leader";
-      j["epoch"] = epoch;
-    };
-    opts.extra_metrics = [more = opts.extra_metrics, epoch, changes = follower.leader_changes()] {
-      return render_replica_metrics(true, epoch, changes) + (more ? more() : "");
-    };
-  }
   auto step_down = [&](const std::string& why) {
     spdlog::error("leader lease lost: {}; stepping down", why);
     stepped_down = true;
     stop_hook.fire();
   };
   PgStoreOptions pg_opts;
-  pg_opts.leader_epoch = epoch;
+  pg_opts.leader_epoch = up.epoch;
   pg_opts.on_fenced = [&](int64_t now) { step_down("a write found epoch " + std::to_string(now)); };
-  auto store = is_postgres_uri(db_path) ? open_pg_store(db_path, pg_opts)
-                                        : open_store(db_path, sync == "full" ? SyncMode::full : SyncMode::normal);
+  auto store = is_postgres_uri(f.db_path) ? open_pg_store(f.db_path, pg_opts)
+                                          : open_store(f.db_path, f.sync == "full" ? SyncMode::full : SyncMode::normal);
   if (!store) return fail(store.error().message);
-  Service service(**store, tessel::system_clock(), std::move(tokens), opts);
+  Service service(**store, tessel::system_clock(), std::move(up.tokens), f.opts);
   if (auto s = service.start(); !s) return fail(s.error().message);
   stop_hook.set([&service] { service.request_stop(); });
   std::unique_ptr<LeaseKeeper> keeper;
-  if (lease) keeper = std::make_unique<LeaseKeeper>(*lease, epoch, replica, tessel::system_clock(), step_down);
-  if (backups) {
-    if (auto s = backups->start(); !s) return fail(s.error().message);
-    spdlog::info("backing up {} into {} every {}, keeping {}", db_path, backup_dir, backup_every, backup_keep);
+  if (up.lease)
+    keeper = std::make_unique<LeaseKeeper>(*up.lease, up.epoch, up.replica, tessel::system_clock(), step_down);
+  if (up.backups) {
+    if (auto s = up.backups->start(); !s) return fail(s.error().message);
+    spdlog::info("backing up {} into {} every {}, keeping {}", f.db_path, f.backup_dir, f.backup_every, f.backup_keep);
   }
-  if (!lease) {
-    std::printf("listening on %s:%d\n", opts.host.c_str(), service.port());
+  if (!up.lease) {
+    std::printf("listening on %s:%d\n", f.opts.host.c_str(), service.port());
     std::fflush(stdout);
   }
-  spdlog::info("listening on {}:{} (db {}, auth {})", opts.host, service.port(), redact_db(db_path),
-               tokens_path.empty() ? "off" : "on");
+  spdlog::info("listening on {}:{} (db {}, auth {})", f.opts.host, service.port(), redact_db(f.db_path),
+               f.tokens_path.empty() ? "off" : "on");
 
   SystemdNotifier notifier(service.state());
   notifier.start();
   service.wait();
   keeper.reset();
-  if (backups) backups->stop();
+  if (up.backups) up.backups->stop();
   notifier.stop();
   service.stop();
   if (stepped_down) return 3;  // The service manager starts it again, as a follower.
-  if (lease) {
+  if (up.lease) {
     // A clean stop hands over at once: followers need not wait for the lease to expire.
-    if (auto s = lease->release(epoch); !s) spdlog::warn("{}", s.error().message);
+    if (auto s = up.lease->release(up.epoch); !s) spdlog::warn("{}", s.error().message);
   }
   spdlog::info("stopped");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SchedulerFlags f;
+  if (auto code = parse_flags(argc, argv, f)) return *code;
+  using Command = SchedulerFlags::Command;
+  if (f.command != Command::serve && is_postgres_uri(f.db_path))
+    return fail(std::string(f.command == Command::backup ? "backup" : "check") +
+                ": --db is a PostgreSQL database; back it up and check it with PostgreSQL's own tools (pg_dump, "
+                "pg_basebackup, amcheck)");
+  if (f.command == Command::backup) return run_backup(f.db_path, f.backup_to, f.backup_force);
+  if (f.command == Command::check) return run_check(f.db_path, f.check_quick);
+
+  if (auto s = tessel::init_logging("tessel-scheduler", f.log_level); !s) return fail(s.error().message);
+  Startup up;
+  if (auto s = settle_flags(f, up.replica); !s) return fail(s.error().message);
+  auto backups = make_backups(f);
+  if (!backups) return fail(backups.error().message);
+  up.backups = std::move(*backups);
+  auto tokens = load_tokens(f);
+  if (!tokens) return fail(tokens.error().message);
+  up.tokens = std::move(*tokens);
+
+  // What a signal (or stepping down) stops: the follower's wait, then the service.
+  StopHook stop_hook;
+  watch_signals(stop_hook);
+  // Every agent keeps a connection open (its long poll) and heartbeats open more: raise
+  // the open-file limit and keep the cap below it (one descriptor a connection).
+  auto& lim = f.opts.limits;
+  lim.max_connections = tessel::http::connection_cap(tessel::http::raise_fd_limit(), lim.max_connections, 1,
+                                                     f.max_connections_given, "--http-max-connections");
+  // Replicas: wait as a follower until this one holds the leader lease.
+  if (!f.advertise.empty()) {
+    std::string holder;
+    auto lease = open_lease(f, up.replica, holder);
+    if (!lease) return fail(lease.error().message);
+    up.lease = std::move(*lease);
+    auto epoch = follow_until_leading(f, up.replica, up.tokens, *up.lease, holder, stop_hook);
+    if (!epoch) return fail(epoch.error().message);
+    if (*epoch == 0) {
+      spdlog::info("stopped");
+      return 0;
+    }
+    up.epoch = *epoch;
+  }
+  return run_service(f, up, stop_hook);
 }

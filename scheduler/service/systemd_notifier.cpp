@@ -14,9 +14,9 @@ void SystemdNotifier::start() {
   auto period = watchdog ? std::chrono::microseconds(usec / 2) : std::chrono::microseconds(5'000'000);
   if (period > std::chrono::seconds(5)) period = std::chrono::seconds(5);
   thread_ = std::thread([this, watchdog, period] {
-    std::unique_lock lk(mu_);
+    MutexLock lk(mu_);
     while (!stop_) {
-      cv_.wait_for(lk, period, [&] { return stop_; });
+      cv_.wait_for(mu_, period, [&]() REQUIRES(mu_) { return stop_; });
       if (stop_) break;
       lk.unlock();
       std::string msg = "STATUS=" + state_.status_line();
@@ -29,7 +29,7 @@ void SystemdNotifier::start() {
 
 void SystemdNotifier::stop() {
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     if (stop_) return;
     stop_ = true;
   }

@@ -388,37 +388,38 @@ TEST(JobSpec, CommandAndEnvTotalsAreBounded) {
 
 TEST(Project, ParsesDefaultsAndRoundTrips) {
   auto p = tessel::api::parse_project(json{{"name", "vision"}});
-  ASSERT_TRUE(p.project);
-  EXPECT_EQ(p.project->shares, 1);
-  EXPECT_TRUE(p.project->quotas.empty());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->shares, 1);
+  EXPECT_TRUE(p->quotas.empty());
   json full = {{"name", "nlp"},
                {"shares", 3},
                {"quotas", {{"HL-225", {{"guaranteed", 4}, {"max", 8}}}, {"*", {{"guaranteed", 0}, {"max", nullptr}}}}}};
   auto f = tessel::api::parse_project(full);
-  ASSERT_TRUE(f.project) << f.error->message;
-  EXPECT_EQ(tessel::api::to_json(*f.project), full);
-  EXPECT_EQ(f.project->quotas.at("HL-225").max, 8);
-  EXPECT_FALSE(f.project->quotas.at("*").max.has_value());
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(tessel::api::to_json(*f), full);
+  EXPECT_EQ(f->quotas.at("HL-225").max, 8);
+  EXPECT_FALSE(f->quotas.at("*").max.has_value());
   auto bad = tessel::api::parse_project(json{{"name", "v"}, {"quotas", {{"X", {{"guaranteed", 5}, {"max", 4}}}}}});
-  ASSERT_TRUE(bad.error);
-  EXPECT_EQ(bad.error->field, "quotas.X.guaranteed");
-  EXPECT_EQ(bad.error->message, "quotas.X.guaranteed: must not exceed max");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, tessel::ErrorCode::invalid_argument);
+  EXPECT_EQ(bad.error().field, "quotas.X.guaranteed");
+  EXPECT_EQ(bad.error().message, "quotas.X.guaranteed: must not exceed max");
 }
 
 // A project's own limit of jobs not yet ended per user: round trips, absent when unset,
 // and anything but an integer 1..100,000,000 (or null) names the field.
 TEST(Project, MaxActiveJobsPerUser) {
   auto p = tessel::api::parse_project(json{{"name", "vision"}, {"max_active_jobs_per_user", 500}});
-  ASSERT_TRUE(p.project) << p.error->message;
-  EXPECT_EQ(p.project->max_active_jobs_per_user, 500);
-  EXPECT_EQ(tessel::api::to_json(*p.project)["max_active_jobs_per_user"], 500);
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->max_active_jobs_per_user, 500);
+  EXPECT_EQ(tessel::api::to_json(*p)["max_active_jobs_per_user"], 500);
   auto none = tessel::api::parse_project(json{{"name", "vision"}, {"max_active_jobs_per_user", nullptr}});
-  ASSERT_TRUE(none.project);
-  EXPECT_FALSE(tessel::api::to_json(*none.project).contains("max_active_jobs_per_user"));
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(tessel::api::to_json(*none).contains("max_active_jobs_per_user"));
   for (const json& bad : {json(0), json(-3), json(1.5), json("10"), json(int64_t{100'000'001})}) {
     auto r = tessel::api::parse_project(json{{"name", "v"}, {"max_active_jobs_per_user", bad}});
-    ASSERT_TRUE(r.error) << bad.dump();
-    EXPECT_EQ(r.error->field, "max_active_jobs_per_user") << bad.dump();
+    ASSERT_FALSE(r) << bad.dump();
+    EXPECT_EQ(r.error().field, "max_active_jobs_per_user") << bad.dump();
   }
 }
 

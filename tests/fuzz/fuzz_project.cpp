@@ -13,16 +13,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto j = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
   auto parsed = tessel::api::parse_project(j);
-  if (!parsed.project) return 0;
-  auto again = tessel::api::parse_project(tessel::api::to_json(*parsed.project));
-  if (!again.project || !(*again.project == *parsed.project)) __builtin_trap();
+  if (!parsed) return 0;
+  auto again = tessel::api::parse_project(tessel::api::to_json(*parsed));
+  if (!again || !(*again == *parsed)) __builtin_trap();
   // The project's limit against counts around it: admitted exactly when under it.
-  const auto cap = parsed.project->max_active_jobs_per_user;
+  const auto cap = parsed->max_active_jobs_per_user;
   if (!cap) return 0;
   tessel::scheduler::ActiveJobCounts counts;
-  counts.add("u", parsed.project->name, *cap - 1);
+  counts.add("u", parsed->name, *cap - 1);
   tessel::scheduler::TenantLimits none{0, 0, tessel::api::kMaxArrayCount};
-  if (!tessel::scheduler::admit_jobs(counts, none, cap, "u", parsed.project->name, 1).ok()) __builtin_trap();
-  if (tessel::scheduler::admit_jobs(counts, none, cap, "u", parsed.project->name, 2).ok()) __builtin_trap();
+  if (!tessel::scheduler::admit_jobs(counts, none, cap, "u", parsed->name, 1).ok()) __builtin_trap();
+  if (tessel::scheduler::admit_jobs(counts, none, cap, "u", parsed->name, 2).ok()) __builtin_trap();
   return 0;
 }

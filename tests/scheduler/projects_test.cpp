@@ -153,8 +153,8 @@ struct Cluster : StateHarness {
 
   void add_project(const json& body) {
     auto p = api::parse_project(body);
-    ASSERT_TRUE(p.project) << body.dump();
-    ASSERT_TRUE(state->put_project(*p.project).ok());
+    ASSERT_TRUE(p) << body.dump();
+    ASSERT_TRUE(state->put_project(*p).ok());
   }
 };
 

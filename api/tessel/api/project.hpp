@@ -43,12 +43,9 @@ struct Project {
 // Strict parse of a project body: unknown fields, shares < 1, negative cards, a
 // guaranteed above max are errors naming the field ("quotas.HL-225.max"). Model
 // keys are free strings (a model not in the fleet yet is allowed). `name`, when
-// not empty, is the name from the URL: the body may omit it or must repeat it.
-struct ProjectParse {
-  std::optional<Project> project;
-  std::optional<FieldError> error;
-};
-ProjectParse parse_project(const nlohmann::json& j, const std::string& name = "");
+// not empty, is the name from the URL: the body may omit it or must repeat it. The
+// error is invalid_argument with the field's path in `field` and in the message.
+Result<Project> parse_project(const nlohmann::json& j, const std::string& name = "");
 nlohmann::json to_json(const Project& p);
 
 }  // namespace tessel::api

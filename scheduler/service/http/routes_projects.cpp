@@ -31,9 +31,7 @@ json project_json(const ClusterState& state, const api::Project& p,
 Result<api::Project> parse_project_body(const http::Request& req, const std::string& name) {
   auto body = parse_body(req);
   if (!body) return body.error();
-  auto parsed = api::parse_project(*body, name);
-  if (!parsed.project) return Error::invalid(parsed.error->message, parsed.error->field);
-  return *parsed.project;
+  return api::parse_project(*body, name);
 }
 
 }  // namespace

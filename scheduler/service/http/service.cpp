@@ -95,10 +95,10 @@ Status Service::start() {
 http::ServerStats Service::http_stats() const { return server_ ? server_->stats() : http::ServerStats{}; }
 
 void Service::liveness_loop() {
-  std::unique_lock lk(mu_);
+  MutexLock lk(mu_);
   while (!stopped_) {
     // Real time only paces the check; what counts as "late" is decided by the Clock.
-    cv_.wait_for(lk, std::chrono::milliseconds(opts_.liveness_tick_ms), [&] { return stopped_; });
+    cv_.wait_for(mu_, std::chrono::milliseconds(opts_.liveness_tick_ms), [&]() REQUIRES(mu_) { return stopped_; });
     if (stopped_) break;
     lk.unlock();
     state_.check_liveness();
@@ -110,9 +110,9 @@ void Service::history_loop() {
   // Small batches, each one write with the state's lock released between them, so
   // submissions wait for one batch at most, never for the whole backlog.
   constexpr size_t kPruneBatch = 500;
-  std::unique_lock lk(mu_);
+  MutexLock lk(mu_);
   while (!stopped_) {
-    cv_.wait_for(lk, std::chrono::milliseconds(opts_.history_tick_ms), [&] { return stopped_; });
+    cv_.wait_for(mu_, std::chrono::milliseconds(opts_.history_tick_ms), [&]() REQUIRES(mu_) { return stopped_; });
     while (!stopped_) {
       lk.unlock();
       auto pruned = state_.prune_history(kPruneBatch);
@@ -125,7 +125,7 @@ void Service::history_loop() {
 
 void Service::stop() {
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     if (stopped_) return;
     stopped_ = true;
   }
@@ -143,15 +143,15 @@ void Service::stop() {
 
 void Service::request_stop() {
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     stop_requested_ = true;
   }
   cv_.notify_all();
 }
 
 void Service::wait() {
-  std::unique_lock lk(mu_);
-  cv_.wait(lk, [&] { return stopped_ || stop_requested_; });
+  MutexLock lk(mu_);
+  cv_.wait(mu_, [&]() REQUIRES(mu_) { return stopped_ || stop_requested_; });
 }
 
 }  // namespace tessel::scheduler

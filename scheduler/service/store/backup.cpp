@@ -37,7 +37,8 @@ struct Conn {
 // copy is of one moment even while another connection writes (WAL: the reader
 // blocks no writer, and the backup never has to restart).
 Result<BackupInfo> copy_pages(Db& src, sqlite3* dest, const BackupOptions& o) {
-  const auto started = std::chrono::steady_clock::now();
+  const Clock& clock = o.clock ? *o.clock : system_clock();
+  const int64_t started_ns = clock.steady_ns();
   if (auto s = src.exec("BEGIN"); !s) return s.error().wrap("begin");
   {
     // BEGIN is deferred: the first read opens the read transaction (and its snapshot).
@@ -70,7 +71,8 @@ Result<BackupInfo> copy_pages(Db& src, sqlite3* dest, const BackupOptions& o) {
   rc = sqlite3_backup_finish(b);
   if (done != SQLITE_DONE) return Error{std::string("backup: ") + sqlite3_errstr(done)};
   if (rc != SQLITE_OK) return Error{std::string("backup: ") + sqlite3_errmsg(dest)};
-  info.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  info.took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(clock.steady_ns() - started_ns));
   return info;
 }
 
@@ -184,7 +186,7 @@ Result<std::chrono::seconds> parse_duration(const std::string& text) {
   return std::chrono::seconds(total);
 }
 
-PeriodicBackup::PeriodicBackup(PeriodicBackupOptions o) : o_(std::move(o)) {}
+PeriodicBackup::PeriodicBackup(PeriodicBackupOptions o, const Clock& clock) : o_(std::move(o)), clock_(clock) {}
 
 PeriodicBackup::~PeriodicBackup() { stop(); }
 
@@ -200,7 +202,7 @@ Status PeriodicBackup::start() {
 
 void PeriodicBackup::stop() {
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     stop_ = true;
   }
   cancel_ = true;
@@ -209,24 +211,24 @@ void PeriodicBackup::stop() {
 }
 
 void PeriodicBackup::loop() {
-  auto next = std::chrono::steady_clock::now() + o_.every;
+  const int64_t every_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(o_.every).count();
+  int64_t next_ns = clock_.steady_ns() + every_ns;
   for (;;) {
     {
-      std::unique_lock lk(mu_);
-      if (cv_.wait_until(lk, next, [&] { return stop_; })) return;
+      MutexLock lk(mu_);
+      const std::chrono::nanoseconds wait(std::max<int64_t>(0, next_ns - clock_.steady_ns()));
+      if (cv_.wait_for(mu_, wait, [&]() REQUIRES(mu_) { return stop_; })) return;
     }
-    next = std::chrono::steady_clock::now() + o_.every;
+    next_ns = clock_.steady_ns() + every_ns;
     (void)run_once();  // Logged and counted there.
   }
 }
 
 Status PeriodicBackup::run_once() {
-  std::lock_guard lk(run_mu_);
+  MutexLock lk(run_mu_);
   namespace fs = std::filesystem;
-  const auto now = std::chrono::system_clock::now();
   // Names are by the millisecond; two backups within one get distinct ones.
-  const int64_t ms = std::max<int64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count(), last_name_ms_ + 1);
+  const int64_t ms = std::max<int64_t>(clock_.now_ms(), last_name_ms_ + 1);
   last_name_ms_ = ms;
   const std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
@@ -237,6 +239,7 @@ Status PeriodicBackup::run_once() {
   const std::string to = (fs::path(o_.dir) / name).string();
   BackupOptions bo;
   bo.cancel = &cancel_;
+  bo.clock = &clock_;
   auto r = backup_database(o_.db, to, bo);
   if (!r && cancel_) {
     spdlog::info("backup of {} cancelled: shutting down", o_.db);

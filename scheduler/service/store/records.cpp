@@ -101,8 +101,8 @@ Result<api::Project> project_from_json(const std::string& text) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error::conflict("project record: not a JSON object");
   auto parsed = api::parse_project(j);
-  if (!parsed.project) return Error::conflict("project record: " + parsed.error->message);
-  return *parsed.project;
+  if (!parsed) return Error::conflict("project record: " + parsed.error().message);
+  return parsed;
 }
 
 std::string usage_record_to_json(const UsageRecord& u) {

@@ -1,7 +1,6 @@
 // SqliteStore: the Store on SQLite with group commit (GroupCommitter): each group
 // of queued batches is one transaction. The committer's writer thread is the only
 // user of the Db besides load().
-#include <mutex>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -9,6 +8,7 @@
 #include "tessel/scheduler/group_commit.hpp"
 #include "tessel/scheduler/sqlite_db.hpp"
 #include "tessel/scheduler/store.hpp"
+#include "tessel/sync/mutex.hpp"
 
 namespace tessel::scheduler {
 
@@ -23,15 +23,15 @@ class SqliteStore final : public Store {
     return committer_.queue(std::move(batch));
   }
 
-  Result<Snapshot> load() override {
+  Result<Snapshot> load() override EXCLUDES(db_mu_) {
     // Runs on the writer's Db under db_mu_; callers load before writing.
-    std::lock_guard lk(db_mu_);
+    MutexLock lk(db_mu_);
     return read_snapshot(*db_);
   }
 
  private:
-  Status commit(const std::vector<const WriteBatch*>& group) {
-    std::lock_guard lk(db_mu_);
+  Status commit(const std::vector<const WriteBatch*>& group) EXCLUDES(db_mu_) {
+    MutexLock lk(db_mu_);
     if (auto s = db_->exec("BEGIN IMMEDIATE"); !s) return s.error().wrap("begin");
     Status s = apply_all(group);
     if (!s) {
@@ -45,7 +45,7 @@ class SqliteStore final : public Store {
     return ok_status();
   }
 
-  Status apply_all(const std::vector<const WriteBatch*>& group) {
+  Status apply_all(const std::vector<const WriteBatch*>& group) REQUIRES(db_mu_) {
     Stmt job(db_->raw(),
              "INSERT INTO jobs(seq, id, body) VALUES(?1, ?2, ?3) ON CONFLICT(seq) DO UPDATE SET body = excluded.body");
     Stmt node(db_->raw(),
@@ -69,7 +69,7 @@ class SqliteStore final : public Store {
     if (!job.ok() || !node.ok() || !fence.ok() || !unfence.ok() || !unnode.ok() || !project.ok() || !unproject.ok() ||
         !unjob.ok() || !usage.ok() || !node_token.ok() || !unnode_token.ok())
       return Error{"prepare: " + db_->errmsg()};
-    auto run = [&](Stmt& st) -> Status {
+    auto run = [&](Stmt& st) REQUIRES(db_mu_) -> Status {
       int rc = st.step();
       st.reset();
       if (rc != SQLITE_DONE) return Error{db_->errmsg()};
@@ -132,8 +132,8 @@ class SqliteStore final : public Store {
     return ok_status();
   }
 
-  std::unique_ptr<Db> db_;
-  std::mutex db_mu_;  // Serialises load() with the writer's commits.
+  Mutex db_mu_;  // Serialises load() with the writer's commits.
+  std::unique_ptr<Db> db_ PT_GUARDED_BY(db_mu_);
   // Last: its writer stops (committing what is queued) before db_ goes.
   GroupCommitter committer_{[this](const std::vector<const WriteBatch*>& group) { return commit(group); }};
 };

@@ -4,15 +4,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tessel/base/result.hpp"
 #include "tessel/scheduler/sqlite_db.hpp"
+#include "tessel/sync/mutex.hpp"
+#include "tessel/time/clock.hpp"
 
 namespace tessel::scheduler {
 
@@ -20,6 +20,7 @@ struct BackupOptions {
   bool force = false;                         // Replace an existing destination.
   int pages_per_step = 1024;                  // Copied per sqlite3_backup_step().
   const std::atomic<bool>* cancel = nullptr;  // When set, the copy stops between steps.
+  const Clock* clock = nullptr;               // Times BackupInfo::took; null: system_clock().
 };
 
 struct BackupInfo {
@@ -51,37 +52,39 @@ struct PeriodicBackupOptions {
 };
 
 // Backs the database up every `every` on a thread of its own, keeps the newest
-// `keep`, logs each backup and each failure, and counts them for /metrics.
+// `keep`, logs each backup and each failure, and counts them for /metrics. Backup
+// names and the pacing of the thread's waits read `clock`, which outlives it.
 class PeriodicBackup {
  public:
-  explicit PeriodicBackup(PeriodicBackupOptions o);
+  explicit PeriodicBackup(PeriodicBackupOptions o, const Clock& clock = system_clock());
   ~PeriodicBackup();
   PeriodicBackup(const PeriodicBackup&) = delete;
   PeriodicBackup& operator=(const PeriodicBackup&) = delete;
 
   // Creates the directory if needed (an error when it cannot) and starts the thread;
   // the first backup is made one period after start.
-  Status start();
+  Status start() EXCLUDES(mu_);
   // Stops the thread, cancelling a backup under way (its partial file is removed).
-  void stop();
+  void stop() EXCLUDES(mu_);
   // One backup and the rotation, now (the thread calls it; so may tests).
-  Status run_once();
+  Status run_once() EXCLUDES(run_mu_);
   // tessel_backups_total, tessel_backup_failures_total and
   // tessel_backup_last_success_timestamp_seconds in the Prometheus text format.
   std::string metrics() const;
 
  private:
-  void loop();
+  void loop() EXCLUDES(mu_);
 
   PeriodicBackupOptions o_;
+  const Clock& clock_;
   std::atomic<bool> cancel_{false};
   std::atomic<uint64_t> ok_total_{0}, failed_total_{0};
   std::atomic<int64_t> last_ok_unix_s_{0};
-  std::mutex mu_;  // Guards stop_.
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::mutex run_mu_;         // Serialises run_once().
-  int64_t last_name_ms_ = 0;  // Of the last backup's name (under run_mu_).
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  Mutex run_mu_;                                  // Serialises run_once().
+  int64_t last_name_ms_ GUARDED_BY(run_mu_) = 0;  // Of the last backup's name.
   std::thread thread_;
 };
 

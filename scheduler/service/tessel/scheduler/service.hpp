@@ -6,10 +6,8 @@
 // Lifetime: the Store and Clock outlive the Service. start() once; stop() is
 // idempotent and called by the destructor.
 
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -20,6 +18,7 @@
 #include "tessel/scheduler/auth.hpp"
 #include "tessel/scheduler/event_hub.hpp"
 #include "tessel/scheduler/state.hpp"
+#include "tessel/sync/mutex.hpp"
 
 namespace tessel::scheduler {
 
@@ -75,15 +74,15 @@ class Service {
   // Open event streams (GET /v1/events).
   size_t event_clients() const { return events_ ? events_->clients() : 0; }
   // Stops serving, wakes long polls, joins all threads.
-  void stop();
+  void stop() EXCLUDES(mu_);
   // Asks wait() to return; safe from any thread (e.g. a signal thread). Does not stop.
-  void request_stop();
+  void request_stop() EXCLUDES(mu_);
   // Blocks until request_stop() or stop() has been called.
-  void wait();
+  void wait() EXCLUDES(mu_);
 
  private:
-  void liveness_loop();
-  void history_loop();
+  void liveness_loop() EXCLUDES(mu_);
+  void history_loop() EXCLUDES(mu_);
 
   ServiceOptions opts_;
   const Clock& clock_;
@@ -95,10 +94,10 @@ class Service {
   int port_ = 0;
   std::vector<std::string> routes_;
   std::thread sched_thread_, liveness_thread_, history_thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopped_ = false;
-  bool stop_requested_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  bool stop_requested_ GUARDED_BY(mu_) = false;
   bool started_ = false;
 };
 

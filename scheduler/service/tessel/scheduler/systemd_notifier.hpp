@@ -3,11 +3,10 @@
 // STATUS= (node/job counts) and sends WATCHDOG=1 at half of WATCHDOG_USEC when
 // the unit enables the watchdog. A no-op outside systemd. Owns one thread.
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "tessel/scheduler/state.hpp"
+#include "tessel/sync/mutex.hpp"
 
 namespace tessel::scheduler {
 
@@ -18,14 +17,14 @@ class SystemdNotifier {
   SystemdNotifier(const SystemdNotifier&) = delete;
   SystemdNotifier& operator=(const SystemdNotifier&) = delete;
 
-  void start();
-  void stop();  // Sends STOPPING=1 and joins.
+  void start() EXCLUDES(mu_);
+  void stop() EXCLUDES(mu_);  // Sends STOPPING=1 and joins.
 
  private:
   const ClusterState& state_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
