@@ -45,10 +45,9 @@ void ClusterState::measured_use(const JobEntry& e, std::optional<double>& cpu_se
 }
 
 UsageRecord ClusterState::usage_record_locked(const api::Job& attempt, int64_t end_ms) const {
-  UsageRecord u{attempt.id, attempt.attempt, attempt.spec.project, attempt.user, {}, attempt.started_at_ms, end_ms};
+  UsageRecord u{attempt.id, attempt.attempt,     attempt.spec.project, attempt.user, {}, attempt.started_at_ms, end_ms,
+                0,          attempt.cpu_seconds, attempt.max_rss_mib};
   for (const auto& a : attempt.allocations) u.cpus += a.cpus;
-  u.cpu_seconds = attempt.cpu_seconds;
-  u.max_rss_mib = attempt.max_rss_mib;
   // The model each card has in its node's inventory; a node since removed falls back
   // to the model the job asked for.
   const std::string fallback = attempt.spec.model.empty() ? "unknown" : attempt.spec.model;
