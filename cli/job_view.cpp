@@ -155,6 +155,34 @@ std::string render_jobs_table(const json& jobs, int64_t now_ms) {
   return t.render();
 }
 
+namespace {
+
+// The "Allocations:" table of `tessel show`: cards per node rank, and the CPUs and
+// memory held when the scheduler places them.
+void render_allocations(const json& allocs, std::ostream& o) {
+  if (!allocs.is_array() || allocs.empty()) return;
+  o << "Allocations:\n";
+  // CPUs and memory held per node, from a scheduler that places them.
+  const bool held = std::any_of(allocs.begin(), allocs.end(), [](const json& a) {
+    return get_int(a, "cpus").has_value() || get_int(a, "memory_mib").has_value();
+  });
+  Table t(held ? std::vector<std::string>{"  RANK", "NODE", "MODULE_IDS", "INDICES", "CPUS", "MEMORY"}
+               : std::vector<std::string>{"  RANK", "NODE", "MODULE_IDS", "INDICES"});
+  for (const auto& a : allocs) {
+    std::vector<std::string> row{"  " + get_text(a, "rank"), get_string(a, "node"), ids(get_field(a, "module_ids")),
+                                 ids(get_field(a, "indices"))};
+    if (held) {
+      auto mib = get_int(a, "memory_mib");
+      row.push_back(get_int(a, "cpus") ? get_text(a, "cpus") : "-");
+      row.push_back(mib ? std::to_string(*mib) + " MiB" : "-");
+    }
+    t.add_row(row);
+  }
+  o << t.render();
+}
+
+}  // namespace
+
 std::string render_job_detail(const json& job, int64_t now_ms) {
   std::ostringstream o;
   const auto& spec = get_field(job, "spec");
@@ -221,27 +249,7 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
     for (const auto& [k, v] : env.items())
       o << "  " << printable(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump())) << '\n';
   }
-  const auto& allocs = get_field(job, "allocations");
-  if (allocs.is_array() && !allocs.empty()) {
-    o << "Allocations:\n";
-    // CPUs and memory held per node, from a scheduler that places them.
-    const bool held = std::any_of(allocs.begin(), allocs.end(), [](const json& a) {
-      return get_int(a, "cpus").has_value() || get_int(a, "memory_mib").has_value();
-    });
-    Table t(held ? std::vector<std::string>{"  RANK", "NODE", "MODULE_IDS", "INDICES", "CPUS", "MEMORY"}
-                 : std::vector<std::string>{"  RANK", "NODE", "MODULE_IDS", "INDICES"});
-    for (const auto& a : allocs) {
-      std::vector<std::string> row{"  " + get_text(a, "rank"), get_string(a, "node"), ids(get_field(a, "module_ids")),
-                                   ids(get_field(a, "indices"))};
-      if (held) {
-        auto mib = get_int(a, "memory_mib");
-        row.push_back(get_int(a, "cpus") ? get_text(a, "cpus") : "-");
-        row.push_back(mib ? std::to_string(*mib) + " MiB" : "-");
-      }
-      t.add_row(row);
-    }
-    o << t.render();
-  }
+  render_allocations(get_field(job, "allocations"), o);
   const auto& events = get_field(job, "events");
   if (events.is_array() && !events.empty()) {
     o << "History:\n";

@@ -156,8 +156,8 @@ Result<std::unique_ptr<Isolation>> Isolation::open(const IsolationConfig& cfg, H
     const std::string line = v2_enable_line(bases->at(""));
     for (const char* controller : {"cpuset", "memory"})
       if (line.find(controller) == std::string::npos)
-        spdlog::warn("task isolation: the {} controller is not enabled for {}: tasks get no {} of their own", controller,
-                     bases->at(""), std::string(controller) == "cpuset" ? "cpuset" : "memory limit");
+        spdlog::warn("task isolation: the {} controller is not enabled for {}: tasks get no {} of their own",
+                     controller, bases->at(""), std::string(controller) == "cpuset" ? "cpuset" : "memory limit");
   }
   return std::unique_ptr<Isolation>(new Isolation(cfg, std::move(host), kind, std::move(*bases)));
 }
