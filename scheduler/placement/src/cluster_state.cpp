@@ -197,29 +197,20 @@ void ClusterState::hold_share(int32_t h, uint32_t n, int cpus, int64_t memory_mi
 }
 
 void ClusterState::release_cards(int32_t h, std::optional<uint32_t> n) {
-  auto& shares = jobs[h].shares;
-  for (auto it = shares.begin(); it != shares.end();) {
-    if (n && it->node != *n) {
-      ++it;
-      continue;
-    }
-    Node& node = nodes[it->node];
-    node.cpus_used -= it->cpus;
-    node.memory_used -= it->memory_mib;
-    it = shares.erase(it);
-  }
-  auto& cards = jobs[h].cards;
-  for (auto it = cards.begin(); it != cards.end();) {
-    if (n && it->first != *n) {
-      ++it;
-      continue;
-    }
-    Node& node = nodes[it->first];
-    node.held &= ~it->second;
-    masks::for_each_slot(it->second, [&](int s) { node.owner[s] = kNoJob; });
-    refresh_fit(it->first);
-    it = cards.erase(it);
-  }
+  std::erase_if(jobs[h].shares, [&](const Share& sh) {
+    if (n && sh.node != *n) return false;
+    nodes[sh.node].cpus_used -= sh.cpus;
+    nodes[sh.node].memory_used -= sh.memory_mib;
+    return true;
+  });
+  std::erase_if(jobs[h].cards, [&](const std::pair<uint32_t, Mask>& held) {
+    if (n && held.first != *n) return false;
+    Node& node = nodes[held.first];
+    node.held &= ~held.second;
+    masks::for_each_slot(held.second, [&](int s) { node.owner[s] = kNoJob; });
+    refresh_fit(held.first);
+    return true;
+  });
   drop_job_if_empty(h);
 }
 

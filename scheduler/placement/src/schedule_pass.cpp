@@ -129,13 +129,7 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     }
 
     bool use_reserved = may_use_reserved(job);
-    FailKey fail_key{job.vendor ? static_cast<int>(*job.vendor) : -1,
-                     std::string_view(job.model),
-                     job.devices,
-                     use_reserved,
-                     std::string_view(job.driver_version),
-                     job.cpus,
-                     job.memory_mib};
+    const FailKey fail_key = fail_key_of(job, use_reserved);
     auto known = failed_.find(fail_key);
     if (known == failed_.end() || job.nodes < known->second) {
       if (auto plan = job.devices == 0 ? plan_without_cards(job, keys) : plan_cards(job, keys, use_reserved)) {

@@ -177,6 +177,16 @@ class SchedulePass {
   // pending jobs, copying them into every lookup's key was a large share of a pass.
   // (vendor or -1, model, devices, may use reserved, driver version, cpus, memory) -> fewest nodes that failed.
   using FailKey = std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t>;
+  // The job's key there, viewing its strings.
+  static FailKey fail_key_of(const PendingJob& job, bool use_reserved) {
+    return {job.vendor ? static_cast<int>(*job.vendor) : -1,
+            job.model,
+            job.devices,
+            use_reserved,
+            job.driver_version,
+            job.cpus,
+            job.memory_mib};
+  }
   std::map<FailKey, int> failed_;
   // (the same, nodes) -> pending reason (its index in the result's texts), for jobs that failed.
   std::map<std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t, int>, uint32_t> reason_cache_;
