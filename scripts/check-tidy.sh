@@ -1,20 +1,52 @@
 #!/usr/bin/env bash
-# clang-tidy check: every C++ source of agent/, api/, cli/, common/, scheduler/ and
+# clang-tidy check: the C++ sources of agent/, api/, cli/, common/, scheduler/ and
 # tools/ (as compiled in BUILD_DIR, default build/, which must have been configured:
 # it holds compile_commands.json) against the repository's .clang-tidy, where every
 # enabled check is an error. Lists the findings and exits 1 on any. The tests,
 # benches and the LibTorch workers are not checked (their headers make clang-tidy
 # several times slower).
-# Usage: scripts/check-tidy.sh [BUILD_DIR]. Environment: JOBS (default nproc),
-# CLANG_TIDY (default clang-tidy; CI uses Debian 12's, version 14).
+#
+# Two scopes:
+#   --all        every source (the full check; run it before updating .ci/tidy-clean).
+#   --since REV  only the sources whose translation unit changed since commit REV: the
+#                .cpp itself or any file it includes, read from the build's dependency
+#                log (ninja -t deps), so BUILD_DIR must have been built. A change to
+#                .clang-tidy checks everything. REV missing from the clone: everything.
+# Without a scope: --since the commit in .ci/tidy-clean when that file exists, else --all.
+# Usage: scripts/check-tidy.sh [BUILD_DIR] [--all | --since REV]
+# Environment: JOBS (default nproc), CLANG_TIDY (default clang-tidy; CI uses Debian 12's, 14).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build}
+build=build
+scope=default
+since=
+while (($#)); do
+  case $1 in
+    --all) scope=all ;;
+    --since) since=${2:?--since needs a commit}; scope=since; shift ;;
+    -*) echo "tidy: unknown option $1"; exit 2 ;;
+    *) build=$1 ;;
+  esac
+  shift
+done
 jobs=${JOBS:-$(nproc)}
 clang_tidy=${CLANG_TIDY:-clang-tidy}
 
 command -v "$clang_tidy" >/dev/null || { echo "tidy: $clang_tidy not found (scripts/setup.sh installs it)"; exit 1; }
 [[ -f $build/compile_commands.json ]] || { echo "tidy: $build/compile_commands.json missing (configure $build first)"; exit 1; }
+
+if [[ $scope == default ]]; then
+  if [[ -f .ci/tidy-clean ]]; then
+    since=$(tr -d '[:space:]' <.ci/tidy-clean)
+    scope=since
+  else
+    scope=all
+  fi
+fi
+if [[ $scope == since ]] && ! git cat-file -e "$since^{commit}" 2>/dev/null; then
+  echo "tidy: commit $since is not in this clone: checking every source"
+  scope=all
+fi
 
 files=()
 while IFS= read -r f; do files+=("$f"); done < <(
@@ -25,6 +57,38 @@ while IFS= read -r f; do files+=("$f"); done < <(
     done
 )
 ((${#files[@]})) || { echo "tidy: no sources found in $build/compile_commands.json"; exit 1; }
+total=${#files[@]}
+
+if [[ $scope == since ]]; then
+  changed=$(git diff --name-only "$since" -- . ; git ls-files --others --exclude-standard)
+  if grep -qx '.clang-tidy' <<<"$changed"; then
+    echo "tidy: .clang-tidy changed since $since: checking every source"
+  else
+    # Each object's inputs, as "SOURCE<TAB>DEPENDENCY" lines with repository-relative
+    # paths; a source is checked when it or one of its dependencies changed.
+    selected=$(
+      ninja -C "$build" -t deps 2>/dev/null | awk -v root="$PWD/" -v rel="$(realpath --relative-to="$build" .)/" '
+        /^[^ ].*: #deps/ { src = ""; first = 1; next }
+        /^    / {
+          path = substr($0, 5)
+          if (index(path, root) == 1) path = substr(path, length(root) + 1)
+          else if (index(path, rel) == 1) path = substr(path, length(rel) + 1)
+          else if (path ~ /^\//) next
+          if (first) { src = path; first = 0 }
+          if (src != "") print src "\t" path
+        }' |
+        awk -F'\t' 'NR == FNR { changed[$0] = 1; next } ($2 in changed) { print $1 }' <(printf '%s\n' "$changed") - |
+        sort -u
+    )
+    kept=()
+    for f in "${files[@]}"; do
+      if grep -qxF "$f" <<<"$changed" || grep -qxF "$f" <<<"$selected"; then kept+=("$f"); fi
+    done
+    files=("${kept[@]+"${kept[@]}"}")
+    echo "tidy: ${#files[@]} of $total sources changed since $(git rev-parse --short "$since") (themselves or a file they include)"
+    ((${#files[@]})) || { echo "tidy: nothing to check"; exit 0; }
+  fi
+fi
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set-up plus every test: installs missing Debian packages, checks the formatting of
 # every tracked C++ file (scripts/check-format.sh), builds everything, runs clang-tidy
-# on the non-test sources (scripts/check-tidy.sh) and ctest on the tests the sanitizer
+# on the non-test sources changed since .ci/tidy-clean (scripts/check-tidy.sh) and ctest on the tests the sanitizer
 # build cannot run (LibTorch, browser, systemd units, benchmark smoke runs);
 # then one ASan+UBSan build (clang, with its lock checks: -Wthread-safety, and libFuzzer's
 # coverage instrumentation) of everything that does not link LibTorch: its tests run
@@ -35,7 +35,9 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSEL_DEBUG_IN
   -DTESSEL_TEST_SET="$test_set" >/dev/null
 cmake --build build -j "$jobs"
 
-step "clang-tidy (.clang-tidy, every finding an error)"
+# The sources changed since the last full clean check (.ci/tidy-clean); the full check
+# is scripts/check-tidy.sh build --all (docs/contributing.md says when to run it).
+step "clang-tidy (.clang-tidy, every finding an error; sources changed since .ci/tidy-clean)"
 scripts/check-tidy.sh build
 
 step "tests"
