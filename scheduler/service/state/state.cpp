@@ -12,9 +12,9 @@
 namespace tessel::scheduler {
 
 namespace {
-std::vector<double> wait_buckets() { return {0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400}; }
-std::vector<double> latency_buckets() {
-  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1};
+int64_t random_inventory_tag() {
+  std::random_device rd;
+  return static_cast<int64_t>(((uint64_t{rd()} << 32) | rd()) & ((uint64_t{1} << 48) - 1)) + 1;
 }
 }  // namespace
 
@@ -22,13 +22,9 @@ ClusterState::ClusterState(Store& store, const Clock& clock, StateOptions opts)
     : store_(store),
       clock_(clock),
       opts_(opts),
-      usage_(opts.fairshare_half_life_ms),
-      queue_wait_(wait_buckets()),
-      sched_latency_(latency_buckets()) {
-  version_counter_ = clock_.now_ms();
-  std::random_device rd;
-  next_inventory_tag_ = static_cast<int64_t>(((uint64_t{rd()} << 32) | rd()) & ((uint64_t{1} << 48) - 1)) + 1;
-}
+      polls_(opts.max_long_polls, opts.poll_after_ms, clock),
+      versions_of_nodes_(clock.now_ms(), random_inventory_tag()),
+      usage_(opts.fairshare_half_life_ms) {}
 
 Status ClusterState::restore() {
   auto snap = store_.load();
@@ -37,7 +33,7 @@ Status ClusterState::restore() {
   MutexLock lk(mu_);
   const int64_t now = clock_.now_ms();
   for (auto& rec : snap->nodes) {
-    NodeEntry n{rec, false, "", ++version_counter_, "", {}};
+    NodeEntry n{rec, false, "", versions_of_nodes_.next(), "", {}};
     // Alive as of the restart: agents heartbeat again within the timeout, so a
     // scheduler restart does not requeue everything.
     n.rec.last_heartbeat_ms = now;
@@ -101,7 +97,7 @@ Status ClusterState::admit_locked(const api::JobSpec& spec, const std::string& u
   std::optional<int64_t> project_cap;
   if (auto p = projects_.find(spec.project); p != projects_.end()) project_cap = p->second.max_active_jobs_per_user;
   if (auto s = admit_jobs(active_counts_, opts_.limits, project_cap, user, spec.project, n); !s) {
-    ++submissions_refused_total_;
+    ++counters_.submissions_refused_total;
     return s;
   }
   active_counts_.add(user, spec.project, n);
@@ -155,7 +151,7 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
   MutexLock lk(mu_);
   const int64_t key = key_of_seq(seq);
   pending_[key] = &(jobs_[key] = JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt});
-  ++submissions_total_;
+  ++counters_.submissions_total;
   ++jobs_changes_;
   log_change(job, "submitted");
   // A job that may preempt may start though no card is free.
@@ -269,11 +265,10 @@ void ClusterState::applied_locked(Txn& txn) {
   for (auto& f : txn.apply) f();
   if (!txn.batch.jobs.empty() || !txn.batch.delete_jobs.empty()) ++jobs_changes_;
   if (!txn.batch.nodes.empty() || !txn.batch.delete_nodes.empty() || !txn.batch.put_fences.empty() ||
-      !txn.batch.delete_fences.empty() || !bumped_.empty())
+      !txn.batch.delete_fences.empty() || versions_of_nodes_.any_bumped())
     ++nodes_changes_;
   // Long polls hear of a change once all of it is applied: one answer per node.
-  for (const auto& node : bumped_) answer_watches_locked(node);
-  bumped_.clear();
+  for (const auto& node : versions_of_nodes_.take_bumped()) answer_watches_locked(node);
 }
 
 bool ClusterState::commit_locked(Txn& txn, const char* what) {

@@ -106,7 +106,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   txn.apply.push_back([this, n, was_down]() REQUIRES(mu_) {
     const bool is_new = !nodes_.count(n.rec.name);
     NodeEntry& e = nodes_[n.rec.name];
-    const int64_t version = is_new ? ++version_counter_ : e.version;
+    const int64_t version = is_new ? versions_of_nodes_.next() : e.version;
     log_degraded(n.rec.name, e.degraded, n.degraded);
     log_refusals(n.rec.name, e.epoch_refusals, n.epoch_refusals);
     e = n;
@@ -159,7 +159,7 @@ bool ClusterState::telemetry_only(const NodeEntry& cur, const api::HeartbeatRequ
 
 void ClusterState::take_inventory_locked(NodeEntry& e, api::NodeInventory inventory) {
   e.rec.inventory = std::move(inventory);
-  e.inventory_tag = next_inventory_tag_++;
+  e.inventory_tag = versions_of_nodes_.next_inventory_tag();
 }
 
 api::HeartbeatResponse ClusterState::take_telemetry_locked(NodeEntry& cur, const api::HeartbeatRequest& req,
@@ -373,48 +373,26 @@ Result<uint64_t> ClusterState::watch_desired(const std::string& node, int64_t ve
     done(api::DesiredState{it->second.version, assignments_locked(node), 0});
     return uint64_t{0};
   }
-  if (opts_.max_long_polls > 0 && long_polls_waiting_ >= opts_.max_long_polls) {
-    ++long_polls_shed_total_;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - shed_warned_at_ >= std::chrono::minutes(1)) {
-      shed_warned_at_ = now;
-      spdlog::warn(
-          "{} agents hold long polls, the most allowed; the others are told to poll every {} ms "
-          "(slower job starts there): raise --max-long-polls",
-          long_polls_waiting_, opts_.poll_after_ms);
-    }
-    done(api::DesiredState{version, assignments_locked(node), opts_.poll_after_ms});
+  if (!polls_.admit()) {
+    done(api::DesiredState{version, assignments_locked(node), polls_.poll_after_ms()});
     return uint64_t{0};
   }
-  const uint64_t id = next_watch_id_++;
-  watches_[node].push_back(Watch{id, std::move(done)});
-  ++long_polls_waiting_;
-  return id;
+  return polls_.park(node, std::move(done));
 }
 
 void ClusterState::expire_watch(const std::string& node, uint64_t id) {
   MutexLock lk(mu_);
-  auto it = watches_.find(node);
-  if (it == watches_.end()) return;
-  auto& list = it->second;
-  auto w = std::find_if(list.begin(), list.end(), [id](const Watch& x) { return x.id == id; });
-  if (w == list.end()) return;  // Already answered.
-  WatchDone done = std::move(w->done);
-  list.erase(w);
-  if (list.empty()) watches_.erase(it);
-  --long_polls_waiting_;
+  std::optional<WatchDone> done = polls_.take(node, id);
+  if (!done) return;  // Already answered.
   auto n = nodes_.find(node);
-  done(api::DesiredState{n == nodes_.end() ? 0 : n->second.version, assignments_locked(node), 0});
+  (*done)(api::DesiredState{n == nodes_.end() ? 0 : n->second.version, assignments_locked(node), 0});
 }
 
 void ClusterState::end_polls_locked(const std::string& node, const Error& why) {
-  auto it = watches_.find(node);
-  if (it == watches_.end()) return;
-  std::vector<Watch> list = std::move(it->second);
-  watches_.erase(it);
-  long_polls_waiting_ -= static_cast<int64_t>(list.size());
+  std::vector<WatchDone> list = polls_.take_all(node);
+  if (list.empty()) return;
   const Result<api::DesiredState> answer(why);
-  for (auto& w : list) w.done(answer);
+  for (auto& done : list) done(answer);
 }
 
 void ClusterState::token_revoked(const std::string& node, const std::string& token_sha256) {
@@ -432,16 +410,18 @@ void ClusterState::token_revoked(const std::string& node, const std::string& tok
   spdlog::info("node {}: its agent token was revoked: nothing is placed there until its agent returns", node);
 }
 
+void ClusterState::note_version_skew_locked(const std::string& node) {
+  auto it = nodes_.find(node);
+  versions_.note(node, it == nodes_.end() ? nullptr : &it->second.rec.inventory);
+}
+
 void ClusterState::answer_watches_locked(const std::string& node) {
-  auto it = watches_.find(node);
-  if (it == watches_.end()) return;
-  std::vector<Watch> list = std::move(it->second);
-  watches_.erase(it);
-  long_polls_waiting_ -= static_cast<int64_t>(list.size());
+  std::vector<WatchDone> list = polls_.take_all(node);
+  if (list.empty()) return;
   auto n = nodes_.find(node);
   const Result<api::DesiredState> state(
       api::DesiredState{n == nodes_.end() ? 0 : n->second.version, assignments_locked(node), 0});
-  for (auto& w : list) w.done(state);
+  for (auto& done : list) done(state);
 }
 
 std::vector<api::Assignment> ClusterState::assignments_locked(const std::string& node) const {

@@ -92,7 +92,7 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
       JobEntry& entry = jobs_[k] = JobEntry{std::move(jobs[i + 1]), at, {}, 0, std::nullopt};
       if (check.verdict != DepCheck::Verdict::never) enqueue_locked(k, entry, check);
     }
-    submissions_total_ += static_cast<uint64_t>(count);
+    counters_.submissions_total += static_cast<uint64_t>(count);
     ++jobs_changes_;
     const api::Job& p = jobs_[key].job;
     spdlog::info("job {} {} (array of {}, at most {} at once, submitted) reason=\"{}\"", p.id, api::to_string(p.state),

@@ -86,7 +86,7 @@ Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const
   txn.batch.jobs.push_back(job);
   txn.apply.push_back([this, job, seq, check]() REQUIRES(mu_) {
     JobEntry& entry = jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt};
-    ++submissions_total_;
+    ++counters_.submissions_total;
     log_change(job, "submitted");
     if (check.verdict != DepCheck::Verdict::never) enqueue_locked(seq, entry, check);
   });

@@ -46,7 +46,7 @@ std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& poli
                                                                 std::vector<api::Job>& dropped) {
   std::vector<Placement> ready;
   for (auto it = preempting_.begin(); it != preempting_.end();) {
-    const Preemption& p = it->second;
+    const PreemptionClaims::Claim& p = it->second;
     auto pending = pending_.find(it->first);
     auto entry = jobs_.find(it->first);  // Keyed by job_key(): an array element's id is not make_job_id(key).
     const std::string job_id = entry != jobs_.end() ? entry->second.job.id : make_job_id(it->first >> kArrayKeyBits);
@@ -108,7 +108,7 @@ void ClusterState::restore_preemptions_locked() {
   for (const auto& [key, entry] : pending_) {
     api::Job& job = entry->job;
     if (job.preempt_claim.empty()) continue;
-    preempting_[key] = Preemption{job.preempt_claim, job.preempt_victims};
+    preempting_.put(key, {job.preempt_claim, job.preempt_victims});
     job.reason = preempting_reason(job.preempt_victims);
     spdlog::info("job {}: resumes its preemption of {}", job.id, join(job.preempt_victims));
   }
@@ -117,7 +117,7 @@ void ClusterState::restore_preemptions_locked() {
 void ClusterState::plan_preemption_locked(Txn& txn, const std::vector<PendingJob>& queue,
                                           const std::vector<JobEntry*>& entries, const ScheduleResult& res,
                                           const PassPolicy& policy, int64_t now) {
-  preempt_retry_at_ms_.reset();
+  preempting_.clear_retry();
   if (policy.limits.empty()) return;  // No project has a quota: nobody has a guarantee.
   std::set<std::string> placed;
   for (const auto& p : res.placed) placed.insert(p.job_id);
@@ -145,8 +145,7 @@ void ClusterState::plan_preemption_locked(Txn& txn, const std::vector<PendingJob
         alloc_.plan_preemption(PreemptionRequest{&job, running, &policy.limits, now, opts_.preempt_min_runtime_ms});
     if (!out.plan) {
       failed.insert(shape);
-      if (out.retry_at_ms && (!preempt_retry_at_ms_ || *out.retry_at_ms < *preempt_retry_at_ms_))
-        preempt_retry_at_ms_ = out.retry_at_ms;
+      if (out.retry_at_ms) preempting_.retry_at(*out.retry_at_ms);
       continue;
     }
     const JobEntry& e = *entries[i];
@@ -164,8 +163,8 @@ void ClusterState::plan_preemption_locked(Txn& txn, const std::vector<PendingJob
     txn.batch.jobs.push_back(claimant);
     const std::string reason = preempting_reason(out.plan->victims);
     txn.apply.push_back([this, seq, plan = *out.plan, reason]() REQUIRES(mu_) {
-      preempting_[seq] = Preemption{plan.allocations, plan.victims};
-      preemptions_total_ += plan.victims.size();
+      preempting_.put(seq, {plan.allocations, plan.victims});
+      counters_.preemptions_total += plan.victims.size();
       JobEntry& entry = jobs_[seq];
       entry.job.preempt_claim = plan.allocations;
       entry.job.preempt_victims = plan.victims;

@@ -9,10 +9,6 @@
 namespace tessel::scheduler {
 
 namespace {
-// Even when nothing can fit, a full pass this often gives new jobs their reasons
-// (real time: this only paces CPU use).
-constexpr auto kFullPassEvery = std::chrono::seconds(1);
-
 // A preempted job keeps "preempted by j-..." in front of why it still waits.
 const std::string kPreempted = "preempted by ";
 
@@ -40,12 +36,9 @@ void ask_resources(const TaskDefaults& d, const api::JobSpec& spec, PendingJob& 
 void ClusterState::schedule_pass() {
   MutexLock lk(mu_);
   if (pending_.empty() || stopping_) return;
-  const auto now_real = std::chrono::steady_clock::now();
   // Only submissions since a pass that left every card busy: nothing new can fit.
-  pass_skipped_ = !capacity_changed_ && full_after_pass_ && now_real - last_full_pass_ < kFullPassEvery;
-  if (pass_skipped_) return;
-  capacity_changed_ = false;
-  last_full_pass_ = now_real;
+  // Real time: this only paces CPU use.
+  if (!pacing_.begin_pass(std::chrono::steady_clock::now())) return;
   const int64_t t0 = clock_.steady_ns();
   const int64_t now = clock_.now_ms();
   PassPolicy policy = pass_policy_locked(now);
@@ -58,7 +51,7 @@ void ClusterState::schedule_pass() {
   entries.reserve(pending_.size());
   ArrayGate gate;
   for (const auto& [seq, entry] : pending_) {
-    if (preempting_.count(seq)) continue;
+    if (preempting_.contains(seq)) continue;
     if (is_element_key(seq) && !array_gate_locked(seq, *entry, gate)) continue;
     const api::Job& j = entry->job;
     queue.push_back(PendingJob{j.id, j.spec.devices, j.spec.nodes, j.spec.priority, seq, j.spec.time_limit_s,
@@ -130,8 +123,8 @@ void ClusterState::schedule_pass() {
       pending_.erase(seq);
       preempting_.erase(seq);
       active_.insert(seq, nj.allocations);
-      ++placements_total_;
-      queue_wait_.observe(waited < 0 ? 0 : waited);
+      ++counters_.placements_total;
+      counters_.queue_wait.observe(waited < 0 ? 0 : waited);
       for (const auto& a : nj.allocations) bump_locked(a.node);
       log_change(nj, "placed");
     });
@@ -144,7 +137,7 @@ void ClusterState::schedule_pass() {
   for (const PendingReasons::Entry& w : res.pending_reasons.entries()) {
     JobEntry* e = entries[w.queue_index];  // Placements are not in the list.
     if (e->job.state != api::JobState::pending) continue;
-    if (preempting_.count(queue[w.queue_index].seq)) continue;  // Those keep "preempting ...".
+    if (preempting_.contains(queue[w.queue_index].seq)) continue;  // Those keep "preempting ...".
     const std::string& now_why = res.pending_reasons.text(w);
     if (!was_preempted(e->job.reason)) {  // Most jobs: the pass's reason as it is, copied only when it changed.
       if (e->job.reason != now_why) {
@@ -161,23 +154,22 @@ void ClusterState::schedule_pass() {
   }
   // Not stored, but shown: the console shows why a job waits.
   if (reasons_changed || gate.reasons_changed) ++jobs_changes_;
-  full_after_pass_ = !alloc_.any_free_card();
-  sched_latency_.observe(static_cast<double>(clock_.steady_ns() - t0) / 1e9);
+  pacing_.end_pass(alloc_.any_free_card());
+  counters_.scheduling_latency.observe(static_cast<double>(clock_.steady_ns() - t0) / 1e9);
 }
 
 void ClusterState::run_scheduler() {
   MutexLock lk(mu_);
   for (;;) {
-    if (pass_skipped_) {
-      // New jobs still lack their reasons: a full pass is due within kFullPassEvery,
+    if (pacing_.skipped()) {
+      // New jobs still lack their reasons: a full pass is due within full_pass_every(),
       // or sooner when capacity changes.
-      dirty_cv_.wait_for(mu_, kFullPassEvery,
-                         [&]() REQUIRES(mu_) { return stopping_ || (dirty_ && capacity_changed_); });
+      dirty_cv_.wait_for(mu_, pacing_.full_pass_every(), [&]() REQUIRES(mu_) { return stopping_ || pacing_.due(); });
     } else {
-      dirty_cv_.wait(mu_, [&]() REQUIRES(mu_) { return dirty_ || stopping_; });
+      dirty_cv_.wait(mu_, [&]() REQUIRES(mu_) { return stopping_ || pacing_.due(); });
     }
     if (stopping_) return;
-    dirty_ = false;
+    pacing_.take_dirty();
     lk.unlock();
     const int64_t t0 = clock_.steady_ns();
     schedule_pass();
@@ -195,10 +187,7 @@ void ClusterState::run_scheduler() {
 void ClusterState::check_liveness() {
   MutexLock lk(mu_);
   const int64_t now = clock_.now_ms();
-  if (preempt_retry_at_ms_ && now >= *preempt_retry_at_ms_) {  // A job passed the minimum runtime.
-    preempt_retry_at_ms_.reset();
-    mark_dirty_locked();
-  }
+  if (preempting_.take_retry_due(now)) mark_dirty_locked();  // A job passed the minimum runtime.
   std::vector<std::string> gone;
   for (const auto& [name, n] : nodes_)
     if (!n.down && now - n.rec.last_heartbeat_ms >= opts_.heartbeat_timeout_ms) gone.push_back(name);
@@ -239,23 +228,19 @@ void ClusterState::check_liveness() {
 void ClusterState::shutdown() {
   MutexLock lk(mu_);
   stopping_ = true;
-  std::vector<std::string> nodes;
-  for (const auto& [node, _] : watches_) nodes.push_back(node);
-  for (const auto& node : nodes) answer_watches_locked(node);
+  for (const auto& node : polls_.nodes()) answer_watches_locked(node);
   dirty_cv_.notify_all();
 }
 
 void ClusterState::mark_dirty_locked(bool capacity) {
-  dirty_ = true;
-  capacity_changed_ = capacity_changed_ || capacity;
+  pacing_.mark_dirty(capacity);
   dirty_cv_.notify_one();
 }
 
 void ClusterState::bump_locked(const std::string& node) {
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return;
-  it->second.version = ++version_counter_;
-  bumped_.insert(node);  // Answered once the whole change is applied (commit_locked).
+  it->second.version = versions_of_nodes_.bump(node);  // Answered once the whole change is applied.
 }
 
 }  // namespace tessel::scheduler

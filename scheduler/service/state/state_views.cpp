@@ -177,21 +177,16 @@ StatsSnapshot ClusterState::stats() const {
       s.cards.push_back(std::move(t));
     }
   }
-  s.version_skew_by_model = census_.skew();
-  s.submissions_total = submissions_total_;
-  s.submissions_refused_total = submissions_refused_total_;
+  s.version_skew_by_model = versions_.skew();
+  counters_.copy_to(s);
   s.active_jobs = active_counts_.total();
   for (const auto& [_, n] : active_counts_.by_user())
     s.active_jobs_max_of_a_user = std::max(s.active_jobs_max_of_a_user, n);
   s.max_active_jobs = opts_.limits.max_active_jobs;
   s.max_active_jobs_per_user = opts_.limits.max_active_jobs_per_user;
-  s.placements_total = placements_total_;
-  s.preemptions_total = preemptions_total_;
-  s.long_polls_waiting = long_polls_waiting_;
+  s.long_polls_waiting = polls_.waiting();
   s.long_polls_max = opts_.max_long_polls;
-  s.long_polls_shed_total = long_polls_shed_total_;
-  s.queue_wait = queue_wait_;
-  s.scheduling_latency = sched_latency_;
+  s.long_polls_shed_total = polls_.shed_total();
   project_stats_locked(s);
   s.usage_card_seconds = book_.totals();
   return s;

@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "tessel/scheduler/state.hpp"
-
 namespace tessel::scheduler {
 
 namespace {
@@ -53,25 +51,22 @@ std::map<std::string, std::string> VersionCensus::skewed() const {
   return out;
 }
 
-void ClusterState::note_version_skew_locked(const std::string& node) {
-  if (auto was = census_inventory_.find(node); was != census_inventory_.end()) {
+void VersionWatch::note(const std::string& node, const api::NodeInventory* inventory) {
+  if (auto was = counted_.find(node); was != counted_.end()) {
     census_.remove(was->second);
-    census_inventory_.erase(was);
+    counted_.erase(was);
   }
-  if (auto it = nodes_.find(node); it != nodes_.end()) {
-    census_inventory_.emplace(node, VersionCensus::entry_of(it->second.rec.inventory));
-    census_.add(census_inventory_.at(node));
-  }
+  if (inventory) census_.add(counted_.emplace(node, VersionCensus::entry_of(*inventory)).first->second);
   std::map<std::string, std::string> now = census_.skewed();
   for (const auto& [model, what] : now) {
-    auto it = version_skew_.find(model);
-    if (it == version_skew_.end() || it->second != what)
+    auto it = logged_.find(model);
+    if (it == logged_.end() || it->second != what)
       spdlog::warn("nodes with {} cards report different versions ({}): multi-node jobs across them may fail", model,
                    what);
   }
-  for (const auto& [model, _] : version_skew_)
+  for (const auto& [model, _] : logged_)
     if (!now.count(model)) spdlog::info("nodes with {} cards report the same versions again", model);
-  version_skew_ = std::move(now);
+  logged_ = std::move(now);
 }
 
 }  // namespace tessel::scheduler

@@ -78,6 +78,26 @@ struct StatsSnapshot {
   std::map<std::pair<std::string, std::string>, double> usage_card_seconds;  // (project, model) -> ended attempts'.
 };
 
+// The scheduler's own event counters, kept by its owner (ClusterState) under its
+// mutex and copied into each snapshot.
+struct SchedulerCounters {
+  uint64_t submissions_total = 0;
+  uint64_t submissions_refused_total = 0;  // At a tenant limit.
+  uint64_t placements_total = 0;
+  uint64_t preemptions_total = 0;
+  Histogram queue_wait{{0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400}};  // Seconds.
+  Histogram scheduling_latency{
+      {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}};  // Seconds.
+  void copy_to(StatsSnapshot& s) const {
+    s.submissions_total = submissions_total;
+    s.submissions_refused_total = submissions_refused_total;
+    s.placements_total = placements_total;
+    s.preemptions_total = preemptions_total;
+    s.queue_wait = queue_wait;
+    s.scheduling_latency = scheduling_latency;
+  }
+};
+
 std::string render_metrics(const StatsSnapshot& s);
 // Escapes a label value: backslash, double quote and newline.
 std::string escape_label(const std::string& v);

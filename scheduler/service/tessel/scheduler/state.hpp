@@ -35,11 +35,15 @@
 #include "tessel/scheduler/active_jobs.hpp"
 #include "tessel/scheduler/allocator.hpp"
 #include "tessel/scheduler/fair_share.hpp"
+#include "tessel/scheduler/long_polls.hpp"
 #include "tessel/scheduler/api_error.hpp"
 #include "tessel/scheduler/card_history.hpp"
 #include "tessel/time/clock.hpp"
 #include "tessel/scheduler/metrics.hpp"
 #include "tessel/scheduler/node_tokens.hpp"
+#include "tessel/scheduler/node_versions.hpp"
+#include "tessel/scheduler/pass_pacing.hpp"
+#include "tessel/scheduler/preemption_claims.hpp"
 #include "tessel/scheduler/store.hpp"
 #include "tessel/scheduler/tenant_limits.hpp"
 #include "tessel/scheduler/version_skew.hpp"
@@ -228,7 +232,7 @@ class ClusterState {
   // Returns the watch id, 0 when `done` already ran (or an error: unknown node).
   // `done` gets an error instead of a state when the node's credential was revoked
   // or the node deleted while the poll waited (end_polls_locked).
-  using WatchDone = std::function<void(const Result<api::DesiredState>&)>;
+  using WatchDone = LongPolls::Done;
   Result<uint64_t> watch_desired(const std::string& node, int64_t version, WatchDone done) EXCLUDES(mu_);
   // Answers watch `id` with the current (unchanged) state if it still waits.
   void expire_watch(const std::string& node, uint64_t id) EXCLUDES(mu_);
@@ -304,9 +308,7 @@ class ClusterState {
   // Gives `e` a whole inventory and a new tag for it.
   void take_inventory_locked(NodeEntry& e, api::NodeInventory inventory) REQUIRES(mu_);
   NodeSpec node_spec_locked(const NodeEntry& n) const REQUIRES(mu_);
-  // Logs (warning) each model whose nodes now report different driver or firmware
-  // versions, once per change, and when they agree again (version_skew.cpp).
-  // After `node`'s inventory changed (or the node went): updates the census and logs.
+  // After `node`'s inventory changed (or the node went): VersionWatch::note.
   void note_version_skew_locked(const std::string& node) REQUIRES(mu_);
   void bump_locked(const std::string& node) REQUIRES(mu_);
   // Asks for a scheduling pass. `capacity`: the change may let a pending job fit
@@ -447,10 +449,6 @@ class ClusterState {
   // held for it (under "preempt:<job>") as their tasks end; once all are, it is
   // placed on them before anything else. The claim (cards and victims) is stored in
   // the job's record (api::Job::preempt_claim), so a restarted scheduler resumes it.
-  struct Preemption {
-    std::vector<api::Allocation> allocations;  // The cards it will take.
-    std::vector<std::string> victims;
-  };
   // Drops preemptions whose job is no longer pending or whose nodes cannot take it
   // (their jobs, the claim cleared, go to `dropped`, for the pass to write), holds
   // their cards as they free up, and returns (holding the cards for the job) those
@@ -474,31 +472,15 @@ class ClusterState {
   NodeTokens node_tokens_{[this](const WriteBatch& b) { return write_store(b); }, clock_};
 
   mutable Mutex mu_;
-  struct Watch {
-    uint64_t id;
-    WatchDone done;
-  };
-  std::map<std::string, std::vector<Watch>> watches_ GUARDED_BY(mu_);  // Parked long polls by node.
-  uint64_t next_watch_id_ GUARDED_BY(mu_) = 1;
-  std::set<std::string> bumped_ GUARDED_BY(mu_);  // Nodes whose version changed in the commit being applied.
+  LongPolls polls_ GUARDED_BY(mu_);  // Parked long polls by node.
   void answer_watches_locked(const std::string& node) REQUIRES(mu_);
   // Ends the node's parked polls with `why` instead of a state.
   void end_polls_locked(const std::string& node, const Error& why) REQUIRES(mu_);
   CondVar dirty_cv_;
-  bool dirty_ GUARDED_BY(mu_) = false;
-  // Since the last full pass: did anything but submissions change? And did that pass
-  // leave no free card anywhere? Then new submissions cannot fit either and the pass
-  // (O(queue), the cost of a long queue) is skipped, except once a second.
-  bool capacity_changed_ GUARDED_BY(mu_) = true;
-  bool full_after_pass_ GUARDED_BY(mu_) = false;
-  bool pass_skipped_ GUARDED_BY(mu_) = false;
-  std::chrono::steady_clock::time_point last_full_pass_ GUARDED_BY(mu_){};
+  PassPacing pacing_ GUARDED_BY(mu_);  // Whether a pass is due, or skipped (cluster full).
   bool stopping_ GUARDED_BY(mu_) = false;
-  int64_t next_seq_ GUARDED_BY(mu_) = 1;  // Reserved under mu_, persisted with the job.
-  int64_t version_counter_ GUARDED_BY(mu_) = 0;
-  // The next node inventory tag: from a random 48-bit start, so no two scheduler
-  // processes are likely to give the same tag to different inventories.
-  int64_t next_inventory_tag_ GUARDED_BY(mu_) = 0;
+  int64_t next_seq_ GUARDED_BY(mu_) = 1;              // Reserved under mu_, persisted with the job.
+  NodeVersions versions_of_nodes_ GUARDED_BY(mu_);    // Desired-state versions, inventory tags.
   std::map<int64_t, JobEntry> jobs_ GUARDED_BY(mu_);  // By sequence number.
   // Pending jobs by sequence, pointing into jobs_ (std::map entries do not move): a
   // scheduling pass walks these instead of looking each one up in jobs_.
@@ -507,9 +489,7 @@ class ClusterState {
   std::map<int64_t, JobEntry*> waiting_ GUARDED_BY(mu_);
   ActiveJobs active_ GUARDED_BY(mu_);  // Assigned and running jobs, by sequence and by node.
   std::map<std::string, NodeEntry> nodes_ GUARDED_BY(mu_);
-  std::map<std::string, std::string> version_skew_ GUARDED_BY(mu_);  // Model -> versions last logged.
-  VersionCensus census_ GUARDED_BY(mu_);  // Every node's inventory as it was when last noted.
-  std::map<std::string, VersionCensus::Entry> census_inventory_ GUARDED_BY(mu_);  // What census_ counted per node.
+  VersionWatch versions_ GUARDED_BY(mu_);  // Driver and firmware versions by model.
   std::map<std::string, Fence> fences_ GUARDED_BY(mu_);
   // New nodes whose registration is being committed (commit_queued): not in nodes_ yet,
   // and another registration of the same name waits for it (503).
@@ -520,20 +500,11 @@ class ClusterState {
   UsageLedger usage_ GUARDED_BY(mu_);                             // Ended attempts; running ones are added per pass.
   UsageBook book_;  // Accounting: every ended attempt's usage record. Its own mutex, taken after mu_.
   ModuleGroupAllocator alloc_ GUARDED_BY(mu_);
-  uint64_t submissions_total_ GUARDED_BY(mu_) = 0;
-  uint64_t submissions_refused_total_ GUARDED_BY(mu_) = 0;  // At a tenant limit.
-  uint64_t placements_total_ GUARDED_BY(mu_) = 0;
-  std::map<int64_t, Preemption> preempting_ GUARDED_BY(mu_);    // By the preempting job's sequence.
-  std::optional<int64_t> preempt_retry_at_ms_ GUARDED_BY(mu_);  // A job passes the minimum runtime: look again.
-  uint64_t preemptions_total_ GUARDED_BY(mu_) = 0;
-  int64_t long_polls_waiting_ GUARDED_BY(mu_) = 0;
-  uint64_t long_polls_shed_total_ GUARDED_BY(mu_) = 0;
-  std::chrono::steady_clock::time_point shed_warned_at_ GUARDED_BY(mu_){};
+  PreemptionClaims preempting_ GUARDED_BY(mu_);  // By the preempting job's sequence.
   std::atomic<bool> storage_ok_{true};
   std::atomic<uint64_t> jobs_changes_{0}, nodes_changes_{0}, metrics_changes_{0};
   std::atomic<uint64_t> store_write_failures_total_{0};
-  Histogram queue_wait_ GUARDED_BY(mu_);
-  Histogram sched_latency_ GUARDED_BY(mu_);
+  SchedulerCounters counters_ GUARDED_BY(mu_);  // For /metrics.
 };
 
 }  // namespace tessel::scheduler

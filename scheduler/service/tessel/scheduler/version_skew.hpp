@@ -1,7 +1,8 @@
 #pragma once
 // Driver and firmware versions by card model across the cluster: nodes of one model
 // that report different versions are a frequent cause of multi-node jobs that hang
-// or fail at start. Pure: inventories in, a census out.
+// or fail at start. VersionCensus is pure: inventories in, a census out. VersionWatch
+// keeps one across changes and logs each model whose versions start or stop to differ.
 
 #include <cstdint>
 #include <map>
@@ -45,6 +46,22 @@ class VersionCensus {
     int64_t cards = 0;
   };
   std::map<std::string, Versions> models_;
+};
+
+// Not thread-safe: its owner (ClusterState) keeps it under its mutex.
+class VersionWatch {
+ public:
+  // After `node`'s inventory changed (`inventory`), or the node went (nullptr):
+  // recounts that node's cards and logs (warning) each model whose versions now
+  // differ, once per change, and (info) each that agrees again.
+  void note(const std::string& node, const api::NodeInventory* inventory);
+  // Every model seen, and whether its cards report different versions.
+  std::map<std::string, bool> skew() const { return census_.skew(); }
+
+ private:
+  VersionCensus census_;
+  std::map<std::string, VersionCensus::Entry> counted_;  // What census_ counted per node.
+  std::map<std::string, std::string> logged_;            // Model -> versions last logged.
 };
 
 }  // namespace tessel::scheduler
