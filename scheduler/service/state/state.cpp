@@ -44,7 +44,7 @@ Status ClusterState::restore() {
   for (auto& job : snap->jobs) {
     int64_t seq = job_key(job.id);
     if (seq < 0) return Error{"restoring state: bad job id " + job.id};
-    next_seq_ = std::max(next_seq_, (seq >> kArrayKeyBits) + 1);
+    jobs_.restored_seq(seq >> kArrayKeyBits);
     if (job.spec.project.empty()) job.spec.project = api::kDefaultProject;  // Stored before projects existed.
     if (job.state == api::JobState::assigned || job.state == api::JobState::running) {
       active_.insert(seq, job.allocations);
@@ -53,10 +53,10 @@ Status ClusterState::restore() {
       alloc_.hold(job.id, job.allocations, end);
     }
     if (counts_as_active(job)) active_counts_.add(job, 1);
-    jobs_[seq] = JobEntry{std::move(job), now, {}, 0, std::nullopt};
+    jobs_.put(seq, JobEntry{std::move(job), now, {}, 0, std::nullopt});
   }
   restore_arrays_locked();
-  for (auto& p : snap->projects) projects_[p.name] = std::move(p);
+  for (auto& p : snap->projects) projects_.put(std::move(p));
   // Accounting and fair share from the usage records (jobs pruned since included).
   WriteBatch loaded;
   loaded.put_usage = std::move(snap->usage);
@@ -70,9 +70,9 @@ Status ClusterState::restore() {
   restore_preemptions_locked();
   spdlog::log(opts_.quiet_restore ? spdlog::level::debug : spdlog::level::info,
               "restored {} jobs ({} pending, {} waiting for dependencies, {} active), {} nodes, {} fences, {} projects",
-              jobs_.size(), pending_.size(), waiting_.size(), active_.size(), nodes_.size(), fences_.size(),
-              projects_.size());
-  if (!pending_.empty()) mark_dirty_locked();
+              jobs_.size(), jobs_.pending().size(), jobs_.waiting().size(), active_.size(), nodes_.size(),
+              fences_.size(), projects_.stored_count());
+  if (!jobs_.pending().empty()) mark_dirty_locked();
   return ok_status();
 }
 
@@ -89,13 +89,12 @@ api::Job ClusterState::make_job(int64_t seq, api::JobSpec spec, const std::strin
 
 Status ClusterState::resolve_project_locked(api::JobSpec& spec) const {
   if (spec.project.empty()) spec.project = api::kDefaultProject;
-  if (spec.project == api::kDefaultProject || projects_.count(spec.project)) return ok_status();
+  if (projects_.exists(spec.project)) return ok_status();
   return Error::invalid("project: unknown project " + spec.project, "project");
 }
 
 Status ClusterState::admit_locked(const api::JobSpec& spec, const std::string& user, int64_t n) {
-  std::optional<int64_t> project_cap;
-  if (auto p = projects_.find(spec.project); p != projects_.end()) project_cap = p->second.max_active_jobs_per_user;
+  const std::optional<int64_t> project_cap = projects_.max_active_jobs_per_user(spec.project);
   if (auto s = admit_jobs(active_counts_, opts_.limits, project_cap, user, spec.project, n); !s) {
     ++counters_.submissions_refused_total;
     return s;
@@ -137,7 +136,7 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
     if (stopping_) return Error::unavailable("scheduler is shutting down");
     if (auto s = resolve_project_locked(spec); !s) return s.error();
     if (auto s = admit_locked(spec, user, 1); !s) return s.error();
-    seq = next_seq_++;
+    seq = jobs_.reserve_seq();
   }
   const api::Job job = make_job(seq, std::move(spec), user);
   WriteBatch b;
@@ -150,7 +149,8 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
   }
   MutexLock lk(mu_);
   const int64_t key = key_of_seq(seq);
-  pending_[key] = &(jobs_[key] = JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt});
+  jobs_.put(key, JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt});
+  jobs_.queue(key);
   ++counters_.submissions_total;
   ++jobs_changes_;
   log_change(job, "submitted");
@@ -306,9 +306,8 @@ void ClusterState::cancel_pending_locked(Txn& txn, const JobEntry& e, const std:
   txn.batch.jobs.push_back(nj);
   const int64_t seq = job_key(nj.id);
   txn.apply.push_back([this, nj, seq]() REQUIRES(mu_) {
-    jobs_[seq].job = nj;
-    pending_.erase(seq);
-    waiting_.erase(seq);
+    jobs_.at(seq).job = nj;
+    jobs_.dequeue(seq);
     log_change(nj, "cancelled");
   });
 }
@@ -362,12 +361,12 @@ void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState fi
       alloc_.hold(f.id, {f.allocation}, std::nullopt);
       fences_[f.id] = f;
     }
-    JobEntry& entry = jobs_[seq];
+    JobEntry& entry = jobs_.at(seq);
     entry.job = nj;
     entry.reports.clear();
     active_.erase(seq);
     if (requeue) {
-      pending_[seq] = &entry;
+      jobs_.queue(seq);
       entry.queued_at_ms = now;
     }
     for (const auto& n : nodes) bump_locked(n);

@@ -283,7 +283,7 @@ void ClusterState::process_reports_locked(Txn& txn, const std::string& node, con
   // Reports of current attempts drive their jobs.
   std::set<std::string> still_waiting;
   for (int64_t seq : active_.on(node)) {
-    JobEntry& e = jobs_[seq];
+    JobEntry& e = jobs_.at(seq);
     bool touched = false;
     for (const auto& a : e.job.allocations) {
       if (a.node != node) continue;
@@ -359,7 +359,7 @@ bool ClusterState::evaluate_job_locked(Txn& txn, const JobEntry& e) {
   txn.batch.jobs.push_back(nj);
   const int64_t seq = job_key(j.id);
   txn.apply.push_back([this, nj, seq, start]() REQUIRES(mu_) {
-    jobs_[seq].job = nj;
+    jobs_.at(seq).job = nj;
     if (start) log_change(nj, "all ranks running");
   });
   return false;

@@ -49,12 +49,12 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
   MutexLock lk(mu_);
   if (stopping_) return Error::unavailable("scheduler is shutting down");
   if (auto s = resolve_project_locked(spec); !s) return s.error();
-  const int64_t seq = next_seq_;
+  const int64_t seq = jobs_.next_seq();
   api::Job parent = make_job(seq, std::move(spec), user);
   if (deps) {
     if (auto s = validate_dependencies_locked(parent.spec, parent.id); !s) return s.error();
   }
-  ++next_seq_;
+  jobs_.reserve_seq();
   // Every element has the parent's dependencies: one check holds for all.
   const DepCheck check = deps ? check_dependencies_locked(parent.spec) : DepCheck{};
   const std::vector<int> indices = api::array_indices(*parent.spec.array);
@@ -86,15 +86,15 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
     info.parallel = jobs[0].spec.array->parallel;
     info.states[slot(jobs[0].state)] = count;
     const int64_t at = jobs[0].submitted_at_ms;
-    jobs_[key] = JobEntry{std::move(jobs[0]), at, {}, 0, std::nullopt};
+    jobs_.put(key, JobEntry{std::move(jobs[0]), at, {}, 0, std::nullopt});
     for (size_t i = 0; i < indices.size(); ++i) {
       const int64_t k = key + indices[i] + 1;  // As job_key() of the element's id.
-      JobEntry& entry = jobs_[k] = JobEntry{std::move(jobs[i + 1]), at, {}, 0, std::nullopt};
+      JobEntry& entry = jobs_.put(k, JobEntry{std::move(jobs[i + 1]), at, {}, 0, std::nullopt});
       if (check.verdict != DepCheck::Verdict::never) enqueue_locked(k, entry, check);
     }
     counters_.submissions_total += static_cast<uint64_t>(count);
     ++jobs_changes_;
-    const api::Job& p = jobs_[key].job;
+    const api::Job& p = jobs_.at(key).job;
     spdlog::info("job {} {} (array of {}, at most {} at once, submitted) reason=\"{}\"", p.id, api::to_string(p.state),
                  info.count, info.parallel, p.reason);
   };
@@ -118,7 +118,7 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
     }
     insert();
   }
-  return view_locked(key, jobs_[key]);
+  return view_locked(key, jobs_.at(key));
 }
 
 void ClusterState::cancel_array_locked(Txn& txn, int64_t key, const std::string& reason) {
@@ -167,7 +167,7 @@ void ClusterState::update_arrays_locked(Txn& txn, size_t from, std::map<int64_t,
   for (int64_t pkey : touched) {
     ArrayChange& c = changes[pkey];
     const ArrayInfo& info = arrays_[pkey];
-    const api::Job& current = c.batch_index == std::string::npos ? jobs_[pkey].job : txn.batch.jobs[c.batch_index];
+    const api::Job& current = c.batch_index == std::string::npos ? jobs_.at(pkey).job : txn.batch.jobs[c.batch_index];
     std::optional<api::Job> np;
     if (array_state(c.states, info.count) != current.state) np = parent_record(current, c.states, info.count, now);
     if (np && c.batch_index == std::string::npos) {
@@ -179,7 +179,7 @@ void ClusterState::update_arrays_locked(Txn& txn, size_t from, std::map<int64_t,
     txn.apply.push_back([this, pkey, states = c.states, np]() REQUIRES(mu_) {
       arrays_[pkey].states = states;
       if (!np) return;
-      jobs_[pkey].job = *np;
+      jobs_.at(pkey).job = *np;
       log_change(*np, "elements changed");
     });
   }

@@ -1,9 +1,9 @@
 // ClusterState: job dependencies (JobSpec after_ok, after_any, after_not_ok).
-// A pending job with a dependency not yet met waits in waiting_, where neither
+// A pending job with a dependency not yet met waits in the waiting queue, where neither
 // placement nor backfill sees it. Whatever ends a job goes through
 // commit_locked(), which first calls resolve_dependents_locked(): in the same
 // Txn, dependents that can now never start are cancelled (and theirs, in turn),
-// and those whose dependencies are all met move to pending_ once it committed.
+// and those whose dependencies are all met move to the pending queue once it committed.
 // History pruning (state_history.cpp) never removes a job that a job not yet ended
 // depends on, so these checks always find it; a job already pruned is unknown to a
 // new submission (400 naming the field).
@@ -72,10 +72,10 @@ Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const
   MutexLock lk(mu_);
   if (stopping_) return Error::unavailable("scheduler is shutting down");
   if (auto s = resolve_project_locked(spec); !s) return s.error();
-  api::Job job = make_job(next_seq_, std::move(spec), user);
+  api::Job job = make_job(jobs_.next_seq(), std::move(spec), user);
   if (auto s = validate_dependencies_locked(job.spec, job.id); !s) return s.error();
   if (auto s = admit_locked(job.spec, user, 1); !s) return s.error();
-  const int64_t seq = key_of_seq(next_seq_++);
+  const int64_t seq = key_of_seq(jobs_.reserve_seq());
   const DepCheck check = check_dependencies_locked(job.spec);
   job.reason = check.reason;
   if (check.verdict == DepCheck::Verdict::never) {  // E.g. after_ok on a job that already failed.
@@ -85,7 +85,7 @@ Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const
   Txn txn;
   txn.batch.jobs.push_back(job);
   txn.apply.push_back([this, job, seq, check]() REQUIRES(mu_) {
-    JobEntry& entry = jobs_[seq] = JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt};
+    JobEntry& entry = jobs_.put(seq, JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt});
     ++counters_.submissions_total;
     log_change(job, "submitted");
     if (check.verdict != DepCheck::Verdict::never) enqueue_locked(seq, entry, check);
@@ -93,16 +93,16 @@ Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const
   const bool committed = commit_locked(txn, "submit");
   if (!committed || check.verdict == DepCheck::Verdict::never) uncount_locked(job.spec, user, 1);
   if (!committed) return storage_unavailable("the job");
-  return jobs_[seq].job;
+  return jobs_.at(seq).job;
 }
 
 void ClusterState::enqueue_locked(int64_t seq, JobEntry& entry, const DepCheck& check) {
   if (check.verdict == DepCheck::Verdict::waiting) {
     entry.job.reason = check.reason;
-    waiting_[seq] = &entry;
+    jobs_.hold_back(seq);
     return;
   }
-  pending_[seq] = &entry;
+  jobs_.queue(seq);
   mark_dirty_locked(/*capacity=*/false);
 }
 
@@ -122,7 +122,7 @@ Status ClusterState::enqueue_restored_locked() {
 }
 
 void ClusterState::resolve_dependents_locked(Txn& txn) {
-  if (waiting_.empty()) return;
+  if (jobs_.waiting().empty()) return;
   std::map<std::string, api::JobState> changing;
   bool ends = false;
   for (const auto& j : txn.batch.jobs) {
@@ -132,7 +132,7 @@ void ClusterState::resolve_dependents_locked(Txn& txn) {
   if (!ends) return;
   // A job's dependencies are older than it (they existed when it was submitted), so
   // one pass in sequence order meets a cancellation before the jobs it dooms in turn.
-  for (const auto& [seq, e] : waiting_) {
+  for (const auto& [seq, e] : jobs_.waiting()) {
     if (changing.count(e->job.id)) continue;  // This Txn ends it already (a user's cancel).
     const DepCheck check = check_dependencies_locked(e->job.spec, changing);
     if (check.verdict == DepCheck::Verdict::never) {
@@ -147,10 +147,10 @@ void ClusterState::resolve_dependents_locked(Txn& txn) {
 }
 
 void ClusterState::release_waiting_locked(int64_t seq) {
-  auto it = waiting_.find(seq);
-  if (it == waiting_.end()) return;
+  auto it = jobs_.waiting().find(seq);
+  if (it == jobs_.waiting().end()) return;
   JobEntry& entry = *it->second;
-  waiting_.erase(it);
+  jobs_.dequeue(seq);
   entry.job.reason.clear();
   entry.queued_at_ms = clock_.now_ms();  // Queue wait counts from when it could start.
   log_change(entry.job, "dependencies met");

@@ -117,8 +117,8 @@ Result<size_t> ClusterState::prune_history(size_t max_jobs) {
   auto keep_dependencies = [&keep](const api::JobSpec& spec) {
     for (const auto* ids : {&spec.after_ok, &spec.after_any, &spec.after_not_ok}) keep.insert(ids->begin(), ids->end());
   };
-  for (const auto& [_, e] : pending_) keep_dependencies(e->job.spec);
-  for (const auto& [_, e] : waiting_) keep_dependencies(e->job.spec);
+  for (const auto& [_, e] : jobs_.pending()) keep_dependencies(e->job.spec);
+  for (const auto& [_, e] : jobs_.waiting()) keep_dependencies(e->job.spec);
   for (int64_t seq : active_) keep_dependencies(jobs_.at(seq).job.spec);
   for (const auto& [_, f] : fences_) keep.insert(f.job_id);
   Txn txn;

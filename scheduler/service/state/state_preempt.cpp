@@ -35,22 +35,17 @@ std::string preempting_reason(const std::vector<std::string>& victims) {
 
 }  // namespace
 
-bool ClusterState::may_preempt_locked(const std::string& project) const {
-  auto p = projects_.find(project);
-  if (p == projects_.end()) return false;
-  return std::any_of(p->second.quotas.begin(), p->second.quotas.end(),
-                     [](const auto& q) { return q.second.guaranteed > 0; });
-}
+bool ClusterState::may_preempt_locked(const std::string& project) const { return projects_.may_preempt(project); }
 
 std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& policy, int64_t now,
                                                                 std::vector<api::Job>& dropped) {
   std::vector<Placement> ready;
   for (auto it = preempting_.begin(); it != preempting_.end();) {
     const PreemptionClaims::Claim& p = it->second;
-    auto pending = pending_.find(it->first);
+    auto pending = jobs_.pending().find(it->first);
     auto entry = jobs_.find(it->first);  // Keyed by job_key(): an array element's id is not make_job_id(key).
     const std::string job_id = entry != jobs_.end() ? entry->second.job.id : make_job_id(it->first >> kArrayKeyBits);
-    bool keep = pending != pending_.end();
+    bool keep = pending != jobs_.pending().end();
     for (const auto& a : p.allocations) {
       auto n = nodes_.find(a.node);
       keep = keep && n != nodes_.end() && schedulable(n->second);
@@ -105,7 +100,7 @@ std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& poli
 }
 
 void ClusterState::restore_preemptions_locked() {
-  for (const auto& [key, entry] : pending_) {
+  for (const auto& [key, entry] : jobs_.pending()) {
     api::Job& job = entry->job;
     if (job.preempt_claim.empty()) continue;
     preempting_.put(key, {job.preempt_claim, job.preempt_victims});
@@ -165,7 +160,7 @@ void ClusterState::plan_preemption_locked(Txn& txn, const std::vector<PendingJob
     txn.apply.push_back([this, seq, plan = *out.plan, reason]() REQUIRES(mu_) {
       preempting_.put(seq, {plan.allocations, plan.victims});
       counters_.preemptions_total += plan.victims.size();
-      JobEntry& entry = jobs_[seq];
+      JobEntry& entry = jobs_.at(seq);
       entry.job.preempt_claim = plan.allocations;
       entry.job.preempt_victims = plan.victims;
       entry.job.reason = reason;  // Shown, not stored: after a restart the pass gives it a reason again.

@@ -19,14 +19,11 @@ int64_t card_count(const std::vector<api::Allocation>& allocations) {
   return n;
 }
 
-api::Project default_project() { return api::Project{api::kDefaultProject, 1, {}, std::nullopt}; }
-
 }  // namespace
 
 std::vector<api::Project> ClusterState::projects() const {
   MutexLock lk(mu_);
-  std::map<std::string, api::Project> all = projects_;
-  all.emplace(api::kDefaultProject, default_project());
+  std::map<std::string, api::Project> all = projects_.all();
   std::vector<api::Project> out;
   out.reserve(all.size());
   for (auto& [_, p] : all) out.push_back(std::move(p));
@@ -35,15 +32,13 @@ std::vector<api::Project> ClusterState::projects() const {
 
 Result<api::Project> ClusterState::project(const std::string& name) const {
   MutexLock lk(mu_);
-  if (auto it = projects_.find(name); it != projects_.end()) return it->second;
-  if (name == api::kDefaultProject) return default_project();
+  if (auto p = projects_.get(name)) return *p;
   return Error::not_found("project " + name + " not found");
 }
 
 Result<api::Project> ClusterState::create_project(const api::Project& p) {
   MutexLock lk(mu_);
-  if (projects_.count(p.name) || p.name == api::kDefaultProject)
-    return Error::conflict("project " + p.name + " already exists");
+  if (projects_.exists(p.name)) return Error::conflict("project " + p.name + " already exists");
   return write_project_locked(p);
 }
 
@@ -56,7 +51,7 @@ Result<api::Project> ClusterState::write_project_locked(const api::Project& p) {
   Txn txn;
   txn.batch.put_projects.push_back(p);
   txn.apply.push_back([this, p]() REQUIRES(mu_) {
-    projects_[p.name] = p;
+    projects_.put(p);
     spdlog::info("project {} set: shares={} quotas={}", p.name, p.shares, p.quotas.size());
     mark_dirty_locked();  // A higher max may let a pending job start.
   });
@@ -67,13 +62,12 @@ Result<api::Project> ClusterState::write_project_locked(const api::Project& p) {
 Result<api::Project> ClusterState::delete_project(const std::string& name) {
   MutexLock lk(mu_);
   if (name == api::kDefaultProject) return Error::conflict("the default project cannot be deleted");
-  auto it = projects_.find(name);
-  if (it == projects_.end()) return Error::not_found("project " + name + " not found");
+  std::optional<api::Project> gone = projects_.get(name);
+  if (!projects_.stored(name) || !gone) return Error::not_found("project " + name + " not found");
   for (const auto& [_, e] : jobs_) {
     if (e.job.spec.project == name && !api::is_terminal(e.job.state))
       return Error::conflict("project " + name + " has job " + e.job.id + " not yet ended");
   }
-  const api::Project gone = it->second;
   Txn txn;
   txn.batch.delete_projects.push_back(name);
   txn.apply.push_back([this, name]() REQUIRES(mu_) {
@@ -81,16 +75,14 @@ Result<api::Project> ClusterState::delete_project(const std::string& name) {
     spdlog::info("project {} deleted", name);
   });
   if (!commit_locked(txn, "project delete")) return storage_unavailable("the project deletion");
-  return gone;
+  return *gone;
 }
 
 std::map<std::string, ClusterState::ProjectUsage> ClusterState::project_usage() const {
   MutexLock lk(mu_);
   const int64_t now = clock_.now_ms();
   auto usage = usage_now_locked(now).by_project(now);
-  std::map<std::string, int64_t> shares{{api::kDefaultProject, 1}};
-  for (const auto& [name, p] : projects_) shares[name] = p.shares;
-  auto factors = fair_share_factors(shares, usage);
+  auto factors = fair_share_factors(projects_.shares(), usage);
   std::map<std::string, ProjectUsage> out;
   for (const auto& [name, f] : factors) out[name] = ProjectUsage{usage[name], f};
   return out;
@@ -111,8 +103,7 @@ int64_t ClusterState::active_jobs_in(const std::string& project) const {
 }
 
 void ClusterState::project_stats_locked(StatsSnapshot& s) const {
-  std::map<std::string, api::Project> all = projects_;
-  all.emplace(api::kDefaultProject, default_project());
+  const std::map<std::string, api::Project> all = projects_.all();
   const int64_t now = clock_.now_ms();
   std::map<std::string, int64_t> shares;
   for (const auto& [name, p] : all) shares[name] = p.shares;
@@ -135,7 +126,7 @@ void ClusterState::project_stats_locked(StatsSnapshot& s) const {
     if (it == by_name.end()) continue;
     for (const auto& [model, n] : cards_by_model_locked(j.allocations)) it->second.held[model] += n;
   }
-  for (const auto* queue : {&pending_, &waiting_})
+  for (const auto* queue : {&jobs_.pending(), &jobs_.waiting()})
     for (const auto& [_, e] : *queue)
       if (auto it = by_name.find(e->job.spec.project); it != by_name.end()) ++it->second.pending;
   for (auto& [_, ps] : by_name) s.projects.push_back(std::move(ps));
@@ -157,15 +148,12 @@ std::map<std::string, int64_t> ClusterState::cards_by_model_locked(
 
 ClusterState::PassPolicy ClusterState::pass_policy_locked(int64_t now) const {
   PassPolicy policy;
-  std::map<std::string, int64_t> shares{{api::kDefaultProject, 1}};
-  for (const auto& [name, p] : projects_) shares[name] = p.shares;
   const UsageLedger ledger = usage_now_locked(now);
-  for (const auto& [name, f] : fair_share_factors(shares, ledger.by_project(now))) policy.fair_share[name] = f;
+  for (const auto& [name, f] : fair_share_factors(projects_.shares(), ledger.by_project(now)))
+    policy.fair_share[name] = f;
   for (const auto& [name, u] : ledger.by_user(now)) policy.user_usage[name] = u;
-  bool any_quota = false;
-  for (const auto& [name, p] : projects_) any_quota = any_quota || !p.quotas.empty();
-  if (!any_quota) return policy;
-  for (const auto& [name, p] : projects_) {
+  if (!projects_.any_quota()) return policy;
+  for (const auto& [name, p] : projects_.stored_projects()) {
     if (p.quotas.empty()) continue;
     ProjectLimits lim;
     lim.name = name;

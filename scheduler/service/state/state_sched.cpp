@@ -35,7 +35,7 @@ void ask_resources(const TaskDefaults& d, const api::JobSpec& spec, PendingJob& 
 
 void ClusterState::schedule_pass() {
   MutexLock lk(mu_);
-  if (pending_.empty() || stopping_) return;
+  if (jobs_.pending().empty() || stopping_) return;
   // Only submissions since a pass that left every card busy: nothing new can fit.
   // Real time: this only paces CPU use.
   if (!pacing_.begin_pass(std::chrono::steady_clock::now())) return;
@@ -47,10 +47,10 @@ void ClusterState::schedule_pass() {
   const std::vector<Placement> preempted_for = advance_preemptions_locked(policy, now, claims_dropped);
   std::vector<PendingJob> queue;
   std::vector<JobEntry*> entries;  // Parallel to queue.
-  queue.reserve(pending_.size());
-  entries.reserve(pending_.size());
+  queue.reserve(jobs_.pending().size());
+  entries.reserve(jobs_.pending().size());
   ArrayGate gate;
-  for (const auto& [seq, entry] : pending_) {
+  for (const auto& [seq, entry] : jobs_.pending()) {
     if (preempting_.contains(seq)) continue;
     if (is_element_key(seq) && !array_gate_locked(seq, *entry, gate)) continue;
     const api::Job& j = entry->job;
@@ -73,7 +73,8 @@ void ClusterState::schedule_pass() {
   }
   for (const auto& r : res.reservations) {
     if (!r.start_ms) continue;
-    if (auto it = pending_.find(job_key(r.job_id)); it != pending_.end()) it->second->estimated_start_ms = r.start_ms;
+    if (auto it = jobs_.pending().find(job_key(r.job_id)); it != jobs_.pending().end())
+      it->second->estimated_start_ms = r.start_ms;
   }
   Txn txn;
   // Records whose preemption claim was dropped: stored without it, so a restart does
@@ -82,7 +83,7 @@ void ClusterState::schedule_pass() {
   std::map<std::string, std::set<int>> ports_taken;  // Master ports handed out in this pass.
   for (const auto& p : res.placed) {
     const int64_t seq = job_key(p.job_id);
-    JobEntry& e = jobs_[seq];
+    JobEntry& e = jobs_.at(seq);
     api::Job nj = e.job;
     nj.state = api::JobState::assigned;
     nj.allocations = p.allocations;
@@ -99,7 +100,7 @@ void ClusterState::schedule_pass() {
       auto used = [&](int candidate) REQUIRES(mu_) {
         if (taken.count(candidate)) return true;
         for (int64_t s : active_.on(rank0->node)) {
-          const api::Job& o = jobs_[s].job;
+          const api::Job& o = jobs_.at(s).job;
           if (o.master_port == candidate && !o.allocations.empty() && o.allocations.front().node == rank0->node)
             return true;
         }
@@ -117,10 +118,10 @@ void ClusterState::schedule_pass() {
     txn.batch.jobs.push_back(nj);
     const double waited = static_cast<double>(now - e.queued_at_ms) / 1000.0;
     txn.apply.push_back([this, nj, seq, waited]() REQUIRES(mu_) {
-      JobEntry& entry = jobs_[seq];
+      JobEntry& entry = jobs_.at(seq);
       entry.job = nj;
       entry.reports.clear();
-      pending_.erase(seq);
+      jobs_.dequeue(seq);
       preempting_.erase(seq);
       active_.insert(seq, nj.allocations);
       ++counters_.placements_total;
@@ -196,7 +197,7 @@ void ClusterState::check_liveness() {
   // Backstop for time limits (agents enforce them first): a running job past its
   // limit plus kill grace plus one heartbeat timeout is failed and its ranks fenced.
   for (int64_t seq : active_) {
-    const JobEntry& e = jobs_[seq];
+    const JobEntry& e = jobs_.at(seq);
     const auto& spec = e.job.spec;
     if (!spec.time_limit_s || !e.job.started_at_ms) continue;
     const int64_t grace_s = spec.kill_grace_s.value_or(api::kDefaultKillGraceS);
@@ -208,7 +209,7 @@ void ClusterState::check_liveness() {
   if (gone.empty() && stopped.empty()) return;
   for (const auto& name : gone) {
     for (int64_t seq : active_.on(name)) {
-      const JobEntry& e = jobs_[seq];
+      const JobEntry& e = jobs_.at(seq);
       bool here = false;
       for (const auto& a : e.job.allocations) here |= a.node == name;
       if (!here || !stopped.insert(seq).second) continue;

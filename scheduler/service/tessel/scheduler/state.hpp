@@ -35,6 +35,7 @@
 #include "tessel/scheduler/active_jobs.hpp"
 #include "tessel/scheduler/allocator.hpp"
 #include "tessel/scheduler/fair_share.hpp"
+#include "tessel/scheduler/job_table.hpp"
 #include "tessel/scheduler/long_polls.hpp"
 #include "tessel/scheduler/api_error.hpp"
 #include "tessel/scheduler/card_history.hpp"
@@ -44,6 +45,7 @@
 #include "tessel/scheduler/node_versions.hpp"
 #include "tessel/scheduler/pass_pacing.hpp"
 #include "tessel/scheduler/preemption_claims.hpp"
+#include "tessel/scheduler/project_table.hpp"
 #include "tessel/scheduler/store.hpp"
 #include "tessel/scheduler/tenant_limits.hpp"
 #include "tessel/scheduler/version_skew.hpp"
@@ -254,14 +256,6 @@ class ClusterState {
   void shutdown() EXCLUDES(mu_);
 
  private:
-  struct JobEntry {
-    api::Job job;
-    int64_t queued_at_ms = 0;                        // Submission or requeue time.
-    std::map<std::string, api::TaskReport> reports;  // Current attempt, by assignment id.
-    // Pending jobs, from the last scheduling pass (shown, never stored).
-    int queue_position = 0;
-    std::optional<int64_t> estimated_start_ms;
-  };
   struct NodeEntry {
     NodeRecord rec;
     bool down = false;
@@ -381,7 +375,7 @@ class ClusterState {
   void project_stats_locked(StatsSnapshot& s) const REQUIRES(mu_);
 
   // Job dependencies (state_deps.cpp). A pending job with a dependency not yet met
-  // waits in waiting_, out of the scheduling pass's sight; one that can never be met
+  // waits in the waiting queue (JobTable), out of the scheduling pass's sight; one that can never be met
   // is cancelled. Evaluated at submission and restore, and in commit_locked() for
   // every change that ends a job, within that change's Txn.
   struct DepCheck {
@@ -394,12 +388,12 @@ class ClusterState {
   // 400 naming the field for a dependency on an unknown job or on `self`.
   Status validate_dependencies_locked(const api::JobSpec& spec, const std::string& self) const REQUIRES(mu_);
   Result<api::Job> submit_with_dependencies(api::JobSpec spec, const std::string& user) EXCLUDES(mu_);
-  // Files a pending job that can start now in pending_, a waiting one in waiting_.
+  // Files a pending job that can start now in the pending queue, a waiting one in the waiting queue.
   void enqueue_locked(int64_t seq, JobEntry& entry, const DepCheck& check) REQUIRES(mu_);
   // Restore: queues the pending jobs; cancels those whose dependencies can never be met.
   Status enqueue_restored_locked() REQUIRES(mu_);
   // Adds to `txn` what the jobs it ends mean for waiting jobs: cancellations
-  // (cascading to their own dependents), new reasons, moves to pending_.
+  // (cascading to their own dependents), new reasons, moves to the pending queue.
   void resolve_dependents_locked(Txn& txn) REQUIRES(mu_);
   void release_waiting_locked(int64_t seq) REQUIRES(mu_);
 
@@ -432,7 +426,7 @@ class ClusterState {
   api::Job view_locked(int64_t key, const JobEntry& e) const REQUIRES(mu_);
   // The job's whole spec: an element's own, with its parent's command, env and workdir.
   api::JobSpec whole_spec_locked(int64_t key, const api::Job& j) const REQUIRES(mu_);
-  // The scheduling pass's parallel limit: walking pending_ in key order (an array's
+  // The scheduling pass's parallel limit: walking the pending queue in key order (an array's
   // elements are adjacent), whether element `e` may be offered to the allocator.
   // If not, sets its reason ("array j-... at its parallel limit of P").
   struct ArrayGate {
@@ -479,14 +473,9 @@ class ClusterState {
   CondVar dirty_cv_;
   PassPacing pacing_ GUARDED_BY(mu_);  // Whether a pass is due, or skipped (cluster full).
   bool stopping_ GUARDED_BY(mu_) = false;
-  int64_t next_seq_ GUARDED_BY(mu_) = 1;              // Reserved under mu_, persisted with the job.
-  NodeVersions versions_of_nodes_ GUARDED_BY(mu_);    // Desired-state versions, inventory tags.
-  std::map<int64_t, JobEntry> jobs_ GUARDED_BY(mu_);  // By sequence number.
-  // Pending jobs by sequence, pointing into jobs_ (std::map entries do not move): a
-  // scheduling pass walks these instead of looking each one up in jobs_.
-  std::map<int64_t, JobEntry*> pending_ GUARDED_BY(mu_);
-  // Pending jobs whose dependencies are not all met yet; never in pending_.
-  std::map<int64_t, JobEntry*> waiting_ GUARDED_BY(mu_);
+  NodeVersions versions_of_nodes_ GUARDED_BY(mu_);  // Desired-state versions, inventory tags.
+  // Every job by key, with the pending and waiting queues; hands out sequence numbers.
+  JobTable jobs_ GUARDED_BY(mu_);
   ActiveJobs active_ GUARDED_BY(mu_);  // Assigned and running jobs, by sequence and by node.
   std::map<std::string, NodeEntry> nodes_ GUARDED_BY(mu_);
   VersionWatch versions_ GUARDED_BY(mu_);  // Driver and firmware versions by model.
@@ -494,10 +483,10 @@ class ClusterState {
   // New nodes whose registration is being committed (commit_queued): not in nodes_ yet,
   // and another registration of the same name waits for it (503).
   std::set<std::string> registering_ GUARDED_BY(mu_);
-  std::map<std::string, api::Project> projects_ GUARDED_BY(mu_);  // Stored ones; see projects().
-  std::map<int64_t, ArrayInfo> arrays_ GUARDED_BY(mu_);           // By the parent's key.
-  ActiveJobCounts active_counts_ GUARDED_BY(mu_);                 // Jobs not yet ended (and being submitted), by user.
-  UsageLedger usage_ GUARDED_BY(mu_);                             // Ended attempts; running ones are added per pass.
+  ProjectTable projects_ GUARDED_BY(mu_);
+  std::map<int64_t, ArrayInfo> arrays_ GUARDED_BY(mu_);  // By the parent's key.
+  ActiveJobCounts active_counts_ GUARDED_BY(mu_);        // Jobs not yet ended (and being submitted), by user.
+  UsageLedger usage_ GUARDED_BY(mu_);                    // Ended attempts; running ones are added per pass.
   UsageBook book_;  // Accounting: every ended attempt's usage record. Its own mutex, taken after mu_.
   ModuleGroupAllocator alloc_ GUARDED_BY(mu_);
   PreemptionClaims preempting_ GUARDED_BY(mu_);  // By the preempting job's sequence.

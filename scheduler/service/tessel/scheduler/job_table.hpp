@@ -1,0 +1,102 @@
+#pragma once
+// The scheduler's table of jobs, by key (job_key(): a job's sequence number, an
+// array element's right after its parent's), with the two queues of pending jobs
+// that index it: `pending` (offered to the scheduling pass) and `waiting` (their
+// dependencies not all met yet; never offered). It is the only owner of the
+// entries: the queues point into the table (std::map entries do not move), and
+// erase() drops a job from both, so neither can hold a job the table lost. It also
+// hands out sequence numbers (persisted with each job; past the highest restored).
+//
+// Not thread-safe: its owner (ClusterState) keeps it under its mutex. at() on a key
+// that is not there is a bug of the caller (std::out_of_range).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "tessel/api/agent_protocol.hpp"
+#include "tessel/api/job.hpp"
+
+namespace tessel::scheduler {
+
+struct JobEntry {
+  api::Job job;
+  int64_t queued_at_ms = 0;                        // Submission or requeue time.
+  std::map<std::string, api::TaskReport> reports;  // Current attempt, by assignment id.
+  // Pending jobs, from the last scheduling pass (shown, never stored).
+  int queue_position = 0;
+  std::optional<int64_t> estimated_start_ms;
+};
+
+class JobTable {
+ public:
+  using Map = std::map<int64_t, JobEntry>;
+  using Queue = std::map<int64_t, JobEntry*>;
+
+  // --- The table, in key order ---
+  // Adds the job at `key`, or replaces it (keeping its place in the queues).
+  JobEntry& put(int64_t key, JobEntry entry) {
+    auto [it, added] = jobs_.try_emplace(key);
+    it->second = std::move(entry);
+    return it->second;
+  }
+  JobEntry& at(int64_t key) { return jobs_.at(key); }
+  const JobEntry& at(int64_t key) const { return jobs_.at(key); }
+  Map::iterator find(int64_t key) { return jobs_.find(key); }
+  Map::const_iterator find(int64_t key) const { return jobs_.find(key); }
+  Map::iterator lower_bound(int64_t key) { return jobs_.lower_bound(key); }
+  Map::const_iterator lower_bound(int64_t key) const { return jobs_.lower_bound(key); }
+  Map::iterator upper_bound(int64_t key) { return jobs_.upper_bound(key); }
+  Map::const_iterator upper_bound(int64_t key) const { return jobs_.upper_bound(key); }
+  Map::iterator begin() { return jobs_.begin(); }
+  Map::iterator end() { return jobs_.end(); }
+  Map::const_iterator begin() const { return jobs_.begin(); }
+  Map::const_iterator end() const { return jobs_.end(); }
+  size_t size() const { return jobs_.size(); }
+  // Removes the job, from the queues too.
+  void erase(int64_t key) {
+    dequeue(key);
+    jobs_.erase(key);
+  }
+
+  // --- The queues ---
+  // Offers the (pending) job at `key` to the scheduling pass; takes it out of waiting.
+  void queue(int64_t key) {
+    waiting_.erase(key);
+    pending_[key] = &jobs_.at(key);
+  }
+  // Keeps the (pending) job at `key` from the pass until its dependencies are met.
+  void hold_back(int64_t key) {
+    pending_.erase(key);
+    waiting_[key] = &jobs_.at(key);
+  }
+  // Takes the job off both queues (placed, cancelled or ended).
+  void dequeue(int64_t key) {
+    pending_.erase(key);
+    waiting_.erase(key);
+  }
+  const Queue& pending() const { return pending_; }
+  const Queue& waiting() const { return waiting_; }
+
+  // --- Sequence numbers ---
+  // Reserves `n` sequence numbers; returns the first.
+  int64_t reserve_seq(int64_t n = 1) {
+    const int64_t first = next_seq_;
+    next_seq_ += n;
+    return first;
+  }
+  int64_t next_seq() const { return next_seq_; }
+  // At restore: a stored job's sequence number; the next ones come after it.
+  void restored_seq(int64_t seq) {
+    if (seq >= next_seq_) next_seq_ = seq + 1;
+  }
+
+ private:
+  Map jobs_;
+  Queue pending_;
+  Queue waiting_;
+  int64_t next_seq_ = 1;
+};
+
+}  // namespace tessel::scheduler
