@@ -224,8 +224,11 @@ TEST_F(TrainTest, Bf16StepsLowerTheLoss) {
   EXPECT_EQ(lines.front()["precision"], "bf16");
   auto losses = losses_of(progress.str());
   ASSERT_EQ(losses.size(), 20u);
-  for (const auto& line : lines)
-    if (line.contains("loss")) EXPECT_EQ(line["precision"], "bf16") << line;
+  for (const auto& line : lines) {
+    if (line.contains("loss")) {
+      EXPECT_EQ(line["precision"], "bf16") << line;
+    }
+  }
   EXPECT_NEAR(losses.front(), std::log(256.0), 0.5);
   double first = 0, last = 0;
   for (int i = 0; i < 3; ++i) first += losses[i] / 3, last += losses[losses.size() - 1 - i] / 3;
@@ -320,7 +323,9 @@ TEST_F(TrainTest, BinaryPrintsJsonLinesAndWritesCheckpoint) {
   int steps = 0;
   for (std::string line; std::getline(in, line);) {
     auto j = nlohmann::json::parse(line);
-    if (j.value("event", "") == "start") EXPECT_EQ(j["precision"], "fp32") << line;  // the default on CPU
+    if (j.value("event", "") == "start") {
+      EXPECT_EQ(j["precision"], "fp32") << line;  // the default on CPU
+    }
     if (!j.contains("step") || j.contains("event")) continue;
     ++steps;
     for (const char* key : {"loss", "lr", "tokens_per_s", "elapsed_s"}) EXPECT_TRUE(j.contains(key)) << line;
