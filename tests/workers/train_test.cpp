@@ -272,6 +272,41 @@ TEST_F(TrainTest, Fp32AndBf16AgreeAtTheFirstStep) {
   EXPECT_GT(static_cast<double>(same_way), 0.99 * static_cast<double>(moved)) << same_way << " of " << moved;
 }
 
+// Data parallel in bf16: the gradients reaching the fp32 parameters are fp32 and are
+// averaged over the ranks as in fp32, so both ranks end with the same parameters.
+TEST_F(TrainTest, Bf16TwoRanksStayInStep) {
+  TempDir dir;
+  auto o = tiny_options(dir.path());
+  o.batch_size = 4;  // per rank
+  o.steps = 4;
+  o.precision = "bf16";
+  std::promise<int> port;
+  auto port_future = port.get_future().share();
+  auto rank_run = [&](int rank) {
+    TrainEnv env;
+    env.dist.rank = rank;
+    env.dist.world_size = 2;
+    env.dist.master_addr = "127.0.0.1";
+    if (rank == 0) {
+      env.dist.master_port = 0;
+      env.on_listening = [&](int p) { port.set_value(p); };
+    } else {
+      if (port_future.wait_for(std::chrono::seconds(60)) != std::future_status::ready)
+        return Result<TrainSummary>(Error{"rank 0 never listened"});
+      env.dist.master_port = port_future.get();
+    }
+    return run_training(o, env);
+  };
+  auto r1 = std::async(std::launch::async, rank_run, 1);
+  auto r0 = rank_run(0);
+  ASSERT_EQ(r1.wait_for(std::chrono::seconds(120)), std::future_status::ready);
+  auto r1v = r1.get();
+  ASSERT_TRUE(r0.ok()) << r0.error().message;
+  ASSERT_TRUE(r1v.ok()) << r1v.error().message;
+  EXPECT_EQ(r0->parameters, r1v->parameters) << "ranks diverged";
+  EXPECT_TRUE(std::isfinite(r0->final_loss));
+}
+
 // Checkpoints hold fp32 weights and optimizer state whatever the precision: a bf16
 // run resumes in fp32 and back in bf16.
 TEST_F(TrainTest, ResumesAcrossPrecisions) {
