@@ -1,8 +1,10 @@
 #include "device.h"
+#include "torch_error.h"
 
 #include <dlfcn.h>
 
 #include <torch/cuda.h>
+#include <torch/types.h>
 #include <torch/utils.h>
 
 namespace tessel::workers {
@@ -34,6 +36,24 @@ Result<c10::Device> select_device(const DeviceRequest& r) {
     return c10::Device(c10::kHPU, static_cast<c10::DeviceIndex>(r.local_rank));
   }
   return Error::invalid("--device must be auto, cpu, cuda or hpu, got '" + r.kind + "'", "device");
+}
+
+Result<Precision> select_precision(const DeviceRequest& r, const c10::Device& device) {
+  auto parsed = parse_precision(r.precision);
+  if (!parsed) return parsed.error();
+  const Precision precision = parsed->value_or(default_precision(c10::DeviceTypeName(device.type(), true)));
+  if (precision == Precision::kFp32) return precision;
+  try {
+    // What the bf16 forward does (gpt.cpp): bf16 products, fp32 softmax.
+    torch::NoGradGuard no_grad;
+    auto a = torch::ones({4, 4}, torch::TensorOptions().dtype(torch::kBFloat16).device(device));
+    auto p = torch::softmax(torch::matmul(a, a), -1, torch::kFloat).to(torch::kBFloat16);
+    (void)torch::matmul(p, a).to(torch::kCPU, torch::kFloat);
+  } catch (const std::exception& e) {
+    return Error::invalid(
+        "--precision bf16: LibTorch cannot compute in bfloat16 on " + device.str() + ": " + describe(e), "precision");
+  }
+  return precision;
 }
 
 void set_torch_threads(int threads) { torch::set_num_threads(threads); }

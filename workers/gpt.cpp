@@ -19,10 +19,24 @@ namespace {
 // at 4 rows the two are about even, from 8 rows on sgemm wins.
 constexpr int64_t kMatVecRows = 4;
 
-// x [B, in] -> x weight^T + bias [B, out]; weight [out, in], bias [out] or undefined.
-torch::Tensor step_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias = {}) {
+// `t` in `dtype`: the input of a matrix product in the compute dtype (no copy when it is).
+torch::Tensor cast_to(const torch::Tensor& t, torch::ScalarType dtype) {
+  return !t.defined() || t.scalar_type() == dtype ? t : t.to(dtype);
+}
+
+// A linear layer computed in `dtype` (its output too).
+torch::Tensor linear_as(const torch::Tensor& x, const torch::nn::Linear& layer, torch::ScalarType dtype) {
+  return torch::nn::functional::linear(cast_to(x, dtype), cast_to(layer->weight, dtype), cast_to(layer->bias, dtype));
+}
+
+// x [B, in] -> x weight^T + bias [B, out] in `dtype`; weight [out, in], bias [out] or undefined.
+torch::Tensor step_linear(const torch::Tensor& x_in, const torch::Tensor& weight_in, const torch::Tensor& bias_in,
+                          torch::ScalarType dtype) {
+  const auto x = cast_to(x_in, dtype), weight = cast_to(weight_in, dtype), bias = cast_to(bias_in, dtype);
   const int64_t rows = x.size(0);
-  if (rows > kMatVecRows) return torch::nn::functional::linear(x, weight, bias);
+  // The matrix-vector path is for fp32 (OpenBLAS sgemv); bf16 products go to
+  // oneDNN through linear() at every row count (LibTorch 1.13's bf16 mv is slower).
+  if (rows > kMatVecRows || dtype != torch::kFloat) return torch::nn::functional::linear(x, weight, bias);
   auto out = torch::empty({rows, weight.size(0)}, x.options());
   for (int64_t r = 0; r < rows; ++r) {
     auto row = out.select(0, r);
@@ -59,7 +73,7 @@ std::pair<torch::Tensor, torch::Tensor> CausalSelfAttentionImpl::append(LayerCac
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, LayerCache* cache) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
-  auto parts = qkv(x).view({B, T, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
+  auto parts = linear_as(x, qkv, dtype).view({B, T, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
   torch::Tensor q = parts[0], k = parts[1], v = parts[2];  // [B, H, T, hd]
   int64_t past = 0;
   if (cache != nullptr) {
@@ -72,8 +86,9 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, LayerCach
   auto att = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim_))), k.transpose(-2, -1));
   if (T > 1)
     att.masked_fill_(future_mask_.slice(0, past, total).slice(1, 0, total), -std::numeric_limits<float>::infinity());
-  auto y = torch::matmul(torch::softmax(att, -1), v);  // [B, H, T, hd]
-  return proj(y.transpose(1, 2).reshape({B, T, C}));
+  // Softmax in fp32 whatever the product's dtype; its weights go back to that dtype.
+  auto y = torch::matmul(cast_to(torch::softmax(att, -1, torch::kFloat), dtype), v);  // [B, H, T, hd]
+  return linear_as(y.transpose(1, 2).reshape({B, T, C}), proj, dtype);
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward_step(const torch::Tensor& x, const std::vector<LayerCache*>& caches) {
@@ -81,7 +96,7 @@ torch::Tensor CausalSelfAttentionImpl::forward_step(const torch::Tensor& x, cons
   // layers are single addmm calls, and attention is two bmm per sequence over its
   // cache, with no 4-D reshapes around them.
   const int64_t B = x.size(0), C = x.size(1);
-  const auto rows = step_linear(x, qkv->weight, qkv->bias).view({B, 3, heads_, head_dim_});  // [B, q|k|v, H, hd]
+  const auto rows = step_linear(x, qkv->weight, qkv->bias, dtype).view({B, 3, heads_, head_dim_});  // [B, q|k|v, H, hd]
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim_));
   std::vector<torch::Tensor> ys;
   ys.reserve(static_cast<size_t>(B));
@@ -95,9 +110,10 @@ torch::Tensor CausalSelfAttentionImpl::forward_step(const torch::Tensor& x, cons
     v = v.select(0, 0);
     const auto q = row.select(0, 0).view({heads_, 1, head_dim_}) * scale;
     // One query at the newest position: it may see every cached key, no mask.
-    ys.push_back(torch::bmm(torch::softmax(torch::bmm(q, k.transpose(1, 2)), -1), v).view({1, C}));
+    const auto probs = cast_to(torch::softmax(torch::bmm(q, k.transpose(1, 2)), -1, torch::kFloat), dtype);
+    ys.push_back(torch::bmm(probs, v).view({1, C}));
   }
-  return step_linear(B == 1 ? ys.front() : torch::cat(ys, 0), proj->weight, proj->bias);  // [B, C]
+  return step_linear(B == 1 ? ys.front() : torch::cat(ys, 0), proj->weight, proj->bias, dtype);  // [B, C]
 }
 
 BlockImpl::BlockImpl(const ModelConfig& c) {
@@ -110,12 +126,13 @@ BlockImpl::BlockImpl(const ModelConfig& c) {
 
 torch::Tensor BlockImpl::forward(torch::Tensor x, LayerCache* cache) {
   x = x + attn(ln1(x), cache);
-  return x + fc_proj(torch::gelu(fc(ln2(x))));
+  return x + linear_as(torch::gelu(linear_as(ln2(x), fc, dtype)), fc_proj, dtype);  // fp32 x: the sum is fp32
 }
 
 torch::Tensor BlockImpl::forward_step(torch::Tensor x, const std::vector<LayerCache*>& caches) {
   x = x + attn->forward_step(ln1(x), caches);  // [B, C] throughout.
-  return x + step_linear(torch::gelu(step_linear(ln2(x), fc->weight, fc->bias)), fc_proj->weight, fc_proj->bias);
+  return x + step_linear(torch::gelu(step_linear(ln2(x), fc->weight, fc->bias, dtype)), fc_proj->weight, fc_proj->bias,
+                         dtype);
 }
 
 GptImpl::GptImpl(const ModelConfig& c, uint64_t seed) : config_(c) {
@@ -148,6 +165,27 @@ GptImpl::GptImpl(const ModelConfig& c, uint64_t seed) : config_(c) {
 
 KvCache GptImpl::empty_cache() const { return KvCache(static_cast<size_t>(config_.layers)); }
 
+void GptImpl::set_compute_dtype(torch::ScalarType dtype) {
+  TORCH_CHECK(dtype == torch::kFloat || dtype == torch::kBFloat16, "compute dtype must be float or bfloat16, not ",
+              dtype);
+  dtype_ = dtype;
+  for (size_t i = 0; i < blocks->size(); ++i) {
+    const auto block = blocks->ptr<BlockImpl>(i);
+    block->dtype = dtype;
+    block->attn->dtype = dtype;
+  }
+}
+
+void GptImpl::cast_product_weights() {
+  torch::NoGradGuard no_grad;
+  tok_emb->to(dtype_);  // also the tied head
+  if (head) head->to(dtype_);
+  for (size_t i = 0; i < blocks->size(); ++i) {
+    const auto block = blocks->ptr<BlockImpl>(i);
+    for (auto* layer : {&block->attn->qkv, &block->attn->proj, &block->fc, &block->fc_proj}) (*layer)->to(dtype_);
+  }
+}
+
 torch::Tensor GptImpl::forward(const torch::Tensor& tokens) { return run(tokens, nullptr); }
 
 torch::Tensor GptImpl::forward_cached(const torch::Tensor& tokens, KvCache& cache) {
@@ -165,7 +203,8 @@ torch::Tensor GptImpl::forward_step(const torch::Tensor& tokens, const std::vect
     TORCH_CHECK(positions[b] < config_.context, "sequence of ", positions[b] + 1, " tokens exceeds context ",
                 config_.context);
   }
-  // Rows of the embedding tables; activations stay [B, C] until the logits.
+  // Rows of the embedding tables; activations stay [B, C] until the logits. The
+  // residual stream is fp32 (a bf16 token row plus the fp32 position row is fp32).
   auto pos = torch::tensor(positions, torch::kLong).to(tokens.device());
   auto x = tok_emb->weight.index_select(0, tokens.view({-1})) + pos_emb->weight.index_select(0, pos);
   std::vector<LayerCache*> layer(B);
@@ -174,8 +213,8 @@ torch::Tensor GptImpl::forward_step(const torch::Tensor& tokens, const std::vect
     x = blocks->ptr<BlockImpl>(i)->forward_step(x, layer);
   }
   x = ln_f(x);
-  auto logits = step_linear(x, config_.tied_head ? tok_emb->weight : head->weight);
-  return logits.unsqueeze(1);  // [B, 1, vocab]
+  auto logits = step_linear(x, config_.tied_head ? tok_emb->weight : head->weight, {}, dtype_);
+  return cast_to(logits, torch::kFloat).unsqueeze(1);  // [B, 1, vocab]
 }
 
 torch::Tensor GptImpl::run(const torch::Tensor& tokens, KvCache* cache) {
@@ -188,12 +227,14 @@ torch::Tensor GptImpl::run(const torch::Tensor& tokens, KvCache* cache) {
     x = blocks->ptr<BlockImpl>(i)->forward(x, cache ? &(*cache)[i] : nullptr);
   }
   x = ln_f(x);
-  if (config_.tied_head) return torch::matmul(x, tok_emb->weight.t());
-  return head(x);
+  if (config_.tied_head)
+    return cast_to(torch::matmul(cast_to(x, dtype_), cast_to(tok_emb->weight, dtype_).t()), torch::kFloat);
+  return cast_to(linear_as(x, head, dtype_), torch::kFloat);
 }
 
 torch::Tensor language_model_loss(const torch::Tensor& logits, const torch::Tensor& targets) {
-  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}));
+  return torch::nn::functional::cross_entropy(cast_to(logits, torch::kFloat).reshape({-1, logits.size(-1)}),
+                                              targets.reshape({-1}));
 }
 
 }  // namespace tessel::workers

@@ -3,9 +3,16 @@
 // embedding, tied or untied output head. No dropout, so training draws no
 // random numbers after initialisation.
 //
+// Precision (set_compute_dtype): fp32 by default. In bf16 the matrix products
+// (linear layers, attention scores and their weighted sum, the head) take bf16
+// inputs, cast where they enter (explicit casts, not LibTorch 1.13's autocast,
+// which runs softmax and layer norm in bf16 on CPU and has no hpu key); layer
+// norms, softmax, the residual stream and the logits stay fp32, and gradients
+// reach fp32 parameters through the casts.
+//
 // Contracts:
 // - forward() takes int64 token ids [B, T] with T <= context and returns
-//   logits [B, T, vocab].
+//   float logits [B, T, vocab].
 // - forward_cached() appends to `cache` and attends over everything cached;
 //   the caller keeps cached length + T <= context (see generate.h for the
 //   windowing policy). Positions continue from the cached length.
@@ -44,6 +51,7 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
 
   torch::nn::Linear qkv{nullptr};
   torch::nn::Linear proj{nullptr};
+  torch::ScalarType dtype = torch::kFloat;  // of the products; see GptImpl::set_compute_dtype
 
  private:
   // Appends T new positions [B, H, T, hd] to the cache; returns the keys and
@@ -70,6 +78,7 @@ class BlockImpl : public torch::nn::Module {
   torch::nn::LayerNorm ln2{nullptr};
   torch::nn::Linear fc{nullptr};
   torch::nn::Linear fc_proj{nullptr};
+  torch::ScalarType dtype = torch::kFloat;  // of the products; see GptImpl::set_compute_dtype
 };
 TORCH_MODULE(Block);
 
@@ -91,6 +100,16 @@ class GptImpl : public torch::nn::Module {
   torch::Tensor forward_step(const torch::Tensor& tokens, const std::vector<KvCache*>& caches);
   KvCache empty_cache() const;
 
+  // kFloat (the default) or kBFloat16: the dtype of the matrix products (see
+  // the top of this file). The KV cache then holds that dtype too.
+  void set_compute_dtype(torch::ScalarType dtype);
+  torch::ScalarType compute_dtype() const { return dtype_; }
+  // For inference: stores the weights the products read (the linear layers and
+  // the token embedding) in the compute dtype, cast once rather than at every
+  // step. Layer norms and the position embedding stay fp32. Not for training:
+  // the optimizer keeps fp32 parameters.
+  void cast_product_weights();
+
   const ModelConfig& config() const { return config_; }
 
   torch::nn::Embedding tok_emb{nullptr};
@@ -102,10 +121,11 @@ class GptImpl : public torch::nn::Module {
  private:
   torch::Tensor run(const torch::Tensor& tokens, KvCache* cache);
   ModelConfig config_;
+  torch::ScalarType dtype_ = torch::kFloat;
 };
 TORCH_MODULE(Gpt);
 
-// Mean next-token cross-entropy of logits [B, T, V] against targets [B, T].
+// Mean next-token cross-entropy of logits [B, T, V] against targets [B, T], in fp32.
 torch::Tensor language_model_loss(const torch::Tensor& logits, const torch::Tensor& targets);
 
 }  // namespace tessel::workers

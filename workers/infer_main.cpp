@@ -4,7 +4,8 @@
 //   serve: --serve [--host H] [--port N | env TESSEL_PORT]; prints
 //          {"event":"listening","port":N} on stdout once bound (before the
 //          model is loaded: /healthz answers 503 until then), then
-//          {"event":"ready"} once it answers requests. Limits: --http-* (the
+//          {"event":"ready","device","precision"} once it answers requests.
+//   --precision auto|fp32|bf16: bf16 casts the weights once at load. Limits: --http-* (the
 //          shared HTTP server's timeouts, sizes and connection cap),
 //          --max-prompt-tokens, --max-batch/--max-queue, --api-key-file.
 // Errors: one line on stderr and a non-zero exit status.
@@ -139,6 +140,9 @@ std::optional<int> parse_flags(int argc, char** argv, InferFlags& f) {
   app.add_option("--seed", f.defaults.seed, "sampling seed");
   app.add_option("--device", f.device.kind, "auto|cpu|cuda|hpu");
   app.add_option("--hpu-plugin", f.device.hpu_plugin, "Gaudi PyTorch plugin library for --device hpu");
+  app.add_option("--precision", f.device.precision,
+                 "auto|fp32|bf16: bf16 casts the weights once at load and multiplies in bf16 (auto: bf16 on hpu, "
+                 "else fp32)");
   app.add_option("--threads", f.threads, "torch intra-op threads (0: torch default)");
   auto* serve_opt = app.add_flag("--serve", f.serve, "serve HTTP instead of batch mode");
   app.add_option("--port", f.port, "HTTP port (0: any free port; default env TESSEL_PORT)");
@@ -205,6 +209,7 @@ tessel::Status settle_serve_flags(InferFlags& f) {
 // Checks the flags (a usage error, exit 2, when one is wrong) and sets torch's threads.
 tessel::Status settle_flags(InferFlags& f) {
   if (auto s = validate(f.defaults); !s) return flag_error(s.error());
+  if (auto p = parse_precision(f.device.precision); !p) return p.error();
   if (!f.serve && f.input.empty()) return tessel::Error("one of --input FILE or --serve is required");
   if (auto s = validate(f.limits); !s) return flag_error(s.error());
   if (f.threads < 0) return tessel::Error("--threads must be >= 0");
@@ -214,7 +219,7 @@ tessel::Status settle_flags(InferFlags& f) {
 }
 
 // --serve: binds, prints {"event":"listening"}, loads the model while /healthz answers
-// 503, prints {"event":"ready"} and serves until SIGTERM or SIGINT. Returns the exit code.
+// 503, prints {"event":"ready",...} and serves until SIGTERM or SIGINT. Returns the exit code.
 int serve_http(const InferFlags& f) {
   const sigset_t signals = termination_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the server starts threads
@@ -244,7 +249,11 @@ int serve_http(const InferFlags& f) {
   if (session && batching) {
     live = session->get();
     server.attach(**session);
-    std::cout << nlohmann::json{{"event", "ready"}}.dump() << std::endl;
+    std::cout << nlohmann::json{{"event", "ready"},
+                                {"device", (*session)->device()},
+                                {"precision", (*session)->precision()}}
+                     .dump()
+              << std::endl;
   } else {
     server.stop();
   }

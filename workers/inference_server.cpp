@@ -346,7 +346,9 @@ void InferenceServer::add_routes(http::Router& router) {
   router.add("GET", "/healthz", [this](http::Request&, http::Reply reply) { health(std::move(reply)); });
   // Every other route needs the API key when there is one.
   router.add("GET", "/v1/models", guarded([this](http::Request&, http::Reply reply) {
-               reply(json_reply(200, models_response(model_name_, clock_.now_ms() / 1000)));
+               InferenceSession* session = session_.load();  // null while the model loads
+               reply(json_reply(200, models_response(model_name_, clock_.now_ms() / 1000,
+                                                     session ? session->precision() : std::string())));
              }));
   // Parses and queues (a large body's parse stays off the I/O threads); the answer
   // comes from the decode loop's tokens (Generation).
@@ -377,6 +379,7 @@ void InferenceServer::health(http::Reply reply) {
                          {"connections_open", shared_->connections_open()},
                          {"step", session->step()},
                          {"device", session->device()},
+                         {"precision", session->precision()},
                          {"model", to_json(session->config())}}));
 }
 

@@ -207,6 +207,7 @@ struct InferenceSession::Impl {
 
   LoadedModel loaded;
   c10::Device device{c10::kCPU};
+  Precision precision = Precision::kFp32;
   const Clock& clock;
 
   BatchLimits limits;
@@ -226,12 +227,23 @@ Result<std::unique_ptr<InferenceSession>> InferenceSession::open(const std::file
                                                                  const DeviceRequest& request, const Clock& clock) {
   auto device = select_device(request);
   if (!device) return device.error();
-  auto loaded = load_model(path, *device);
+  auto precision = select_precision(request, *device);
+  if (!precision) return precision.error();
+  auto loaded = load_model(path, *device);  // fp32, as every checkpoint stores it
   if (!loaded) return loaded.error();
   auto impl = std::make_unique<Impl>(clock);
   impl->loaded = std::move(*loaded);
   impl->device = *device;
+  impl->precision = *precision;
   impl->loaded.model->eval();
+  if (*precision == Precision::kBf16) {
+    try {
+      impl->loaded.model->set_compute_dtype(torch::kBFloat16);
+      impl->loaded.model->cast_product_weights();  // once, here: decoding reads bf16 weights
+    } catch (const std::exception& e) {
+      return Error{"casting the weights to bf16: " + describe(e)};
+    }
+  }
   return std::unique_ptr<InferenceSession>(new InferenceSession(std::move(impl)));
 }
 
@@ -289,5 +301,6 @@ const BatchLimits& InferenceSession::batch_limits() const { return impl_->limits
 const ModelConfig& InferenceSession::config() const { return impl_->loaded.config; }
 int64_t InferenceSession::step() const { return impl_->loaded.meta.step; }
 std::string InferenceSession::device() const { return impl_->device.str(); }
+std::string InferenceSession::precision() const { return to_string(impl_->precision); }
 
 }  // namespace tessel::workers

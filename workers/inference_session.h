@@ -71,6 +71,9 @@ class GenerationStream {
 class InferenceSession {
  public:
   // `path`: a checkpoint file, or a folder meaning its newest checkpoint.
+  // `device.precision` bf16 casts the weights of the matrix products to bf16
+  // once, here (see gpt.h); an unknown precision, or bf16 where LibTorch cannot
+  // run it, is an invalid_argument error naming --precision.
   // `clock` times each completion (Completion::elapsed_s); it must outlive
   // the session.
   static Result<std::unique_ptr<InferenceSession>> open(const std::filesystem::path& path, const DeviceRequest& device,
@@ -108,6 +111,7 @@ class InferenceSession {
   const ModelConfig& config() const;
   int64_t step() const;  // training steps behind the checkpoint
   std::string device() const;
+  std::string precision() const;  // "fp32" or "bf16"
 
  private:
   struct Impl;

@@ -284,9 +284,10 @@ json completion_chunk(const OpenAiRequest& request, const std::string& id, int64
           {"choices", json::array({choice})}};
 }
 
-json models_response(const std::string& model, int64_t created) {
-  return {{"object", "list"},
-          {"data", json::array({{{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "tessel"}}})}};
+json models_response(const std::string& model, int64_t created, const std::string& precision) {
+  json entry = {{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "tessel"}};
+  if (!precision.empty()) entry["precision"] = precision;
+  return {{"object", "list"}, {"data", json::array({entry})}};
 }
 
 int64_t prompt_tokens(const OpenAiRequest& request) {

@@ -88,7 +88,9 @@ nlohmann::json completion_response(const OpenAiRequest& request, const std::stri
 // `first` set and carries the role.
 nlohmann::json completion_chunk(const OpenAiRequest& request, const std::string& id, int64_t created,
                                 const std::string& model, int64_t index, const Choice& piece, bool first);
-nlohmann::json models_response(const std::string& model, int64_t created);
+// `precision` ("fp32" or "bf16") is added to the model's entry when not empty
+// (it is empty while the model loads).
+nlohmann::json models_response(const std::string& model, int64_t created, const std::string& precision = "");
 
 // Prompt tokens as usage counts them (bytes: the model is byte-level).
 int64_t prompt_tokens(const OpenAiRequest& request);

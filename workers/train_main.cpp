@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint-every", o.checkpoint_every, "checkpoint period in steps (0: only at the end)");
   app.add_option("--device", o.device, "auto|cpu|cuda|hpu");
   app.add_option("--hpu-plugin", o.hpu_plugin, "Gaudi PyTorch plugin library for --device hpu");
+  app.add_option("--precision", o.precision,
+                 "auto|fp32|bf16: bf16 matrix products and attention with fp32 weights and optimizer state "
+                 "(auto: bf16 on hpu, else fp32)");
   app.add_option("--batch-size", o.batch_size, "sequences per rank per step");
   app.add_option("--context", o.model.context, "context length in bytes");
   app.add_option("--layers", o.model.layers, "transformer blocks");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "precision.h"
+
 namespace tessel::workers {
 
 Status validate(const TrainOptions& o) {
@@ -22,6 +24,7 @@ Status validate(const TrainOptions& o) {
   if (!(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1))
     return Error::invalid("min_lr_ratio must be in [0, 1]", "min_lr_ratio");
   if (!(o.weight_decay >= 0)) return Error::invalid("--weight-decay must be >= 0", "weight-decay");
+  if (auto p = parse_precision(o.precision); !p) return p.error();
   return validate(o.model);
 }
 

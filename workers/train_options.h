@@ -21,7 +21,8 @@ struct TrainOptions {
   int64_t checkpoint_every = 0;  // 0: only at the end
   std::string device = "auto";
   std::string hpu_plugin = "/usr/lib/habanalabs/libhabana_pytorch_plugin.so";
-  int64_t batch_size = 16;  // per rank
+  std::string precision = "auto";  // auto|fp32|bf16 (precision.h); auto: bf16 on hpu, else fp32
+  int64_t batch_size = 16;         // per rank
   ModelConfig model;
   double lr = 3e-3;
   int64_t warmup = -1;  // -1: min(100, steps / 10)

@@ -144,8 +144,12 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
   const auto n = static_cast<int64_t>(corpus->size());
   if (auto s = check_shards(n, shards, o.model.context); !s) return s.error();
 
-  auto device = select_device({o.device, o.hpu_plugin, env.dist.local_rank});
+  const DeviceRequest request{o.device, o.hpu_plugin, env.dist.local_rank, o.precision};
+  auto device = select_device(request);
   if (!device) return device.error();
+  auto precision = select_precision(request, *device);
+  if (!precision) return precision.error();
+  const std::string precision_name = to_string(*precision);
   CommunicatorOptions copts;
   copts.on_listening = env.on_listening;
   copts.bucket_bytes = o.bucket_bytes;
@@ -156,11 +160,13 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
                   {"device", device->str()},
                   {"world_size", world},
                   {"backend", comm.backend_note()},
+                  {"precision", precision_name},
                   {"model", to_json(o.model)}});
 
   try {
     Gpt model(o.model, o.seed);
-    model->to(*device);
+    model->to(*device);  // fp32 parameters (the master weights) and optimizer state in either precision
+    model->set_compute_dtype(*precision == Precision::kBf16 ? torch::kBFloat16 : torch::kFloat);
     torch::optim::AdamW optimizer(param_groups(model, o), torch::optim::AdamWOptions(o.lr));
 
     auto resumed = resume(o, rank, comm, model, optimizer, *device, progress);
@@ -170,7 +176,8 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
     if (auto s = comm.broadcast_from_rank0(params); !s) return s.error().wrap("broadcasting parameters");
 
     const LrSchedule schedule{o.lr, effective_warmup(o), o.steps, o.min_lr_ratio};
-    const nlohmann::json train_meta = to_json(o);
+    nlohmann::json train_meta = to_json(o);
+    train_meta["precision"] = precision_name;  // informational: any precision loads the checkpoint
     TrainSummary summary;
     summary.start_step = start;
     summary.final_step = start;
@@ -206,6 +213,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
         emit(progress, {{"step", done},
                         {"loss", summary.final_loss},
                         {"lr", lr},
+                        {"precision", precision_name},
                         {"tokens_per_s", lap.per_s},
                         {"elapsed_s", lap.elapsed_s}});
         last_log_step = done;

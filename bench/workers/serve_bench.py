@@ -11,6 +11,7 @@ wall time of each (server, C) cell.
 
 Usage: bench/workers/serve_bench.py --build BUILD [--clients 1,4,16] [--requests 4]
        [--max-tokens 64] [--layers 4 --heads 4 --dim 128 --context 128] [--threads 1]
+       [--precision fp32|bf16]   (tessel-infer's; the checkpoint is the same)
        [--smoke]   (tiny model, few tokens: a few seconds; ctest bench_smoke_workers_serve)
 Results: bench/workers/RESULTS.md.
 """
@@ -34,15 +35,16 @@ def post(port, body):
         return json.load(r)
 
 
-def serve(infer, ckpt, max_batch, threads):
+def serve(infer, ckpt, max_batch, threads, precision):
     p = subprocess.Popen([infer, "--checkpoint", ckpt, "--serve", "--port", "0", "--threads", str(threads),
-                          "--device", "cpu", "--max-batch", str(max_batch), "--max-queue", "1024",
+                          "--device", "cpu", "--precision", precision,
+                          "--max-batch", str(max_batch), "--max-queue", "1024",
                           # The prompts may pass the (small) context: only its window is read.
                           "--max-prompt-tokens", "4096"],
                          stdout=subprocess.PIPE, text=True)
     port = json.loads(p.stdout.readline())["port"]
     ready = json.loads(p.stdout.readline())
-    if ready.get("event") != "ready":
+    if ready.get("event") != "ready" or ready.get("precision") != precision:
         p.kill()
         sys.exit(f"serve_bench: server not ready: {ready}")
     return p, port
@@ -74,6 +76,7 @@ def main():
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--context", type=int, default=128)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args()
     if a.smoke:
@@ -93,7 +96,7 @@ def main():
                         "--device", "cpu"], check=True, stdout=subprocess.DEVNULL)
         rates = {}
         for max_batch in (1, max(clients)):
-            p, port = serve(infer, ckpt, max_batch, a.threads)
+            p, port = serve(infer, ckpt, max_batch, a.threads, a.precision)
             try:
                 for c in clients:
                     rates[(max_batch, c)] = cell(port, c, a.requests, a.max_tokens)
@@ -102,7 +105,7 @@ def main():
                 p.wait(30)
 
     print(f"config: layers={a.layers} heads={a.heads} dim={a.dim} context={a.context} threads={a.threads} "
-          f"max_tokens={a.max_tokens} requests/client={a.requests} (greedy, non-streamed)")
+          f"max_tokens={a.max_tokens} requests/client={a.requests} precision={a.precision} (greedy, non-streamed)")
     batched = max(clients)
     print(f"{'clients':>8}{'one at a time tok/s':>22}{f'batched (max {batched}) tok/s':>28}{'ratio':>8}")
     for c in clients:

@@ -3,6 +3,10 @@
 Python PyTorch (Debian python3-torch), for the throughput comparison in
 run.sh. Same architecture, init, optimizer (AdamW, two groups, clip 1.0),
 LR schedule, manual causal attention and KV-cache decoding.
+--precision bf16 makes the same casts as workers/gpt.cpp: the matrix products
+(linear layers, attention, head) in bf16, layer norms, softmax, the residual
+stream and the loss in fp32, fp32 parameters and AdamW state in training; for
+generation the products' weights are cast to bf16 once, before decoding.
 Prints one JSON line with tokens_per_s."""
 import argparse
 import json
@@ -12,6 +16,15 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+# The dtype of the matrix products: float32, or bfloat16 with --precision bf16.
+DTYPE = torch.float32
+
+
+def linear(x, layer):
+    """A linear layer computed in DTYPE (a no-op cast in fp32)."""
+    bias = layer.bias.to(DTYPE) if layer.bias is not None else None
+    return F.linear(x.to(DTYPE), layer.weight.to(DTYPE), bias)
 
 
 class Attention(nn.Module):
@@ -24,7 +37,7 @@ class Attention(nn.Module):
 
     def forward(self, x, cache=None):
         B, T, C = x.shape
-        q, k, v = self.qkv(x).view(B, T, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = linear(x, self.qkv).view(B, T, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
         past = 0
         if cache is not None:
             if "k" in cache:
@@ -36,8 +49,8 @@ class Attention(nn.Module):
         att = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim))
         if T > 1:
             att = att.masked_fill(self.future_mask[past:total, :total], float("-inf"))
-        y = torch.matmul(torch.softmax(att, -1), v)
-        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+        y = torch.matmul(torch.softmax(att, -1, dtype=torch.float32).to(DTYPE), v)
+        return linear(y.transpose(1, 2).reshape(B, T, C), self.proj)
 
 
 class Block(nn.Module):
@@ -51,7 +64,7 @@ class Block(nn.Module):
 
     def forward(self, x, cache=None):
         x = x + self.attn(self.ln1(x), cache)
-        return x + self.fc_proj(F.gelu(self.fc(self.ln2(x))))
+        return x + linear(F.gelu(linear(self.ln2(x), self.fc)), self.fc_proj)
 
 
 class Gpt(nn.Module):
@@ -79,7 +92,14 @@ class Gpt(nn.Module):
         x = self.tok_emb(tokens) + self.pos_emb(torch.arange(past, past + T))
         for i, b in enumerate(self.blocks):
             x = b(x, caches[i] if caches is not None else None)
-        return torch.matmul(self.ln_f(x), self.tok_emb.weight.t())
+        return torch.matmul(self.ln_f(x).to(DTYPE), self.tok_emb.weight.to(DTYPE).t()).float()
+
+    def cast_product_weights(self):
+        """Inference in bf16: the weights of the products in DTYPE, once."""
+        self.tok_emb.to(DTYPE)
+        for b in self.blocks:
+            for m in (b.attn.qkv, b.attn.proj, b.fc, b.fc_proj):
+                m.to(DTYPE)
 
 
 def lr_at(step, peak, warmup, total, min_ratio=0.1):
@@ -122,6 +142,7 @@ def train(a, model):
 @torch.inference_mode()
 def generate(a, model):
     model.eval()
+    model.cast_product_weights()
     prompt = list(b"This License applies to")
     total_tokens, total_s = 0, 0.0
     for _ in range(a.prompts):
@@ -161,11 +182,15 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--prompts", type=int, default=3)
     p.add_argument("--new-tokens", type=int, default=256)
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     a = p.parse_args()
+    global DTYPE
+    DTYPE = torch.bfloat16 if a.precision == "bf16" else torch.float32
     torch.set_num_threads(a.threads)
     model = Gpt(a.layers, a.heads, a.dim, a.context, a.seed)
     out = train(a, model) if a.mode == "train" else generate(a, model)
     out["torch"] = torch.__version__
+    out["precision"] = a.precision
     print(json.dumps(out))
 
 

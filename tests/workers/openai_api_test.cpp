@@ -172,6 +172,8 @@ TEST(OpenAiShapes, CompletionChatChunksAndModels) {
   EXPECT_EQ(last["choices"][0]["finish_reason"], "stop");
 
   EXPECT_EQ(models_response("tessel-gpt", 5)["data"][0]["id"], "tessel-gpt");
+  EXPECT_FALSE(models_response("tessel-gpt", 5)["data"][0].contains("precision"));  // while loading
+  EXPECT_EQ(models_response("tessel-gpt", 5, "bf16")["data"][0]["precision"], "bf16");
   EXPECT_EQ(sse_event(json{{"a", 1}}), "data: {\"a\":1}\n\n");
   EXPECT_EQ(kSseDone, "data: [DONE]\n\n");
 }

@@ -11,6 +11,7 @@
 #include "generate_request.h"
 #include "lr_schedule.h"
 #include "model_config.h"
+#include "precision.h"
 #include "sampling.h"
 #include "tessel/time/clock.hpp"
 #include "throughput.h"
@@ -56,6 +57,29 @@ TEST(TrainOptions, NamesTheFlag) {
   o.batch_size = 4;
   o.model.context = 1;
   EXPECT_NE(validate(o).error().message.find("--context"), std::string::npos);
+  o.model.context = 64;
+  o.precision = "fp16";
+  EXPECT_EQ(validate(o).error().message, "--precision must be auto, fp32 or bf16, got 'fp16'");
+  EXPECT_EQ(validate(o).error().field, "precision");
+  o.precision = "bf16";
+  EXPECT_TRUE(validate(o).ok());
+}
+
+TEST(Precision, ParsesTheFlagAndDefaultsToBf16OnlyOnHpu) {
+  EXPECT_EQ(*parse_precision("fp32"), Precision::kFp32);
+  EXPECT_EQ(*parse_precision("bf16"), Precision::kBf16);
+  EXPECT_EQ(*parse_precision("auto"), std::nullopt);
+  for (const char* bad : {"", "BF16", "fp16", "bfloat16"}) {
+    auto r = parse_precision(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+    EXPECT_EQ(r.error().field, "precision");
+  }
+  EXPECT_EQ(to_string(Precision::kFp32), "fp32");
+  EXPECT_EQ(to_string(Precision::kBf16), "bf16");
+  EXPECT_EQ(default_precision("hpu"), Precision::kBf16);
+  EXPECT_EQ(default_precision("cpu"), Precision::kFp32);
+  EXPECT_EQ(default_precision("cuda"), Precision::kFp32);
 }
 
 EnvLookup fake_env(std::map<std::string, std::string> vars) {
