@@ -38,7 +38,7 @@ Status ClusterState::restore() {
     // scheduler restart does not requeue everything.
     n.rec.last_heartbeat_ms = now;
     alloc_.upsert_node(node_spec_locked(n));
-    nodes_[rec.name] = std::move(n);
+    nodes_.upsert(rec.name) = std::move(n);
     note_version_skew_locked(rec.name);
   }
   for (auto& job : snap->jobs) {
@@ -64,14 +64,14 @@ Status ClusterState::restore() {
   if (auto s = backfill_usage_locked(); !s) return s.error().wrap("restoring state");
   for (auto& f : snap->fences) {
     alloc_.hold(f.id, {f.allocation}, std::nullopt);
-    fences_[f.id] = f;
+    nodes_.fence(f);
   }
   if (auto s = enqueue_restored_locked(); !s) return s.error().wrap("restoring state");
   restore_preemptions_locked();
   spdlog::log(opts_.quiet_restore ? spdlog::level::debug : spdlog::level::info,
               "restored {} jobs ({} pending, {} waiting for dependencies, {} active), {} nodes, {} fences, {} projects",
               jobs_.size(), jobs_.pending().size(), jobs_.waiting().size(), active_.size(), nodes_.size(),
-              fences_.size(), projects_.stored_count());
+              nodes_.fences().size(), projects_.stored_count());
   if (!jobs_.pending().empty()) mark_dirty_locked();
   return ok_status();
 }
@@ -359,7 +359,7 @@ void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState fi
     alloc_.release(nj.id);
     for (const auto& f : fences) {
       alloc_.hold(f.id, {f.allocation}, std::nullopt);
-      fences_[f.id] = f;
+      nodes_.fence(f);
     }
     JobEntry& entry = jobs_.at(seq);
     entry.job = nj;

@@ -82,7 +82,7 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
     return Error::invalid("node: 1-253 characters of letters, digits, '.', '-', '_'", "node");
   if (auto s = check_address(req.address, req.agent_port); !s) return s.error();
   MutexLock lk(mu_);
-  if (registering_.count(req.node))
+  if (nodes_.registering(req.node))
     return Error::unavailable("node " + req.node + ": another registration of it is being saved; retry");
   NodeEntry n;
   auto it = nodes_.find(req.node);
@@ -104,8 +104,8 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   txn.batch.nodes.push_back(n.rec);
   const bool is_new = it == nodes_.end();
   txn.apply.push_back([this, n, was_down]() REQUIRES(mu_) {
-    const bool is_new = !nodes_.count(n.rec.name);
-    NodeEntry& e = nodes_[n.rec.name];
+    const bool is_new = !nodes_.contains(n.rec.name);
+    NodeEntry& e = nodes_.upsert(n.rec.name);
     const int64_t version = is_new ? versions_of_nodes_.next() : e.version;
     log_degraded(n.rec.name, e.degraded, n.degraded);
     log_refusals(n.rec.name, e.epoch_refusals, n.epoch_refusals);
@@ -123,12 +123,11 @@ Result<api::RegisterResponse> ClusterState::register_node(const api::RegisterReq
   // A new node without tasks or fences (a fleet coming up): nothing else refers to it
   // until it is applied, so its record commits without holding mu_, and thousands of
   // registrations share group commits instead of taking turns.
-  const bool fenced =
-      std::any_of(fences_.begin(), fences_.end(), [&](const auto& f) { return f.second.allocation.node == req.node; });
+  const bool fenced = nodes_.any_fence_on(req.node);
   if (is_new && req.tasks.empty() && !fenced) {
-    registering_.insert(req.node);
+    nodes_.begin_registration(req.node);
     const bool ok = commit_queued(txn, "register");
-    registering_.erase(req.node);
+    nodes_.end_registration(req.node);
     if (!ok) return storage_unavailable("the node registration");
   } else {
     std::vector<std::string> acks;
@@ -226,7 +225,7 @@ Result<api::HeartbeatResponse> ClusterState::heartbeat(const api::HeartbeatReque
   Txn txn;
   if (persist) txn.batch.nodes.push_back(n.rec);
   txn.apply.push_back([this, n, was_down, persist, degraded_changed]() REQUIRES(mu_) {
-    NodeEntry& e = nodes_[n.rec.name];
+    NodeEntry& e = nodes_.at(n.rec.name);
     const int64_t version = e.version;
     log_degraded(n.rec.name, e.degraded, n.degraded);
     log_refusals(n.rec.name, e.epoch_refusals, n.epoch_refusals);
@@ -268,14 +267,14 @@ void ClusterState::process_reports_locked(Txn& txn, const std::string& node, con
   std::map<std::string, const api::TaskReport*> rep;
   for (const auto& t : tasks) rep[t.assignment_id] = &t;
   // Fences on this node end when the report says the processes are gone.
-  for (const auto& [id, f] : fences_) {
+  for (const auto& [id, f] : nodes_.fences()) {
     if (f.allocation.node != node) continue;
     auto r = rep.find(id);
     if (r != rep.end() && r->second->state == api::TaskState::running) continue;
     txn.batch.delete_fences.push_back(id);
     txn.apply.push_back([this, id = id, node]() REQUIRES(mu_) {
       alloc_.release(id);
-      fences_.erase(id);
+      nodes_.unfence(id);
       spdlog::info("fence {} on node {} released: tasks gone", id, node);
       mark_dirty_locked();
     });

@@ -94,7 +94,7 @@ void ClusterState::schedule_pass() {
     for (const auto& a : nj.allocations)
       if (a.rank == 0) rank0 = &a;
     if (rank0) {
-      nj.master_addr = nodes_[rank0->node].rec.address;
+      nj.master_addr = nodes_.at(rank0->node).rec.address;
       auto& taken = ports_taken[rank0->node];
       int port = opts_.master_port_lo;
       auto used = [&](int candidate) REQUIRES(mu_) {
@@ -216,7 +216,7 @@ void ClusterState::check_liveness() {
       stop_job_locked(txn, e, api::JobState::failed, "node " + name + " down", std::nullopt, true);
     }
     txn.apply.push_back([this, name, now]() REQUIRES(mu_) {
-      NodeEntry& n = nodes_[name];
+      NodeEntry& n = nodes_.at(name);
       n.down = true;
       ++nodes_changes_;
       alloc_.set_schedulable(name, false);

@@ -35,8 +35,8 @@ NodeView ClusterState::node_view_locked(const NodeEntry& n) const {
   for (const auto& d : n.rec.inventory.devices) {
     auto h = alloc_.holder(n.rec.name, d.module_id);
     if (!h) continue;
-    auto f = fences_.find(*h);  // A fence holds cards for its job's stopped attempt.
-    v.job_by_module[d.module_id] = f != fences_.end() ? f->second.job_id : *h;
+    auto f = nodes_.fences().find(*h);  // A fence holds cards for its job's stopped attempt.
+    v.job_by_module[d.module_id] = f != nodes_.fences().end() ? f->second.job_id : *h;
   }
   return v;
 }
@@ -64,7 +64,7 @@ Result<NodeView> ClusterState::set_drained(const std::string& name, bool drained
   rec.drained = drained;
   txn.batch.nodes.push_back(rec);
   txn.apply.push_back([this, name, drained]() REQUIRES(mu_) {
-    NodeEntry& n = nodes_[name];
+    NodeEntry& n = nodes_.at(name);
     n.rec.drained = drained;
     alloc_.set_schedulable(name, schedulable(n));
     spdlog::info("node {} {}", name, drained ? "drained" : "undrained");
@@ -105,7 +105,7 @@ Result<NodeView> ClusterState::remove_node(const std::string& name) {
 Result<std::vector<CardHistory::Card>> ClusterState::card_history(const std::string& name) const {
   {
     MutexLock lk(mu_);
-    if (!nodes_.count(name)) return Error::not_found("node " + name + " not found");
+    if (!nodes_.contains(name)) return Error::not_found("node " + name + " not found");
   }
   return card_history_.of(name, clock_.now_ms());
 }
@@ -114,7 +114,7 @@ std::optional<std::string> ClusterState::card_holder_on_locked(const std::string
   for (const auto& [job, allocations] : alloc_.holdings())
     for (const auto& a : allocations)
       if (a.node == node) return job;
-  for (const auto& [id, f] : fences_)
+  for (const auto& [id, f] : nodes_.fences())
     if (f.allocation.node == node) return f.job_id + " (fenced until its processes are gone)";
   return std::nullopt;
 }

@@ -4,6 +4,13 @@
 // store, and applied in memory only once the write succeeded, so a failed
 // write changes nothing (API writes answer 503 "unavailable").
 //
+// Its data lives in tables and feature modules that own it behind narrow interfaces,
+// each testable alone: JobTable (jobs, the pending and waiting queues), NodeTable
+// (nodes, registrations being written, fences), ProjectTable, ActiveJobs, the
+// allocator's model of the cards (placement), PreemptionClaims, LongPolls,
+// PassPacing, NodeVersions, VersionWatch, the usage ledger and book, and the
+// counters; ClusterState sequences them: compute a change, write it, apply it.
+//
 // Threading: one mutex (mu_) guards every member below it (GUARDED_BY, checked by
 // clang: tessel/sync/mutex.hpp). The HTTP layer, the scheduler thread
 // (run_scheduler) and the liveness ticker call the public methods; all are
@@ -41,6 +48,7 @@
 #include "tessel/scheduler/card_history.hpp"
 #include "tessel/time/clock.hpp"
 #include "tessel/scheduler/metrics.hpp"
+#include "tessel/scheduler/node_table.hpp"
 #include "tessel/scheduler/node_tokens.hpp"
 #include "tessel/scheduler/node_versions.hpp"
 #include "tessel/scheduler/pass_pacing.hpp"
@@ -256,18 +264,6 @@ class ClusterState {
   void shutdown() EXCLUDES(mu_);
 
  private:
-  struct NodeEntry {
-    NodeRecord rec;
-    bool down = false;
-    std::string token;
-    int64_t version = 0;
-    std::string degraded;  // From its agent's last heartbeat (not stored): nothing is placed here.
-    // What its agent refused for an old leader epoch, as its last heartbeat said (not stored).
-    api::EpochRefusals epoch_refusals;
-    // The tag of its inventory, new with each whole inventory taken (not stored: 0, no
-    // tag, after a restart); heartbeats with readings name it (agent_protocol.hpp).
-    int64_t inventory_tag = 0;
-  };
   // Writes a batch under mu_, then runs `apply` steps if it succeeded.
   struct Txn {
     WriteBatch batch;
@@ -277,7 +273,7 @@ class ClusterState {
   // As commit_locked, but waits for the store without holding mu_: the batch is queued
   // under mu_ (stores commit in mu_'s order), so concurrent callers share a group
   // commit instead of taking turns. Only for a change nothing can invalidate while mu_
-  // is released: the caller fences it off (registering_), and `apply` steps read the
+  // is released: the caller fences it off (NodeTable::begin_registration), and `apply` steps read the
   // state as it is when they run.
   bool commit_queued(Txn& txn, const char* what) REQUIRES(mu_);
   // commit_locked's steps before the write (arrays, dependents, usage, events) and after it.
@@ -476,13 +472,9 @@ class ClusterState {
   NodeVersions versions_of_nodes_ GUARDED_BY(mu_);  // Desired-state versions, inventory tags.
   // Every job by key, with the pending and waiting queues; hands out sequence numbers.
   JobTable jobs_ GUARDED_BY(mu_);
-  ActiveJobs active_ GUARDED_BY(mu_);  // Assigned and running jobs, by sequence and by node.
-  std::map<std::string, NodeEntry> nodes_ GUARDED_BY(mu_);
+  ActiveJobs active_ GUARDED_BY(mu_);      // Assigned and running jobs, by sequence and by node.
+  NodeTable nodes_ GUARDED_BY(mu_);        // Nodes by name, registrations being written, fences.
   VersionWatch versions_ GUARDED_BY(mu_);  // Driver and firmware versions by model.
-  std::map<std::string, Fence> fences_ GUARDED_BY(mu_);
-  // New nodes whose registration is being committed (commit_queued): not in nodes_ yet,
-  // and another registration of the same name waits for it (503).
-  std::set<std::string> registering_ GUARDED_BY(mu_);
   ProjectTable projects_ GUARDED_BY(mu_);
   std::map<int64_t, ArrayInfo> arrays_ GUARDED_BY(mu_);  // By the parent's key.
   ActiveJobCounts active_counts_ GUARDED_BY(mu_);        // Jobs not yet ended (and being submitted), by user.
