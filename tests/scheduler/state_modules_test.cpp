@@ -1,15 +1,21 @@
 // The scheduler state's feature modules on their own, without a ClusterState:
-// parked long polls (LongPolls), pass pacing (PassPacing), preemption claims
-// (PreemptionClaims) and the version census kept across changes (VersionWatch).
+// the job and node tables (JobTable, NodeTable), projects (ProjectTable), parked
+// long polls (LongPolls), pass pacing (PassPacing), preemption claims
+// (PreemptionClaims), master ports (MasterPorts) and the version census kept across
+// changes (VersionWatch).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>
 #include <vector>
 
+#include "tessel/scheduler/job_table.hpp"
 #include "tessel/scheduler/long_polls.hpp"
+#include "tessel/scheduler/master_ports.hpp"
+#include "tessel/scheduler/node_table.hpp"
 #include "tessel/scheduler/pass_pacing.hpp"
 #include "tessel/scheduler/preemption_claims.hpp"
+#include "tessel/scheduler/project_table.hpp"
 #include "tessel/scheduler/version_skew.hpp"
 
 namespace tessel::scheduler {
@@ -183,6 +189,108 @@ TEST(VersionWatch, FollowsNodesAsTheyChangeAndGo) {
   EXPECT_EQ(watch.skew().at("HL-225"), false);
   watch.note("n2", nullptr);
   EXPECT_TRUE(watch.skew().empty());
+}
+
+JobEntry entry_of(const std::string& id) {
+  JobEntry e;
+  e.job.id = id;
+  return e;
+}
+
+TEST(JobTable, QueuesPointIntoTheTableAndLoseWhatItErases) {
+  JobTable t;
+  EXPECT_EQ(t.reserve_seq(), 1);
+  EXPECT_EQ(t.reserve_seq(3), 2);
+  EXPECT_EQ(t.next_seq(), 5);
+  t.restored_seq(41);
+  EXPECT_EQ(t.next_seq(), 42);
+  t.restored_seq(7);  // Lower: no change.
+  EXPECT_EQ(t.next_seq(), 42);
+
+  t.put(10, entry_of("j-10"));
+  t.put(11, entry_of("j-11"));
+  t.put(12, entry_of("j-12"));
+  t.queue(10);
+  t.hold_back(11);
+  EXPECT_EQ(t.pending().size(), 1u);
+  EXPECT_EQ(t.pending().at(10), &t.at(10));
+  EXPECT_EQ(t.waiting().at(11)->job.id, "j-11");
+  t.queue(11);  // Its dependencies are met: out of waiting, into pending.
+  EXPECT_TRUE(t.waiting().empty());
+  EXPECT_EQ(t.pending().size(), 2u);
+
+  t.put(10, entry_of("j-10b"));  // Replaced: still queued, at the same entry.
+  EXPECT_EQ(t.pending().at(10)->job.id, "j-10b");
+  t.erase(10);
+  EXPECT_EQ(t.pending().count(10), 0u);
+  EXPECT_EQ(t.find(10), t.end());
+  t.dequeue(11);
+  EXPECT_TRUE(t.pending().empty());
+  EXPECT_EQ(t.size(), 2u);
+  EXPECT_THROW(t.queue(99), std::out_of_range);  // Only jobs in the table are queued.
+}
+
+TEST(NodeTable, NodesRegistrationsAndFences) {
+  NodeTable t;
+  t.upsert("n1").rec.address = "10.0.0.1";
+  EXPECT_TRUE(t.contains("n1"));
+  EXPECT_EQ(t.at("n1").rec.address, "10.0.0.1");
+  EXPECT_FALSE(t.contains("n2"));
+
+  t.begin_registration("n2");
+  EXPECT_TRUE(t.registering("n2"));
+  EXPECT_FALSE(t.contains("n2"));  // Not a node until its registration is written.
+  t.end_registration("n2");
+  EXPECT_FALSE(t.registering("n2"));
+
+  Fence f;
+  f.id = "j-1/0/r0";
+  f.job_id = "j-1";
+  f.allocation.node = "n1";
+  t.fence(f);
+  EXPECT_TRUE(t.any_fence_on("n1"));
+  EXPECT_FALSE(t.any_fence_on("n2"));
+  t.unfence(f.id);
+  EXPECT_TRUE(t.fences().empty());
+  t.erase("n1");
+  EXPECT_EQ(t.size(), 0u);
+}
+
+TEST(ProjectTable, TheDefaultProjectExistsUntilStoredOtherwise) {
+  ProjectTable t;
+  EXPECT_TRUE(t.exists(api::kDefaultProject));
+  EXPECT_FALSE(t.stored(api::kDefaultProject));
+  EXPECT_EQ(t.get(api::kDefaultProject)->shares, 1);
+  EXPECT_FALSE(t.get("vision"));
+  EXPECT_EQ(t.all().size(), 1u);
+
+  api::Project vision{"vision", 3, {}, 5};
+  vision.quotas["HL-225"].guaranteed = 8;
+  t.put(vision);
+  t.put(api::Project{"nlp", 2, {}, std::nullopt});
+  EXPECT_EQ(t.shares(), (std::map<std::string, int64_t>{{api::kDefaultProject, 1}, {"nlp", 2}, {"vision", 3}}));
+  EXPECT_TRUE(t.any_quota());
+  EXPECT_TRUE(t.may_preempt("vision"));
+  EXPECT_FALSE(t.may_preempt("nlp"));
+  EXPECT_EQ(t.max_active_jobs_per_user("vision"), 5);
+  EXPECT_EQ(t.max_active_jobs_per_user("nlp"), std::nullopt);
+  EXPECT_EQ(t.all().size(), 3u);
+  EXPECT_EQ(t.stored_count(), 2u);
+
+  t.put(api::Project{api::kDefaultProject, 4, {}, std::nullopt});  // Stored with other settings: wins.
+  EXPECT_EQ(t.shares().at(api::kDefaultProject), 4);
+  t.erase("vision");
+  EXPECT_FALSE(t.exists("vision"));
+  EXPECT_FALSE(t.any_quota());
+}
+
+TEST(MasterPorts, LowestFreePortPerNodeWithinOnePass) {
+  MasterPorts ports(29500, 29502);
+  EXPECT_EQ(ports.take("n1", {}), 29500);
+  EXPECT_EQ(ports.take("n1", {}), 29501);       // Given out earlier in the pass.
+  EXPECT_EQ(ports.take("n2", {29500}), 29501);  // Another node: its own running jobs count.
+  EXPECT_EQ(ports.take("n1", {29502}), 0);      // The range is used up on n1.
+  EXPECT_EQ(ports.take("n2", {29500}), 29502);
 }
 
 }  // namespace

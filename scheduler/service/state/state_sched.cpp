@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tessel/scheduler/master_ports.hpp"
 #include "tessel/scheduler/state.hpp"
 
 namespace tessel::scheduler {
@@ -80,7 +81,7 @@ void ClusterState::schedule_pass() {
   // Records whose preemption claim was dropped: stored without it, so a restart does
   // not resume it. First in the batch: a job placed in this pass is written again below.
   txn.batch.jobs = std::move(claims_dropped);
-  std::map<std::string, std::set<int>> ports_taken;  // Master ports handed out in this pass.
+  MasterPorts ports(opts_.master_port_lo, opts_.master_port_hi);
   for (const auto& p : res.placed) {
     const int64_t seq = job_key(p.job_id);
     JobEntry& e = jobs_.at(seq);
@@ -95,24 +96,15 @@ void ClusterState::schedule_pass() {
       if (a.rank == 0) rank0 = &a;
     if (rank0) {
       nj.master_addr = nodes_.at(rank0->node).rec.address;
-      auto& taken = ports_taken[rank0->node];
-      int port = opts_.master_port_lo;
-      auto used = [&](int candidate) REQUIRES(mu_) {
-        if (taken.count(candidate)) return true;
-        for (int64_t s : active_.on(rank0->node)) {
-          const api::Job& o = jobs_.at(s).job;
-          if (o.master_port == candidate && !o.allocations.empty() && o.allocations.front().node == rank0->node)
-            return true;
-        }
-        return false;
-      };
-      while (port <= opts_.master_port_hi && used(port)) ++port;
-      if (port > opts_.master_port_hi) {
+      std::set<int> in_use;  // By the jobs whose rank 0 runs on that node.
+      for (int64_t s : active_.on(rank0->node)) {
+        const api::Job& o = jobs_.at(s).job;
+        if (!o.allocations.empty() && o.allocations.front().node == rank0->node) in_use.insert(o.master_port);
+      }
+      const int port = ports.take(rank0->node, in_use);
+      if (port == 0)
         spdlog::warn("job {}: no free master port on {} in {}-{}", nj.id, rank0->node, opts_.master_port_lo,
                      opts_.master_port_hi);
-        port = 0;
-      }
-      taken.insert(port);
       nj.master_port = port;
     }
     txn.batch.jobs.push_back(nj);
