@@ -126,6 +126,23 @@ std::vector<float> flat_parameters(const std::vector<torch::Tensor>& params) {
   return out;
 }
 
+// After a step's backward pass: averages the gradients and the loss over the ranks,
+// clips the gradients (grad_clip > 0), sets the learning rate and steps the
+// optimizer. Returns the loss averaged over the ranks.
+Result<double> average_and_step(Communicator& comm, std::vector<torch::Tensor>& params, const torch::Tensor& loss,
+                                torch::optim::AdamW& optimizer, double grad_clip, double lr) {
+  std::vector<torch::Tensor> reduce;
+  reduce.reserve(params.size() + 1);
+  for (auto& p : params) reduce.push_back(p.grad());
+  auto loss_sum = loss.detach().reshape({1}).clone();
+  reduce.push_back(loss_sum);
+  if (auto s = comm.allreduce_mean(reduce); !s) return s.error();
+  if (grad_clip > 0) torch::nn::utils::clip_grad_norm_(params, grad_clip);
+  for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+  optimizer.step();
+  return loss_sum.item<double>();
+}
+
 }  // namespace
 
 Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
@@ -194,20 +211,13 @@ Result<TrainSummary> run_training(const TrainOptions& o, const TrainEnv& env) {
       auto loss = language_model_loss(model->forward(x), y);
       loss.backward();
 
-      std::vector<torch::Tensor> reduce;
-      reduce.reserve(params.size() + 1);
-      for (auto& p : params) reduce.push_back(p.grad());
-      auto loss_sum = loss.detach().reshape({1}).clone();
-      reduce.push_back(loss_sum);
-      if (auto s = comm.allreduce_mean(reduce); !s) return s.error().wrap("step " + std::to_string(step + 1));
-      if (o.grad_clip > 0) torch::nn::utils::clip_grad_norm_(params, o.grad_clip);
       const double lr = schedule.at(step);
-      for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-      optimizer.step();
+      auto mean_loss = average_and_step(comm, params, loss, optimizer, o.grad_clip, lr);
+      if (!mean_loss) return mean_loss.error().wrap("step " + std::to_string(step + 1));
 
       const int64_t done = step + 1;
       summary.final_step = done;
-      summary.final_loss = loss_sum.item<double>();
+      summary.final_loss = *mean_loss;
       if (done % o.log_every == 0 || done == end || done == start + 1) {
         const auto lap = meter.lap(static_cast<double>(global_tokens * (done - last_log_step)));
         emit(progress, {{"step", done},
