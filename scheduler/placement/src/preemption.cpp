@@ -246,6 +246,54 @@ class Planner {
   }
 
   // Gangs: distinct nodes of one key, each with a free group once the victims are gone.
+  // plan_gang() with too many candidates to try every set. `base_fit`: the nodes that
+  // fit without victims; `touched_set`: the nodes that do not.
+  std::optional<Choice> greedy_gang(int k, int base_fit, const std::unordered_set<uint32_t>& touched_set,
+                                    const std::vector<size_t>& relevant) {
+    // Newest first until the job fits, then drop (oldest first) each victim not
+    // needed. The victims' cards by node and the count of nodes that fit with them
+    // are kept up to date, so each step costs the victim's own nodes.
+    std::unordered_map<uint32_t, Mask> extra;
+    int fit = 0;
+    auto node_fits = [&](uint32_t n) {
+      const Node& node = st_.nodes[n];
+      const Mask usable = node.usable(*node.find_key(k));
+      auto e = extra.find(n);
+      const Mask freed = e == extra.end() ? 0 : e->second;
+      return ClusterState::fit_class(node, (usable & ~node.held) | (usable & freed), job_.devices) != kNoFit;
+    };
+    auto release = [&](size_t v, bool gone) {
+      for (const auto& [n, m] : cands_[v].cards) {
+        if (!touched_set.count(n)) continue;
+        const bool before = node_fits(n);
+        extra[n] = gone ? (extra[n] | m) : (extra[n] & ~m);
+        fit += static_cast<int>(node_fits(n)) - static_cast<int>(before);
+      }
+    };
+    auto enough = [&] { return base_fit + fit >= job_.nodes; };
+    Choice c;
+    for (size_t v : relevant) {
+      c.victims.push_back(v);
+      if (!keeps_guarantees(c.victims)) {
+        c.victims.pop_back();
+        continue;
+      }
+      release(v, true);
+      if (enough()) break;
+    }
+    if (!enough()) return std::nullopt;
+    for (size_t i = c.victims.size(); i-- > 0;) {
+      const size_t v = c.victims[i];
+      release(v, false);
+      if (enough()) {
+        c.victims.erase(c.victims.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        release(v, true);
+      }
+    }
+    return c;
+  }
+
   std::optional<Choice> plan_gang(int k) {
     std::vector<uint32_t> base, touched;
     std::unordered_set<uint32_t> touched_set;
@@ -300,48 +348,7 @@ class Planner {
         }
       }
     } else {
-      // Newest first until the job fits, then drop (oldest first) each victim not
-      // needed. The victims' cards by node and the count of nodes that fit with them
-      // are kept up to date, so each step costs the victim's own nodes.
-      std::unordered_map<uint32_t, Mask> extra;
-      int fit = 0;
-      auto node_fits = [&](uint32_t n) {
-        const Node& node = st_.nodes[n];
-        const Mask usable = node.usable(*node.find_key(k));
-        auto e = extra.find(n);
-        const Mask freed = e == extra.end() ? 0 : e->second;
-        return ClusterState::fit_class(node, (usable & ~node.held) | (usable & freed), job_.devices) != kNoFit;
-      };
-      auto release = [&](size_t v, bool gone) {
-        for (const auto& [n, m] : cands_[v].cards) {
-          if (!touched_set.count(n)) continue;
-          const bool before = node_fits(n);
-          extra[n] = gone ? (extra[n] | m) : (extra[n] & ~m);
-          fit += static_cast<int>(node_fits(n)) - static_cast<int>(before);
-        }
-      };
-      auto enough = [&] { return static_cast<int>(base.size()) + fit >= job_.nodes; };
-      Choice c;
-      for (size_t v : relevant) {
-        c.victims.push_back(v);
-        if (!keeps_guarantees(c.victims)) {
-          c.victims.pop_back();
-          continue;
-        }
-        release(v, true);
-        if (enough()) break;
-      }
-      if (!enough()) return std::nullopt;
-      for (size_t i = c.victims.size(); i-- > 0;) {
-        const size_t v = c.victims[i];
-        release(v, false);
-        if (enough()) {
-          c.victims.erase(c.victims.begin() + static_cast<std::ptrdiff_t>(i));
-        } else {
-          release(v, true);
-        }
-      }
-      best = std::move(c);
+      best = greedy_gang(k, static_cast<int>(base.size()), touched_set, relevant);
     }
     if (!best) return std::nullopt;
     // The nodes the victims free first, then nodes free already.

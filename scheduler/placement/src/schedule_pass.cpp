@@ -47,7 +47,7 @@ SchedulePass::~SchedulePass() {
   }
 }
 
-ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
+std::vector<uint32_t> SchedulePass::scheduling_order(const std::vector<PendingJob>& queue) {
   // One walk over the queue in its own order (memory in sequence): the sort keys, each
   // id's hash, and which ids occur more than once.
   const auto hash_of = std::hash<std::string_view>{};
@@ -77,9 +77,18 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     if (int c = queue[a.index].id.compare(queue[b.index].id); c != 0) return c < 0;
     return a.index < b.index;
   });
+  std::vector<uint32_t> order;
+  order.reserve(queue.size());
+  for (const SortKey& k : keys) order.push_back(k.index);
+  return order;
+}
+
+ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
   ScheduleResult out;
-  out.order.reserve(queue.size());
-  for (const SortKey& k : keys) out.order.push_back(k.index);
+  out.order = scheduling_order(queue);
+  const std::vector<size_t>& id_hash = buffers_.id_hash;
+  const std::vector<bool>& repeated = buffers_.repeated;
+  const auto hash_of = std::hash<std::string_view>{};
   // Ids that hold cards already. With a queue longer than the held jobs, a hash test
   // first (one table per pass, O(held jobs)); with a short one (a pass after each
   // submission), only the allocator's own lookup.

@@ -121,6 +121,10 @@ class SchedulePass {
     std::vector<uint32_t> nodes;  // Ascending.
   };
 
+  // The queue's indexes in scheduling order (priority, guarantee, fair share, user
+  // usage, sequence, id); also fills buffers_.id_hash and buffers_.repeated (whether
+  // an id occurs more than once) for run().
+  std::vector<uint32_t> scheduling_order(const std::vector<PendingJob>& queue);
   // The (vendor, model) keys the job may use, found once per vendor and model a pass.
   const std::vector<int>& keys_of(const PendingJob& job);
   // Whether the job may run on the node at all: its driver version constraint, and

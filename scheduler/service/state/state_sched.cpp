@@ -82,50 +82,61 @@ void ClusterState::schedule_pass() {
   // not resume it. First in the batch: a job placed in this pass is written again below.
   txn.batch.jobs = std::move(claims_dropped);
   MasterPorts ports(opts_.master_port_lo, opts_.master_port_hi);
-  for (const auto& p : res.placed) {
-    const int64_t seq = job_key(p.job_id);
-    JobEntry& e = jobs_.at(seq);
-    api::Job nj = e.job;
-    nj.state = api::JobState::assigned;
-    nj.allocations = p.allocations;
-    nj.reason.clear();
-    nj.preempt_claim.clear();  // Placed: a preemption for it is over.
-    nj.preempt_victims.clear();
-    const api::Allocation* rank0 = nullptr;
-    for (const auto& a : nj.allocations)
-      if (a.rank == 0) rank0 = &a;
-    if (rank0) {
-      nj.master_addr = nodes_.at(rank0->node).rec.address;
-      std::set<int> in_use;  // By the jobs whose rank 0 runs on that node.
-      for (int64_t s : active_.on(rank0->node)) {
-        const api::Job& o = jobs_.at(s).job;
-        if (!o.allocations.empty() && o.allocations.front().node == rank0->node) in_use.insert(o.master_port);
-      }
-      const int port = ports.take(rank0->node, in_use);
-      if (port == 0)
-        spdlog::warn("job {}: no free master port on {} in {}-{}", nj.id, rank0->node, opts_.master_port_lo,
-                     opts_.master_port_hi);
-      nj.master_port = port;
-    }
-    txn.batch.jobs.push_back(nj);
-    const double waited = static_cast<double>(now - e.queued_at_ms) / 1000.0;
-    txn.apply.push_back([this, nj, seq, waited]() REQUIRES(mu_) {
-      JobEntry& entry = jobs_.at(seq);
-      entry.job = nj;
-      entry.reports.clear();
-      jobs_.dequeue(seq);
-      preempting_.erase(seq);
-      active_.insert(seq, nj.allocations);
-      ++counters_.placements_total;
-      counters_.queue_wait.observe(waited < 0 ? 0 : waited);
-      for (const auto& a : nj.allocations) bump_locked(a.node);
-      log_change(nj, "placed");
-    });
-  }
+  for (const auto& p : res.placed) add_placement_locked(txn, p, ports, now);
   plan_preemption_locked(txn, queue, entries, res, policy, now);
   if (!commit_locked(txn, "scheduling pass")) {
     for (const auto& p : res.placed) alloc_.release(p.job_id);
   }
+  const bool reasons_changed = take_pending_reasons_locked(res, queue, entries);
+  // Not stored, but shown: the console shows why a job waits.
+  if (reasons_changed || gate.reasons_changed) ++jobs_changes_;
+  pacing_.end_pass(alloc_.any_free_card());
+  counters_.scheduling_latency.observe(static_cast<double>(clock_.steady_ns() - t0) / 1e9);
+}
+
+void ClusterState::add_placement_locked(Txn& txn, const Placement& p, MasterPorts& ports, int64_t now) {
+  const int64_t seq = job_key(p.job_id);
+  JobEntry& e = jobs_.at(seq);
+  api::Job nj = e.job;
+  nj.state = api::JobState::assigned;
+  nj.allocations = p.allocations;
+  nj.reason.clear();
+  nj.preempt_claim.clear();  // Placed: a preemption for it is over.
+  nj.preempt_victims.clear();
+  const api::Allocation* rank0 = nullptr;
+  for (const auto& a : nj.allocations)
+    if (a.rank == 0) rank0 = &a;
+  if (rank0) {
+    nj.master_addr = nodes_.at(rank0->node).rec.address;
+    std::set<int> in_use;  // By the jobs whose rank 0 runs on that node.
+    for (int64_t s : active_.on(rank0->node)) {
+      const api::Job& o = jobs_.at(s).job;
+      if (!o.allocations.empty() && o.allocations.front().node == rank0->node) in_use.insert(o.master_port);
+    }
+    const int port = ports.take(rank0->node, in_use);
+    if (port == 0)
+      spdlog::warn("job {}: no free master port on {} in {}-{}", nj.id, rank0->node, opts_.master_port_lo,
+                   opts_.master_port_hi);
+    nj.master_port = port;
+  }
+  txn.batch.jobs.push_back(nj);
+  const double waited = static_cast<double>(now - e.queued_at_ms) / 1000.0;
+  txn.apply.push_back([this, nj, seq, waited]() REQUIRES(mu_) {
+    JobEntry& entry = jobs_.at(seq);
+    entry.job = nj;
+    entry.reports.clear();
+    jobs_.dequeue(seq);
+    preempting_.erase(seq);
+    active_.insert(seq, nj.allocations);
+    ++counters_.placements_total;
+    counters_.queue_wait.observe(waited < 0 ? 0 : waited);
+    for (const auto& a : nj.allocations) bump_locked(a.node);
+    log_change(nj, "placed");
+  });
+}
+
+bool ClusterState::take_pending_reasons_locked(const ScheduleResult& res, const std::vector<PendingJob>& queue,
+                                               const std::vector<JobEntry*>& entries) {
   bool reasons_changed = false;
   for (const PendingReasons::Entry& w : res.pending_reasons.entries()) {
     JobEntry* e = entries[w.queue_index];  // Placements are not in the list.
@@ -145,10 +156,7 @@ void ClusterState::schedule_pass() {
       reasons_changed = true;
     }
   }
-  // Not stored, but shown: the console shows why a job waits.
-  if (reasons_changed || gate.reasons_changed) ++jobs_changes_;
-  pacing_.end_pass(alloc_.any_free_card());
-  counters_.scheduling_latency.observe(static_cast<double>(clock_.steady_ns() - t0) / 1e9);
+  return reasons_changed;
 }
 
 void ClusterState::run_scheduler() {

@@ -62,6 +62,8 @@
 
 namespace tessel::scheduler {
 
+class MasterPorts;
+
 // CPUs and memory per node for jobs that do not ask (JobSpec cpus / memory_mib 0).
 struct TaskDefaults {
   int cpus_per_card = 0;            // 0: the node's share (node CPUs x cards asked / node cards).
@@ -454,6 +456,14 @@ class ClusterState {
                               const ScheduleResult& res, const PassPolicy& policy, int64_t now) REQUIRES(mu_);
   // Whether a job of `project` may preempt (the project guarantees cards).
   bool may_preempt_locked(const std::string& project) const REQUIRES(mu_);
+
+  // The scheduling pass's steps (state_sched.cpp). Adds to `txn` the job placed by
+  // `p` as assigned (MASTER_ADDR and a port from `ports`), and its apply step.
+  void add_placement_locked(Txn& txn, const Placement& p, MasterPorts& ports, int64_t now) REQUIRES(mu_);
+  // Gives the jobs the pass left pending their reasons (in memory: shown, not stored);
+  // true when any changed.
+  bool take_pending_reasons_locked(const ScheduleResult& res, const std::vector<PendingJob>& queue,
+                                   const std::vector<JobEntry*>& entries) REQUIRES(mu_);
 
   Store& store_;
   const Clock& clock_;
