@@ -17,6 +17,7 @@
 #include <sstream>
 #include <vector>
 
+#include "tessel/agent/container_image.hpp"
 #include "tessel/agent/durable_file.hpp"
 #include "tessel/agent/log_cap.hpp"
 #include "tessel/base/env_block.hpp"
@@ -459,8 +460,17 @@ int run_supervisor(const std::string& dir) {
     cgroup.finish();
     return finish(dir, start_failure(st.error().message), agent);
   }
+  const std::string container_log = dir + "/container.log";
+  if (plan->container) {  // The image, before any rank starts.
+    if (auto st = ensure_image(*plan->container, plan->ranks.front().env, container_log); !st) {
+      spdlog::error("supervisor: {}", st.error().message);
+      cgroup.finish();
+      return finish(dir, start_failure(st.error().message), agent);
+    }
+  }
   auto started = start_ranks(*plan, cgroup.procs());
   if (!started) {
+    if (plan->container) remove_containers(*plan->container, plan->ranks.front().env, container_log);
     cgroup.finish();
     return finish(dir, start_failure(started.error().message), agent);
   }
@@ -478,6 +488,8 @@ int run_supervisor(const std::string& dir) {
     timespec step{0, 20'000'000};
     ::nanosleep(&step, nullptr);
   }
+  // A rank's podman killed after the grace leaves its container behind: it goes here.
+  if (plan->container) remove_containers(*plan->container, plan->ranks.front().env, container_log);
   const TaskUsage usage = cgroup.finish();  // Whatever they left behind dies here.
   const int64_t memory_limit = plan->cgroup ? plan->cgroup->memory_limit_mib : 0;
   watch.cap_logs();
