@@ -10,9 +10,11 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "tessel/agent/device_nodes.hpp"
 #include "tessel/agent/executable.hpp"
+#include "tessel/base/random.hpp"
 
 namespace tessel::agent {
 
@@ -25,6 +27,13 @@ int64_t hard_limit(int resource) {
   rlimit rl{};
   if (::getrlimit(resource, &rl) != 0 || rl.rlim_max == RLIM_INFINITY) return kPodmanDefaultLimit;
   return std::min<int64_t>(static_cast<int64_t>(rl.rlim_max), kPodmanDefaultLimit);
+}
+
+// /proc/sys/kernel/pid_max (podman's default when it cannot be read).
+int64_t kernel_pid_max() {
+  std::ifstream in("/proc/sys/kernel/pid_max");
+  int64_t n = 0;
+  return in >> n && n > 0 ? n : kPodmanDefaultLimit;
 }
 
 std::optional<std::string> real_path(const std::string& p, std::string& why) {
@@ -105,7 +114,7 @@ Result<std::optional<ContainerRuntime>> detect_container_runtime(const Container
   for (const std::string& dir : cfg.allow_mounts) {
     std::string why;
     auto real = real_path(dir, why);
-    if (!real) return Error::invalid("--allow-mount " + dir + ": " + why, "allow-mount");
+    if (!real) return Error::invalid(std::string("--allow-mount ").append(dir).append(": ").append(why), "allow-mount");
     if (!is_dir(*real)) return Error::invalid("--allow-mount " + dir + ": not a directory", "allow-mount");
     rt.allow_mounts.push_back(*real);
   }
@@ -114,7 +123,9 @@ Result<std::optional<ContainerRuntime>> detect_container_runtime(const Container
   rt.registry_auth = cfg.registry_auth;
   rt.pull_timeout_s = cfg.pull_timeout_s;
   rt.nofile = hard_limit(RLIMIT_NOFILE);
-  rt.nproc = hard_limit(RLIMIT_NPROC);
+  // podman's own process limit is at most the kernel's pid_max (32768 here): a container
+  // asking more fails in runc ("error setting rlimit type 6: operation not permitted").
+  rt.nproc = std::min(hard_limit(RLIMIT_NPROC), kernel_pid_max());
   return std::optional<ContainerRuntime>(std::move(rt));
 }
 
@@ -143,12 +154,15 @@ std::vector<ContainerDevice> container_devices(api::Vendor vendor, const std::st
                                                const std::string& sysfs_root, const std::vector<api::Device>& devices,
                                                const std::vector<int>& indices) {
   std::vector<ContainerDevice> out;
+  const auto under = [](const std::string& root, const std::string& rel) {
+    return std::string(root).append("/").append(rel);
+  };
   for (const CardNode& n : find_card_nodes(vendor, dev_root, sysfs_root, devices))
     if (std::find(indices.begin(), indices.end(), n.card_index) != indices.end())
-      out.push_back({dev_root + "/" + n.path, "/dev/" + n.path});
+      out.push_back({under(dev_root, n.path), under("/dev", n.path)});
   for (const std::string& shared : shared_control_nodes(vendor))
-    if (::access((dev_root + "/" + shared).c_str(), F_OK) == 0)
-      out.push_back({dev_root + "/" + shared, "/dev/" + shared});
+    if (::access(under(dev_root, shared).c_str(), F_OK) == 0)
+      out.push_back({under(dev_root, shared), under("/dev", shared)});
   return out;
 }
 
@@ -156,11 +170,13 @@ bool stays_on_node(const std::string& name) {
   return name == "PATH" || name == "HOME" || name == "SHELL" || name == "TMPDIR";
 }
 
-std::string container_name(const std::string& assignment_id, int rank) {
+std::string container_name(const std::string& assignment_id, int rank, const std::string& suffix) {
   std::string id = assignment_id;
   for (char& c : id)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') c = '_';
-  return "tessel-" + id + "-r" + std::to_string(rank);
+  std::string name = "tessel-" + id + "-r" + std::to_string(rank);
+  if (!suffix.empty()) name += "-" + suffix;
+  return name;
 }
 
 std::vector<std::string> podman_run_argv(const PodmanRun& r) {
@@ -227,9 +243,13 @@ Status containerize(LaunchPlan& plan, const api::Assignment& a, const api::NodeI
   c.pull_always = a.spec.image_pull_always;
   c.pull_timeout_s = rt.pull_timeout_s;
   c.authfile = rt.registry_auth;
+  // Job ids are a scheduler's: another scheduler's agent on this host (tests), or one
+  // after a reset, may reuse them, and podman names are per host.
+  auto suffix = random_hex(4);
+  if (!suffix) return suffix.error().wrap("container name");
   for (size_t i = 0; i < plan.ranks.size(); ++i) {
     RankLaunch& r = plan.ranks[i];
-    run.name = container_name(plan.assignment_id, static_cast<int>(i));
+    run.name = container_name(plan.assignment_id, static_cast<int>(i), *suffix);
     run.env_names.clear();
     for (const auto& [name, value] : r.env)
       if (!stays_on_node(name)) run.env_names.push_back(name);

@@ -194,7 +194,10 @@ TEST(Containerize, TheRanksRunInPodmanAsRootWithTheJobsUserInside) {
   EXPECT_EQ(p->container->image, "localhost/tessel-test:1");
   EXPECT_TRUE(p->container->pull_always);
   EXPECT_EQ(p->container->authfile, "/etc/tessel/auth.json");
-  EXPECT_EQ(p->container->names, (std::vector<std::string>{"tessel-j1.0.0-r0", "tessel-j1.0.0-r1"}));
+  ASSERT_EQ(p->container->names.size(), 2U);
+  EXPECT_EQ(p->container->names[0].rfind("tessel-j1.0.0-r0-", 0), 0U) << p->container->names[0];
+  EXPECT_EQ(p->container->names[1].rfind("tessel-j1.0.0-r1-", 0), 0U) << p->container->names[1];
+  EXPECT_EQ(values_of(p->ranks[1].argv, "--name"), (std::vector<std::string>{p->container->names[1]}));
   EXPECT_FALSE(p->uid);  // podman runs as root ...
   EXPECT_FALSE(p->workdir_as_user);
   const auto& argv = p->ranks[1].argv;
@@ -293,8 +296,8 @@ TEST(PodmanVersion, Parse) {
 }
 
 TEST(ContainerName, SafeForPodman) {
-  EXPECT_EQ(container_name("j-00000042_7.1.0", 3), "tessel-j-00000042_7.1.0-r3");
-  EXPECT_EQ(container_name("a/b c", 0), "tessel-a_b_c-r0");
+  EXPECT_EQ(container_name("j-00000042_7.1.0", 3, "0a1b2c3d"), "tessel-j-00000042_7.1.0-r3-0a1b2c3d");
+  EXPECT_EQ(container_name("a/b c", 0, ""), "tessel-a_b_c-r0");
 }
 
 }  // namespace

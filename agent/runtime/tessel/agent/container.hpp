@@ -17,7 +17,8 @@
 //     the job's mounts, each source resolved (symlinks, "..") and under an allowed
 //     directory (--allow-mount), else the launch fails naming it (resolve_mounts);
 //   - the task's CPUs, memory (no swap past it) and pids limit as podman's limits, and
-//     open-file and process limits no higher than the agent's own hard limits.
+//     open-file and process limits no higher than the agent's own hard limits (and
+//     processes no more than the kernel's pid_max, podman's own limit).
 // Thread-safety: pure functions; detect_container_runtime runs podman once, at start.
 
 #include <cstdint>
@@ -121,7 +122,8 @@ std::vector<int> user_groups(const std::string& user, int gid);
 
 // Variables of a rank's environment that stay out of its container (the node's own).
 bool stays_on_node(const std::string& name);
-// "tessel-<assignment id>-r<rank>".
-std::string container_name(const std::string& assignment_id, int rank);
+// "tessel-<assignment id>-r<rank>-<suffix>" (suffix: random per task, so that a job id
+// another scheduler reuses on this host never meets a container of the same name).
+std::string container_name(const std::string& assignment_id, int rank, const std::string& suffix);
 
 }  // namespace tessel::agent
