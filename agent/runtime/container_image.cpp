@@ -28,13 +28,17 @@ Result<Ran> run_logged(const std::vector<std::string>& argv, const std::map<std:
   const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log_fd < 0) return Error{"open " + log + ": " + std::strerror(errno)};
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  // Made before the fork: the child only execs.
   std::vector<std::string> args = argv;
   std::vector<char*> cargv;
+  cargv.reserve(args.size() + 1);
   for (auto& a : args) cargv.push_back(a.data());
   cargv.push_back(nullptr);
   std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  env_strings.reserve(env.size());
+  for (const auto& [k, v] : env) env_strings.push_back(std::string(k).append("=").append(v));
   std::vector<char*> cenv;
+  cenv.reserve(env_strings.size() + 1);
   for (auto& e : env_strings) cenv.push_back(e.data());
   cenv.push_back(nullptr);
   const pid_t pid = ::fork();
