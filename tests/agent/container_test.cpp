@@ -3,14 +3,19 @@
 // containers, and the runtime's detection on a canned podman.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 
 #include "test_util.hpp"
 #include "tessel/agent/container.hpp"
+#include "tessel/agent/container_image.hpp"
 #include "tessel/agent/state_dir.hpp"
 #include "tessel/agent/task_manager.hpp"
 
@@ -298,6 +303,90 @@ TEST(PodmanVersion, Parse) {
 TEST(ContainerName, SafeForPodman) {
   EXPECT_EQ(container_name("j-00000042_7.1.0", 3, "0a1b2c3d"), "tessel-j-00000042_7.1.0-r3-0a1b2c3d");
   EXPECT_EQ(container_name("a/b c", 0, ""), "tessel-a_b_c-r0");
+}
+
+}  // namespace
+
+// ensure_image and remove_containers against a stand-in podman: a script that records
+// its arguments and answers as the test says.
+namespace {
+
+class FakePodman {
+ public:
+  // `exists`: the exit code of `image exists`; `pull`: the pull's script body. Its
+  // arguments start with the plan's global options (--runtime runc).
+  FakePodman(int exists, const std::string& pull) {
+    put(bin(), "#!/bin/sh\necho \"$@\" >> " + calls() + "\ncase \"$3 $4\" in\n  \"image exists\") exit " +
+                   std::to_string(exists) + " ;;\n  \"pull --quiet\") " + pull + " ;;\nesac\nexit 0\n");
+    ::chmod(bin().c_str(), 0755);
+  }
+  std::string bin() const { return dir_.str("podman"); }
+  std::string calls() const { return dir_.str("calls"); }
+  std::string log() const { return dir_.str("container.log"); }
+  std::string read_calls() const {
+    std::ifstream in(calls());
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  ContainerPlan plan(bool always = false) const {
+    ContainerPlan p;
+    p.podman = {bin(), "--runtime", "runc"};
+    p.image = "localhost/train:1";
+    p.pull_always = always;
+    p.pull_timeout_s = 5;
+    p.authfile = "/etc/tessel/auth.json";
+    p.names = {"tessel-j1.0.0-r0-ab", "tessel-j1.0.0-r1-ab"};
+    return p;
+  }
+
+ private:
+  testkit::TempDir dir_{"fake-podman"};
+};
+
+const std::map<std::string, std::string> kEnv = {{"PATH", "/usr/bin:/bin"}};
+
+TEST(EnsureImage, APresentImageIsNotPulledUnlessAlways) {
+  FakePodman podman(0, "exit 0");
+  ASSERT_TRUE(ensure_image(podman.plan(), kEnv, podman.log()));
+  EXPECT_EQ(podman.read_calls(), "--runtime runc image exists localhost/train:1\n");
+  ASSERT_TRUE(ensure_image(podman.plan(/*always=*/true), kEnv, podman.log()));
+  EXPECT_NE(
+      podman.read_calls().find("--runtime runc pull --quiet --authfile /etc/tessel/auth.json localhost/train:1\n"),
+      std::string::npos)
+      << podman.read_calls();
+}
+
+TEST(EnsureImage, AMissingImageIsPulledWithTheNodesCredentials) {
+  FakePodman podman(1, "exit 0");
+  ASSERT_TRUE(ensure_image(podman.plan(), kEnv, podman.log()));
+  EXPECT_EQ(podman.read_calls(),
+            "--runtime runc image exists localhost/train:1\n"
+            "--runtime runc pull --quiet --authfile /etc/tessel/auth.json localhost/train:1\n");
+}
+
+TEST(EnsureImage, AFailedPullNamesTheImageAndPodmansError) {
+  FakePodman podman(1,
+                    "echo 'Trying to pull...' >&2; echo 'Error: reading manifest 1: manifest unknown' >&2; exit 125");
+  auto st = ensure_image(podman.plan(), kEnv, podman.log());
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message, "pulling image localhost/train:1: reading manifest 1: manifest unknown");
+}
+
+TEST(EnsureImage, APullPastItsTimeoutIsKilled) {
+  FakePodman podman(1, "exec sleep 30");
+  ContainerPlan plan = podman.plan();
+  plan.pull_timeout_s = 1;
+  const auto start = std::chrono::steady_clock::now();
+  auto st = ensure_image(plan, kEnv, podman.log());
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message, "pulling image localhost/train:1: timed out after 1 s");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+TEST(RemoveContainers, EveryRanksContainerIsRemovedByName) {
+  FakePodman podman(0, "exit 0");
+  remove_containers(podman.plan(), kEnv, podman.log());
+  EXPECT_EQ(podman.read_calls(),
+            "--runtime runc rm --force --ignore --time 0 tessel-j1.0.0-r0-ab tessel-j1.0.0-r1-ab\n");
 }
 
 }  // namespace

@@ -203,6 +203,16 @@ TEST_F(ClusterContainer, ROOT_AMissingImageFailsTheJobNamingTheImage) {
   EXPECT_NE(done.value("reason", "").find("pulling image " + missing + ": "), std::string::npos) << done.dump();
 }
 
+TEST_F(ClusterContainer, ROOT_ImagePullAlwaysPullsEvenWhenTheNodeHasTheImage) {
+  // The image exists here, but only as an import: a pull asks a registry, and none is
+  // reachable, so the job fails on the pull, which proves it was asked for.
+  const json done = finished({{"command", {"true"}}, {"image", kImage}, {"image_pull", "always"}});
+  EXPECT_EQ(done.value("state", ""), "failed") << done.dump();
+  EXPECT_NE(done.value("reason", "").find("pulling image " + kImage + ": "), std::string::npos) << done.dump();
+  const json cached = finished({{"command", {"true"}}, {"image", kImage}});  // missing: no pull.
+  EXPECT_EQ(cached.value("state", ""), "succeeded") << cached.dump();
+}
+
 TEST_F(ClusterContainer, ROOT_MountsComeOnlyFromAllowedDirectories) {
   const json ok = finished({{"command", {"sh", "-c", "cat /data/hello.txt; echo more > /data/new 2>&1 || echo ro"}},
                             {"image", kImage},
