@@ -216,6 +216,11 @@ Status containerize(LaunchPlan& plan, const api::Assignment& a, const api::NodeI
                     const std::vector<int>& groups) {
   if (plan.workdir.find_first_of(",:") != std::string::npos)
     return Error{"workdir " + plan.workdir + ": a container's workdir may not contain ',' or ':'"};
+  // It is bind-mounted at its own path: never over the container's root or its /proc,
+  // /sys or /dev.
+  if (std::string w = plan.workdir; w.find_first_not_of('/') == std::string::npos || under_dir(w, "/proc") ||
+                                    under_dir(w, "/sys") || under_dir(w, "/dev"))
+    return Error{"workdir " + plan.workdir + ": a container's workdir may not be /, nor under /proc, /sys or /dev"};
   auto mounts = resolve_mounts(a.spec.mounts, rt.allow_mounts);
   if (!mounts) return mounts.error();
   PodmanRun run;

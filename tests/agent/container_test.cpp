@@ -239,6 +239,24 @@ TEST(Containerize, AMountOutsideTheAllowedDirectoriesFailsTheLaunch) {
       << st.error().message;
 }
 
+TEST(Containerize, AWorkdirOverTheContainersRootProcSysOrDevFailsTheLaunch) {
+  testkit::TempDir tmp("containerize");
+  StateDir dir(tmp.str());
+  for (const char* w : {"/", "//", "/proc", "/sys/fs", "/dev/shm"}) {
+    auto a = agent_test::gaudi_assignment({0}, {0});
+    a.spec.image = "busybox";
+    a.spec.workdir = w;
+    api::NodeInventory inv;
+    TaskManagerConfig cfg;
+    auto p = make_launch_plan(a, inv, dir, cfg, {100});
+    ASSERT_TRUE(p);
+    auto st = containerize(*p, a, inv, runtime({}), "/nodev", "/nosys", {});
+    ASSERT_FALSE(st) << w;
+    EXPECT_NE(st.error().message.find("may not be /, nor under /proc, /sys or /dev"), std::string::npos)
+        << st.error().message;
+  }
+}
+
 // A canned runner: answers `podman --version` with `out`.
 class CannedRunner final : public CommandRunner {
  public:
