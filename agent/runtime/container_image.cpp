@@ -103,13 +103,15 @@ std::vector<std::string> podman_cmd(const ContainerPlan& plan, std::initializer_
 
 }  // namespace
 
-Status ensure_image(const ContainerPlan& plan, const std::map<std::string, std::string>& env, const std::string& log) {
+Status ensure_image(const ContainerPlan& plan, const std::map<std::string, std::string>& env, const std::string& log,
+                    const std::function<void()>& on_pull) {
   const std::string what = "pulling image " + plan.image;
   if (!plan.pull_always) {
     auto exists = run_logged(podman_cmd(plan, {"image", "exists", plan.image}), env, log, plan.pull_timeout_s);
     if (!exists) return exists.error().wrap(what);
     if (succeeded(*exists)) return ok_status();
   }
+  if (on_pull) on_pull();
   std::vector<std::string> pull = podman_cmd(plan, {"pull", "--quiet"});
   if (!plan.authfile.empty()) pull.insert(pull.end(), {"--authfile", plan.authfile});
   pull.push_back(plan.image);

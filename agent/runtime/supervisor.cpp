@@ -287,6 +287,15 @@ TaskResult with_usage(TaskResult res, const std::vector<Rank>& ranks, const Task
   return res;
 }
 
+// Appends `line` to the file at `path` (made 0600 when new); false when it cannot.
+bool append_line(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  return ok;
+}
+
 // The assignment id: the task dir's name (known even when launch.json is unreadable).
 std::string task_id_of(std::string dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -461,8 +470,14 @@ int run_supervisor(const std::string& dir) {
     return finish(dir, start_failure(st.error().message), agent);
   }
   const std::string container_log = dir + "/container.log";
-  if (plan->container) {  // The image, before any rank starts.
-    if (auto st = ensure_image(*plan->container, plan->ranks.front().env, container_log); !st) {
+  if (plan->container) {            // The image, before any rank starts.
+    const auto say_pulling = [&] {  // In each rank's log, where `tessel logs` shows it.
+      auto it = plan->ranks.front().env.find("TESSEL_NODE");
+      const std::string line = "tessel: pulling image " + plan->container->image +
+                               (it == plan->ranks.front().env.end() ? "" : " on " + it->second) + "\n";
+      for (const RankLaunch& r : plan->ranks) (void)append_line(r.log_path, line);
+    };
+    if (auto st = ensure_image(*plan->container, plan->ranks.front().env, container_log, say_pulling); !st) {
       spdlog::error("supervisor: {}", st.error().message);
       cgroup.finish();
       return finish(dir, start_failure(st.error().message), agent);

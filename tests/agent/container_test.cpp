@@ -364,7 +364,7 @@ const std::map<std::string, std::string> kEnv = {{"PATH", "/usr/bin:/bin"}};
 
 TEST(EnsureImage, APresentImageIsNotPulledUnlessAlways) {
   FakePodman podman(0, "exit 0");
-  ASSERT_TRUE(ensure_image(podman.plan(), kEnv, podman.log()));
+  ASSERT_TRUE(ensure_image(podman.plan(), kEnv, podman.log(), [] { ADD_FAILURE() << "no pull here"; }));
   EXPECT_EQ(podman.read_calls(), "--runtime runc image exists localhost/train:1\n");
   ASSERT_TRUE(ensure_image(podman.plan(/*always=*/true), kEnv, podman.log()));
   EXPECT_NE(
@@ -375,8 +375,14 @@ TEST(EnsureImage, APresentImageIsNotPulledUnlessAlways) {
 
 TEST(EnsureImage, AMissingImageIsPulledWithTheNodesCredentials) {
   FakePodman podman(1, "exit 0");
-  ASSERT_TRUE(ensure_image(podman.plan(), kEnv, podman.log()));
+  int told = 0;
+  ASSERT_TRUE(ensure_image(podman.plan(), kEnv, podman.log(), [&] { ++told; }));
+  EXPECT_EQ(told, 1);  // Before the pull.
+  ASSERT_TRUE(ensure_image(podman.plan(), kEnv, podman.log(), [&] { ++told; }));
+  EXPECT_EQ(told, 2);
   EXPECT_EQ(podman.read_calls(),
+            "--runtime runc image exists localhost/train:1\n"
+            "--runtime runc pull --quiet --authfile /etc/tessel/auth.json localhost/train:1\n"
             "--runtime runc image exists localhost/train:1\n"
             "--runtime runc pull --quiet --authfile /etc/tessel/auth.json localhost/train:1\n");
 }

@@ -211,7 +211,8 @@ TEST_F(ClusterContainer, ROOT_ImagePullAlwaysPullsEvenWhenTheNodeHasTheImage) {
   const json done = finished({{"command", {"true"}}, {"image", kImage}, {"image_pull", "always"}});
   EXPECT_EQ(done.value("state", ""), "failed") << done.dump();
   EXPECT_NE(done.value("reason", "").find("pulling image " + kImage + ": "), std::string::npos) << done.dump();
-  const json cached = finished({{"command", {"true"}}, {"image", kImage}});  // missing: no pull.
+  EXPECT_EQ(c.log("n1", done["id"]), "tessel: pulling image " + kImage + " on n1\n");  // What `tessel logs` shows.
+  const json cached = finished({{"command", {"true"}}, {"image", kImage}});            // missing: no pull.
   EXPECT_EQ(cached.value("state", ""), "succeeded") << cached.dump();
 }
 

@@ -8,6 +8,7 @@
 // container running). podman runs without a shell, its output appended to `log`.
 // Called from the single-threaded supervisor only (it forks and waits).
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -17,8 +18,10 @@
 namespace tessel::agent {
 
 // Ok when the image is there; else "pulling image REF: <podman's last line>" or
-// "pulling image REF: timed out after N s".
-Status ensure_image(const ContainerPlan& plan, const std::map<std::string, std::string>& env, const std::string& log);
+// "pulling image REF: timed out after N s". `on_pull` runs just before a pull starts
+// (the supervisor says so in the ranks' logs, as Slurm's pyxis does).
+Status ensure_image(const ContainerPlan& plan, const std::map<std::string, std::string>& env, const std::string& log,
+                    const std::function<void()>& on_pull = {});
 void remove_containers(const ContainerPlan& plan, const std::map<std::string, std::string>& env,
                        const std::string& log);
 
