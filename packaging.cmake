@@ -63,7 +63,7 @@ set(CPACK_DEBIAN_SCHEDULER_PACKAGE_CONTROL_EXTRA
 set(CPACK_DEBIAN_SCHEDULER_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 set(CPACK_DEBIAN_AGENT_PACKAGE_NAME tessel-agent)
 set(CPACK_DEBIAN_AGENT_PACKAGE_DEPENDS "adduser, init-system-helpers")
-set(CPACK_DEBIAN_AGENT_PACKAGE_RECOMMENDS "tessel-cli, tessel-workers")
+set(CPACK_DEBIAN_AGENT_PACKAGE_RECOMMENDS "tessel-cli, tessel-workers, podman, runc, catatonit")
 set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_EXTRA
     "${CMAKE_CURRENT_SOURCE_DIR}/packaging/debian/agent/postinst;${CMAKE_CURRENT_SOURCE_DIR}/packaging/debian/agent/prerm;${CMAKE_CURRENT_SOURCE_DIR}/packaging/debian/agent/postrm;${CMAKE_CURRENT_SOURCE_DIR}/packaging/debian/agent/conffiles")
 set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)

@@ -99,6 +99,7 @@ json to_json(const NodeInventory& inv) {
     out["numa"] = std::move(numa);
   }
   if (!inv.isolation.empty()) out["isolation"] = inv.isolation;
+  if (!inv.containers.empty()) out["containers"] = inv.containers;
   return out;
 }
 
@@ -208,7 +209,7 @@ std::vector<DeviceReading> readings_of(const NodeInventory& inv) {
 bool same_but_readings(const NodeInventory& a, const NodeInventory& b) {
   if (a.vendor != b.vendor || a.driver_version != b.driver_version || a.ports_error != b.ports_error ||
       a.cpus != b.cpus || a.memory_mib != b.memory_mib || a.numa != b.numa || a.isolation != b.isolation ||
-      a.devices.size() != b.devices.size())
+      a.containers != b.containers || a.devices.size() != b.devices.size())
     return false;
   for (size_t i = 0; i < a.devices.size(); ++i) {
     Device x = a.devices[i];  // a's card with b's readings.
@@ -307,6 +308,7 @@ Result<NodeInventory> inventory_from_json(const json& j) {
   r.optional_int("memory_mib", memory, 0, kMaxNodeMemoryMib);
   inv.memory_mib = memory.value_or(0);
   r.optional_string("isolation", inv.isolation, 16);
+  r.optional_string("containers", inv.containers, 128);
   r.allow("groups");  // Derived; recomputed by whoever reads it.
   r.allow("devices");
   r.allow("numa");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <string_view>
 
@@ -69,6 +70,92 @@ std::optional<FieldError> read_array(const json& a, ArraySpec& out) {
   return r.finish_field();
 }
 
+// A path inside a mount: absolute, at most 4096 bytes, none of ',' ':' NUL or newlines
+// (podman's mount syntax), no "." or ".." component.
+std::string mount_path_error(const std::string& p) {
+  if (p.empty() || p[0] != '/') return "must be an absolute path";
+  if (p.size() > 4096) return "longer than 4096 characters";
+  if (p.find_first_of(std::string(",:\n\r\0", 5)) != std::string::npos)
+    return "may not contain ',', ':', NUL or line breaks";
+  size_t pos = 0;
+  while (pos < p.size()) {
+    const size_t next = std::min(p.find('/', pos + 1), p.size());
+    const std::string_view part(p.data() + pos + 1, next - pos - 1);
+    if (part == "." || part == "..") return "may not contain '.' or '..' components";
+    pos = next;
+  }
+  return "";
+}
+
+bool under(std::string_view path, std::string_view dir) {
+  return path == dir || (path.size() > dir.size() && path.substr(0, dir.size()) == dir && path[dir.size()] == '/');
+}
+
+// One of `mounts`: {"source", "target", "read_only"}; the first problem, with its path.
+std::optional<FieldError> read_mount(const json& m, const std::string& path, Mount& out) {
+  if (!m.is_object()) return FieldError{path, path + R"(: must be an object {"source": ..., "target": ...})"};
+  FieldReader r(m, path);
+  r.required_string("source", out.source, 4096);
+  r.required_string("target", out.target, 4096);
+  r.optional_bool("read_only", out.read_only);
+  if (r.has("source"))
+    if (std::string why = mount_path_error(out.source); !why.empty()) r.fail("source", why);
+  if (r.has("target")) {
+    std::string t = out.target;
+    while (t.size() > 1 && t.back() == '/') t.pop_back();
+    if (std::string why = mount_path_error(out.target); !why.empty()) {
+      r.fail("target", why);
+    } else if (t == "/") {
+      r.fail("target", "may not be /");
+    } else if (under(t, "/proc") || under(t, "/sys") || under(t, "/dev")) {
+      r.fail("target", "may not be under /proc, /sys or /dev");
+    }
+    out.target = t;
+  }
+  return r.finish_field();
+}
+
+// image, image_pull, mounts and shm_size_mib; the last three need an image.
+void read_container_fields(FieldReader& r, const json& j, JobSpec& s) {
+  r.optional_string("image", s.image, 512);
+  if (r.has("image"))
+    if (std::string why = image_ref_error(s.image); !why.empty()) r.fail("image", why);
+  if (r.has("image_pull")) {
+    std::string pull;
+    r.optional_string("image_pull", pull, 16);
+    if (pull == "always")
+      s.image_pull_always = true;
+    else if (pull != "missing")
+      r.fail("image_pull", "must be \"missing\" or \"always\"");
+  }
+  if (r.has("mounts")) {
+    const json& ms = j["mounts"];
+    if (!ms.is_array()) {
+      r.fail("mounts", "must be an array of {\"source\", \"target\", \"read_only\"}");
+    } else if (ms.size() > kMaxMounts) {
+      r.fail("mounts", "more than " + std::to_string(kMaxMounts) + " mounts");
+    } else {
+      for (size_t i = 0; i < ms.size(); ++i) {
+        Mount m;
+        const std::string path = "mounts[" + std::to_string(i) + "]";
+        if (auto e = read_mount(ms[i], path, m)) return r.fail(e->field, e->message.substr(e->field.size() + 2));
+        for (const Mount& o : s.mounts)
+          if (o.target == m.target) return r.fail(path + ".target", "is also the target of another mount");
+        if (!s.workdir.empty() && m.target == s.workdir)
+          return r.fail(path + ".target", "is the workdir, which is mounted there already");
+        s.mounts.push_back(std::move(m));
+      }
+    }
+  }
+  std::optional<int64_t> shm;
+  r.optional_int("shm_size_mib", shm, 1, kMaxShmSizeMib);
+  s.shm_size_mib = shm.value_or(0);
+  if (s.image.empty()) {
+    for (const char* field : {"image_pull", "mounts", "shm_size_mib"})
+      if (r.has(field)) return r.fail(field, "needs an image");
+  }
+}
+
 // A whole number of 1 to 5 digits, or nullopt.
 std::optional<int> array_index(std::string_view s) {
   if (s.empty() || s.size() > 5) return std::nullopt;
@@ -80,6 +167,93 @@ std::optional<int> array_index(std::string_view s) {
   return v;
 }
 }  // namespace
+
+namespace {
+bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// A path component of an image name: [a-z0-9]+ joined by '.', '_', '__' or runs of '-'.
+bool name_component(std::string_view c) {
+  if (c.empty() || !lower_alnum(c.front()) || !lower_alnum(c.back())) return false;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (lower_alnum(c[i])) continue;
+    if (c[i] == '-') continue;  // Runs of '-' are allowed; ends were checked.
+    if (c[i] == '.' && lower_alnum(c[i + 1])) continue;
+    if (c[i] == '_' && (lower_alnum(c[i + 1]) || (c[i + 1] == '_' && lower_alnum(c[i + 2])))) {
+      if (c[i + 1] == '_') ++i;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+// A registry host: letters, digits, '.' and '-' (each label starting and ending with a
+// letter or digit), then an optional :port.
+bool registry_host(std::string_view h) {
+  const size_t colon = h.find(':');
+  std::string_view host = h.substr(0, colon);
+  if (colon != std::string_view::npos) {
+    std::string_view port = h.substr(colon + 1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  }
+  if (host.empty()) return false;
+  for (size_t i = 0; i < host.size(); ++i) {
+    const char c = host[i];
+    const bool alnum = std::isalnum(static_cast<unsigned char>(c)) != 0;
+    if (alnum) continue;
+    if ((c != '.' && c != '-') || i == 0 || i + 1 == host.size()) return false;
+    if (c == '.' && !std::isalnum(static_cast<unsigned char>(host[i + 1]))) return false;
+  }
+  return std::isalnum(static_cast<unsigned char>(host.back())) != 0;
+}
+}  // namespace
+
+std::string image_ref_error(std::string_view ref) {
+  const std::string like =
+      " (like vault.habana.ai/gaudi-docker/1.17.0/ubuntu22.04/habanalabs/pytorch-installer-2.3.1:latest)";
+  if (ref.empty()) return "must not be empty";
+  if (ref.size() > 512) return "longer than 512 characters";
+  std::string_view name = ref;
+  if (const size_t at = name.find('@'); at != std::string_view::npos) {
+    const std::string_view digest = name.substr(at + 1);
+    const size_t colon = digest.find(':');
+    const std::string_view algo = digest.substr(0, colon);
+    const std::string_view hex = colon == std::string_view::npos ? std::string_view{} : digest.substr(colon + 1);
+    if (algo.empty() || algo.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789+._-") != std::string_view::npos ||
+        hex.size() < 32 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
+      return "has a digest that is not ALGORITHM:HEX (sha256:...)";
+    name = name.substr(0, at);
+  }
+  const size_t slash = name.rfind('/');
+  const size_t colon = name.rfind(':');
+  if (colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
+    const std::string_view tag = name.substr(colon + 1);
+    const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+    if (tag.empty() || tag.size() > 128 || !word(tag[0]) ||
+        !std::all_of(tag.begin(), tag.end(), [&](char c) { return word(c) || c == '.' || c == '-'; }))
+      return "has a tag that is not 1 to 128 of letters, digits, '_', '.' and '-'" + like;
+    name = name.substr(0, colon);
+  }
+  if (name.empty()) return "has no name" + like;
+  size_t pos = 0;
+  if (const size_t first = name.find('/'); first != std::string_view::npos) {
+    const std::string_view head = name.substr(0, first);
+    if (head.find_first_of(".:") != std::string_view::npos || head == "localhost") {
+      if (!registry_host(head)) return "has a registry host that is not HOST[:PORT]" + like;
+      pos = first + 1;
+    }
+  }
+  for (;;) {
+    const size_t next = name.find('/', pos);
+    const std::string_view c = name.substr(pos, next == std::string_view::npos ? next : next - pos);
+    if (!name_component(c))
+      return "has a name component '" + std::string(c.substr(0, 64)) +
+             "' that is not lowercase letters and digits joined by '.', '_' or '-'" + like;
+    if (next == std::string_view::npos) break;
+    pos = next + 1;
+  }
+  return "";
+}
 
 Result<std::vector<int>> parse_array_indices(std::string_view text) {
   const std::string max = std::to_string(kMaxArrayCount - 1);
@@ -303,6 +477,7 @@ SpecParse parse_job_spec(const json& j) {
   std::optional<int64_t> memory_mib;
   r.optional_int("memory_mib", memory_mib, 0, kMaxTaskMemoryMib);
   s.memory_mib = memory_mib.value_or(0);
+  read_container_fields(r, j, s);
   std::optional<FieldError> array_error;
   if (r.has("array")) {
     ArraySpec a;
@@ -347,6 +522,18 @@ json to_json(const JobSpec& s) {
   if (s.preemptible) j["preemptible"] = true;
   if (s.cpus > 0) j["cpus"] = s.cpus;
   if (s.memory_mib > 0) j["memory_mib"] = s.memory_mib;
+  if (!s.image.empty()) j["image"] = s.image;
+  if (s.image_pull_always) j["image_pull"] = "always";
+  if (!s.mounts.empty()) {
+    json mounts = json::array();
+    for (const Mount& m : s.mounts) {
+      json mj = {{"source", m.source}, {"target", m.target}};
+      if (m.read_only) mj["read_only"] = true;
+      mounts.push_back(std::move(mj));
+    }
+    j["mounts"] = std::move(mounts);
+  }
+  if (s.shm_size_mib > 0) j["shm_size_mib"] = s.shm_size_mib;
   if (s.array) {
     j["array"] = {{"count", s.array->count}, {"parallel", s.array->parallel}};
     if (!s.array->indices.empty()) j["array"]["indices"] = s.array->indices;

@@ -83,6 +83,15 @@ void add_submit_command(CLI::App& app, CommandLine& cl) {
   add_opt(submit, "--cpus", so.cpus, "CPUs per node (the task's cpuset on nodes that isolate tasks)");
   add_opt(submit, "--memory", so.memory, "Memory per node, a hard limit: 4096 (MiB), 512M, 64G, 1T");
   add_opt(submit, "--workdir", so.workdir, "Working directory on the node (relative: to the current one)");
+  add_opt(submit, "--image", so.image, "Run in this OCI image (podman on the node), e.g. localhost/train:1");
+  add_opt(submit, "--image-pull", so.image_pull,
+          "Pull the image when the node lacks it (missing) or every time (always)")
+      ->check(CLI::IsMember({"missing", "always"}));
+  submit
+      ->add_option("--mount", so.mounts,
+                   "Bind mount SOURCE:TARGET[:ro] into the container (repeatable; SOURCE under a node's --allow-mount)")
+      ->allow_extra_args(false);
+  add_opt(submit, "--shm-size", so.shm_size, "A private /dev/shm of this size in the container: 512M, 8G");
   submit
       ->add_option("--after-ok", so.after_ok, "Start after these jobs (J1,J2,... or array elements J_7) all succeeded")
       ->allow_extra_args(false);

@@ -216,6 +216,13 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   }
   line("Command", quote_command(get_field(spec, "command")));
   line("Workdir", get_string(spec, "workdir"));
+  if (auto image = get_string(spec, "image"); !image.empty())
+    line("Image", image + (get_string(spec, "image_pull") == "always" ? " (pulled every time)" : ""));
+  if (const auto& mounts = get_field(spec, "mounts"); mounts.is_array())
+    for (const auto& m : mounts)
+      line("Mount", get_string(m, "source") + " -> " + get_string(m, "target") +
+                        (get_bool(m, "read_only", false) ? " (read-only)" : ""));
+  if (auto shm = get_int(spec, "shm_size_mib")) line("Shm size", std::to_string(*shm) + " MiB");
   line("Devices per node", get_text(spec, "devices"));
   line("Nodes", get_text(spec, "nodes"));
   line("Tasks per node", get_text(spec, "tasks_per_node"));

@@ -141,6 +141,7 @@ std::string render_node_detail(const json& node, int64_t now_ms) {
   }
   line("NIC ports", get_string(inv, "ports_error"));
   line("Isolation", get_string(inv, "isolation"));  // cgroup1, cgroup2 or none; absent from older agents.
+  line("Images", get_string(inv, "containers"));    // "podman 4.3.1, runc"; absent: runs no images.
   if (auto cpus = get_int(inv, "cpus")) {
     std::string numa;
     const auto& nodes = get_field(inv, "numa");

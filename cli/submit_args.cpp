@@ -66,6 +66,22 @@ Result<json> array_request(const std::string& v) {
   }
   return a;
 }
+// --mount SOURCE:TARGET[:ro]: {"source", "target", "read_only"}. Relative sources are
+// the node's business (the server refuses them); the split is on ':' only.
+Result<json> mount_request(const std::string& v) {
+  const size_t first = v.find(':');
+  const size_t second = first == std::string::npos ? first : v.find(':', first + 1);
+  std::string source = v.substr(0, first), target, mode;
+  if (first != std::string::npos)
+    target = v.substr(first + 1, second == std::string::npos ? second : second - first - 1);
+  if (second != std::string::npos) mode = v.substr(second + 1);
+  if (source.empty() || target.empty() || (second != std::string::npos && mode != "ro" && mode != "rw"))
+    return Error::invalid("--mount: expected SOURCE:TARGET or SOURCE:TARGET:ro, got '" + v.substr(0, 64) + "'",
+                          "--mount");
+  json m = {{"source", source}, {"target", target}};
+  if (mode == "ro") m["read_only"] = true;
+  return m;
+}
 }  // namespace
 
 Result<int64_t> parse_memory_mib(const std::string& text) {
@@ -137,6 +153,22 @@ Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
     auto mib = parse_memory_mib(*o.memory);
     if (!mib) return mib.error().wrap("--memory");
     j["memory_mib"] = *mib;  // The server checks the range.
+  }
+  if (o.image) j["image"] = *o.image;  // The server checks the reference.
+  if (o.image_pull) j["image_pull"] = *o.image_pull;
+  if (!o.mounts.empty()) {
+    json mounts = json::array();
+    for (const auto& m : o.mounts) {
+      auto mount = mount_request(m);
+      if (!mount) return mount.error();
+      mounts.push_back(std::move(*mount));
+    }
+    j["mounts"] = std::move(mounts);
+  }
+  if (o.shm_size) {
+    auto mib = parse_memory_mib(*o.shm_size);
+    if (!mib) return mib.error().wrap("--shm-size");
+    j["shm_size_mib"] = *mib;
   }
   for (const auto& [flag, key, values] :
        {std::tuple{"--after-ok", "after_ok", &o.after_ok}, std::tuple{"--after-any", "after_any", &o.after_any},

@@ -24,6 +24,11 @@ packages=(
   dpkg-dev fakeroot file
   iproute2 procps psmisc curl python3
   python3-torch
+  # Jobs in containers (issue 29): podman as the agent runs it, with runc (crun, the
+  # package's default, refuses cgroup v1/hybrid hosts like CI's) and catatonit (podman
+  # --init: a job's SIGTERM reaches it); busybox-static builds the tests' image locally
+  # (podman import), as no registry is reachable from CI.
+  podman runc crun catatonit busybox-static
   nodejs chromium fonts-dejavu-core
 )
 # Debian's npm, unless an npm came with another nodejs build (which conflicts with it).

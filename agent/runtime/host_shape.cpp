@@ -81,6 +81,7 @@ Result<api::NodeInventory> HostShapeSource::read() {
   inv->memory_mib = shape_.memory_mib;
   inv->numa = shape_.numa;
   inv->isolation = isolation_;
+  inv->containers = containers_;
   for (api::Device& d : inv->devices)
     if (!d.bus_id.empty()) d.numa_node = card_numa_node(sysfs_root_, d.bus_id);
   return inv;

@@ -18,6 +18,7 @@
 #include "tessel/agent/durable_file.hpp"
 #include "tessel/agent/executable.hpp"
 #include "tessel/agent/host_shape.hpp"
+#include "tessel/agent/container.hpp"
 #include "tessel/agent/isolation.hpp"
 #include "tessel/agent/inventory_cli.hpp"
 #include "tessel/agent/log_server.hpp"
@@ -41,6 +42,9 @@ struct Options {
   std::string sysfs_root = "/sys", run_as, log_level = "info";
   std::string isolation = "auto", cgroup_root = "/sys/fs/cgroup", cgroup_subtree = "tessel", dev_root = "/dev";
   int64_t task_pids_max = 32768;
+  std::string container_runtime = "auto", podman = "podman", registry_auth;
+  std::vector<std::string> allow_mounts;
+  int64_t image_pull_timeout_s = 600;
   int64_t log_cap_mib = 1024;
   double heartbeat_interval = 0;
   size_t log_max_connections = 4096;
@@ -120,6 +124,24 @@ Result<std::unique_ptr<Isolation>> open_isolation(const Options& o) {
   return Isolation::open(iso_cfg, host_shape(o.sysfs_root, allowed_cpus(), meminfo));
 }
 
+// What runs jobs' images (--container-runtime): nullopt when the node runs none. Auto
+// mode without podman or its runtime runs none and says why; an explicit runtime that
+// cannot be had, or a bad --allow-mount or --registry-auth, is an error.
+Result<std::optional<ContainerRuntime>> open_containers(const Options& o, CommandRunner& runner) {
+  ContainerConfig c;
+  c.mode = o.container_runtime;
+  c.podman = o.podman;
+  c.cgroup_root = o.cgroup_root;
+  c.allow_mounts = o.allow_mounts;
+  c.registry_auth = o.registry_auth;
+  c.pull_timeout_s = o.image_pull_timeout_s;
+  c.path_env = process_path_env();
+  auto rt = detect_container_runtime(c, runner);
+  if (rt || o.container_runtime != "auto" || rt.error().code == ErrorCode::invalid_argument) return rt;
+  spdlog::warn("images: none run on this node: {} (--container-runtime none says so quietly)", rt.error().message);
+  return std::optional<ContainerRuntime>{};
+}
+
 // The bearer token from --token-file (empty without one) and the node name (--node,
 // else the host name).
 struct Identity {
@@ -144,8 +166,11 @@ Result<Identity> identity(const Options& o) {
 // How the agent's tasks start: the launcher binary, their base environment, user,
 // isolation and log cap.
 TaskManagerConfig task_config(const Options& o, const std::string& node, const std::optional<RunAs>& run_as,
-                              Isolation* isolation) {
+                              Isolation* isolation, const std::optional<ContainerRuntime>& containers) {
   TaskManagerConfig tcfg;
+  tcfg.containers = containers ? &*containers : nullptr;
+  tcfg.dev_root = o.dev_root;
+  tcfg.sysfs_root = o.sysfs_root;
   tcfg.node = node;
   tcfg.base_env = minimal_base_env(get_env, run_as ? std::optional(run_as->user) : std::nullopt,
                                    run_as ? std::optional(run_as->home) : std::nullopt);
@@ -202,9 +227,15 @@ int agent_main(const Options& o) {
   if (!isolation) return fail("task isolation: " + isolation.error().message + " (--isolation none starts without it)");
   spdlog::info("task isolation: {}", (*isolation)->kind());
   HostShapeSource shaped(**source, (*isolation)->host(), (*isolation)->kind(), o.sysfs_root);
+  auto containers = open_containers(o, runner);
+  if (!containers) return fail("images: " + containers.error().message + " (--container-runtime none runs no images)");
+  if (*containers) {
+    spdlog::info("images: {}", (*containers)->describe());
+    shaped.set_containers((*containers)->describe());
+  }
 
   DetachedLauncher launcher(supervisor_exe());
-  TaskManager tasks(dir, launcher, task_config(o, node, run_as, isolation->get()));
+  TaskManager tasks(dir, launcher, task_config(o, node, run_as, isolation->get(), *containers));
   tasks.load();
   tasks.sweep_cgroups();  // Running tasks keep theirs: their supervisors own them.
   dir.remove_acknowledged_older_than(system_clock().now_ms(), 24LL * 3600 * 1000);
@@ -282,6 +313,18 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       ->capture_default_str();
   app.add_option("--dev-root", o.dev_root, "Where the cards' device nodes are (their cgroup device rules)")
       ->capture_default_str();
+  app.add_option("--container-runtime", o.container_runtime,
+                 "Run jobs' images with podman and this OCI runtime: auto (crun on cgroup v2, runc on v1 or hybrid; "
+                 "none when podman is missing), runc, crun, or none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "runc", "crun", "none"}));
+  app.add_option("--podman", o.podman, "podman path or name")->capture_default_str();
+  app.add_option("--allow-mount", o.allow_mounts,
+                 "A directory jobs' mounts may come from (repeatable; symlinks and .. resolved first)");
+  app.add_option("--registry-auth", o.registry_auth, "Registry credentials for image pulls (podman's auth.json)");
+  app.add_option("--image-pull-timeout", o.image_pull_timeout_s, "Seconds an image pull may take")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{86400}));
   app.add_option("--task-pids-max", o.task_pids_max, "Most processes and threads of one task (0: no limit)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{4194304}));

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <vector>
 
+#include "tessel/agent/container_image.hpp"
 #include "tessel/agent/durable_file.hpp"
 #include "tessel/agent/log_cap.hpp"
 #include "tessel/base/env_block.hpp"
@@ -286,6 +287,15 @@ TaskResult with_usage(TaskResult res, const std::vector<Rank>& ranks, const Task
   return res;
 }
 
+// Appends `line` to the file at `path` (made 0600 when new); false when it cannot.
+bool append_line(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  return ok;
+}
+
 // The assignment id: the task dir's name (known even when launch.json is unreadable).
 std::string task_id_of(std::string dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -459,8 +469,23 @@ int run_supervisor(const std::string& dir) {
     cgroup.finish();
     return finish(dir, start_failure(st.error().message), agent);
   }
+  const std::string container_log = dir + "/container.log";
+  if (plan->container) {            // The image, before any rank starts.
+    const auto say_pulling = [&] {  // In each rank's log, where `tessel logs` shows it.
+      auto it = plan->ranks.front().env.find("TESSEL_NODE");
+      const std::string line = "tessel: pulling image " + plan->container->image +
+                               (it == plan->ranks.front().env.end() ? "" : " on " + it->second) + "\n";
+      for (const RankLaunch& r : plan->ranks) (void)append_line(r.log_path, line);
+    };
+    if (auto st = ensure_image(*plan->container, plan->ranks.front().env, container_log, say_pulling); !st) {
+      spdlog::error("supervisor: {}", st.error().message);
+      cgroup.finish();
+      return finish(dir, start_failure(st.error().message), agent);
+    }
+  }
   auto started = start_ranks(*plan, cgroup.procs());
   if (!started) {
+    if (plan->container) remove_containers(*plan->container, plan->ranks.front().env, container_log);
     cgroup.finish();
     return finish(dir, start_failure(started.error().message), agent);
   }
@@ -478,6 +503,8 @@ int run_supervisor(const std::string& dir) {
     timespec step{0, 20'000'000};
     ::nanosleep(&step, nullptr);
   }
+  // A rank's podman killed after the grace leaves its container behind: it goes here.
+  if (plan->container) remove_containers(*plan->container, plan->ranks.front().env, container_log);
   const TaskUsage usage = cgroup.finish();  // Whatever they left behind dies here.
   const int64_t memory_limit = plan->cgroup ? plan->cgroup->memory_limit_mib : 0;
   watch.cap_logs();

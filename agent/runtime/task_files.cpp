@@ -35,6 +35,12 @@ std::string serialize(const LaunchPlan& p) {
   if (p.gid) j["gid"] = *p.gid;
   if (p.cgroup) j["cgroup"] = to_json(*p.cgroup);
   if (p.log_cap_bytes > 0) j["log_cap_bytes"] = p.log_cap_bytes;
+  if (p.container) {
+    const ContainerPlan& c = *p.container;
+    j["container"] = {{"podman", c.podman},           {"image", c.image},
+                      {"pull_always", c.pull_always}, {"pull_timeout_s", c.pull_timeout_s},
+                      {"authfile", c.authfile},       {"names", c.names}};
+  }
   return j.dump();
 }
 
@@ -55,6 +61,19 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
       auto cg = task_cgroup_from_json(j["cgroup"]);
       if (!cg) return cg.error().wrap("launch.json");
       p.cgroup = std::move(*cg);
+    }
+    if (j.contains("container")) {
+      const json& cj = j["container"];
+      ContainerPlan c;
+      c.podman = cj.at("podman").get<std::vector<std::string>>();
+      c.image = cj.at("image").get<std::string>();
+      c.pull_always = cj.value("pull_always", false);
+      c.pull_timeout_s = api::json_int_or<int64_t>(cj, "pull_timeout_s", 600);
+      c.authfile = cj.value("authfile", "");
+      c.names = cj.at("names").get<std::vector<std::string>>();
+      if (c.podman.empty() || c.image.empty() || c.pull_timeout_s <= 0)
+        return Error::invalid("launch.json: container: podman, image and pull_timeout_s are required", "container");
+      p.container = std::move(c);
     }
     for (const auto& r : j.at("ranks")) {
       RankLaunch rl;

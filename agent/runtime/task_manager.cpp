@@ -171,6 +171,12 @@ Result<LaunchPlan> TaskManager::prepare_launch(const api::Assignment& a, const a
       for (size_t i = 0; i < shares.size() && i < plan->ranks.size(); ++i) plan->ranks[i].cpus = shares[i];
     }
   }
+  if (!a.spec.image.empty()) {
+    if (!cfg_.containers) return Error{"node " + cfg_.node + " runs no images (its agent found no container runtime)"};
+    const std::vector<int> groups = cfg_.run_as ? user_groups(cfg_.run_as->user, cfg_.run_as->gid) : std::vector<int>{};
+    if (auto st = containerize(*plan, a, inv, *cfg_.containers, cfg_.dev_root, cfg_.sysfs_root, groups); !st)
+      return st.error();
+  }
   if (a.spec.workdir.empty()) {
     const int uid = cfg_.run_as ? cfg_.run_as->uid : -1, gid = cfg_.run_as ? cfg_.run_as->gid : -1;
     if (auto st = dir_.make_work_dir(a.id, uid, gid); !st) return st.error().wrap("agent state dir");

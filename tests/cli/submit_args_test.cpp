@@ -172,5 +172,42 @@ TEST(SubmitArgs, UsageErrorsNameTheFlag) {
   EXPECT_EQ(build_job_request(o, "/").error().message.rfind("--kill-grace:", 0), 0u);
 }
 
+TEST(SubmitArgs, ImageFlagsMapToTheContainerFields) {
+  SubmitOptions o;
+  o.command = {"python3", "train.py"};
+  o.image = "localhost/tessel-test:1";
+  o.image_pull = "always";
+  o.mounts = {"/data/imagenet:/data:ro", "/scratch/u:/scratch", "/x:/y:rw"};
+  o.shm_size = "8G";
+  auto r = build_job_request(o, "/home/u");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ((*r)["image"], "localhost/tessel-test:1");
+  EXPECT_EQ((*r)["image_pull"], "always");
+  EXPECT_EQ((*r)["mounts"], json::parse(R"([{"source":"/data/imagenet","target":"/data","read_only":true},
+                                           {"source":"/scratch/u","target":"/scratch"},
+                                           {"source":"/x","target":"/y"}])"));
+  EXPECT_EQ((*r)["shm_size_mib"], 8192);
+  auto parsed = api::parse_job_spec(*r);  // What the CLI sends, the server takes.
+  ASSERT_TRUE(parsed.spec) << parsed.error->message;
+  EXPECT_EQ(parsed.spec->mounts.size(), 3U);
+}
+
+TEST(SubmitArgs, BadMountsAndShmSizesNameTheFlag) {
+  for (const char* bad : {"/data", ":/data", "/data:", "/a:/b:rx"}) {
+    SubmitOptions o;
+    o.command = {"x"};
+    o.mounts = {bad};
+    auto r = build_job_request(o, "/");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().field, "--mount") << bad;
+  }
+  SubmitOptions o;
+  o.command = {"x"};
+  o.shm_size = "lots";
+  auto r = build_job_request(o, "/");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("--shm-size"), std::string::npos) << r.error().message;
+}
+
 }  // namespace
 }  // namespace tessel::cli

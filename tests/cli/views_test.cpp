@@ -226,6 +226,31 @@ TEST(NodesTable, TheDetailShowsIsolationCpusAndMemory) {
       << held;
 }
 
+TEST(NodesTable, TheDetailShowsTheContainerRuntime) {
+  auto n = gaudi_node();
+  EXPECT_EQ(render_node_detail(n, kNow).find("Images"), std::string::npos);  // Runs no images.
+  n["inventory"]["isolation"] = "cgroup1";
+  n["inventory"]["containers"] = "podman 4.3.1, runc";
+  const std::string detail = render_node_detail(n, kNow);
+  EXPECT_NE(detail.find("Isolation: cgroup1\nImages: podman 4.3.1, runc\n"), std::string::npos) << detail;
+}
+
+TEST(JobDetail, ShowsTheImageMountsAndShmSize) {
+  auto j = job("j-4", "running", "2026-01-01T11:00:00.000Z");
+  j["spec"]["image"] = "localhost/tessel-test:1";
+  j["spec"]["image_pull"] = "always";
+  j["spec"]["mounts"] = {{{"source", "/data/imagenet"}, {"target", "/data"}, {"read_only", true}},
+                         {{"source", "/scratch"}, {"target", "/scratch"}}};
+  j["spec"]["shm_size_mib"] = 8192;
+  const std::string out = render_job_detail(j, kNow);
+  EXPECT_NE(out.find("Image: localhost/tessel-test:1 (pulled every time)\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Mount: /data/imagenet -> /data (read-only)\nMount: /scratch -> /scratch\n"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("Shm size: 8192 MiB\n"), std::string::npos) << out;
+  EXPECT_EQ(render_job_detail(job("j-5", "running", "2026-01-01T11:00:00.000Z"), kNow).find("Image"),
+            std::string::npos);
+}
+
 TEST(NodesTable, WideShowsVersionsAndPortsAndPortsDownAreListed) {
   auto n = gaudi_node();
   for (auto& d : n["inventory"]["devices"]) {

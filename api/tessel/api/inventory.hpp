@@ -84,6 +84,9 @@ struct NodeInventory {
   int64_t memory_mib = 0;
   std::vector<NumaNode> numa;  // By id, ascending.
   std::string isolation;       // See kIsolationKinds; "" when not reported.
+  // What runs jobs' images (issue 29): "podman 4.3.1, runc"; "" when the node runs no
+  // images (or its agent predates them).
+  std::string containers;
 
   bool operator==(const NodeInventory&) const = default;
 };

@@ -38,6 +38,20 @@ Result<std::vector<int>> parse_array_indices(std::string_view text);
 // An array's indices, ascending (`indices` was checked when the spec was parsed).
 std::vector<int> array_indices(const ArraySpec& a);
 
+// A bind mount into a job's container: `source` on the node at `target` inside.
+struct Mount {
+  std::string source;  // Absolute; the agent resolves it and checks it is allowed.
+  std::string target;  // Absolute, no "..", not "/" nor under /proc, /sys or /dev.
+  bool read_only = false;
+  bool operator==(const Mount&) const = default;
+};
+inline constexpr size_t kMaxMounts = 64;
+inline constexpr int64_t kMaxShmSizeMib = int64_t{1} << 20;  // 1 TiB.
+
+// Why `ref` is not an OCI image reference ([registry[:port]/]name[:tag][@digest], name
+// components lowercase), or "" when it is one. Never true of text starting with '-'.
+std::string image_ref_error(std::string_view ref);
+
 struct JobSpec {
   std::string name;
   std::vector<std::string> command;  // argv; run without a shell.
@@ -75,6 +89,16 @@ struct JobSpec {
   // then gives the node's share for the cards asked (or its defaults for 0 cards).
   int cpus = 0;
   int64_t memory_mib = 0;
+  // Containers (issue 29): set, the job's ranks run in this OCI image (podman on the
+  // node). `image_pull_always`: pulled before every start ("image_pull": "always"),
+  // else only when the node lacks it ("missing"). `mounts`: bind mounts from the node,
+  // each source under a directory the node allows (tessel-agent --allow-mount).
+  // `shm_size_mib`: a private /dev/shm (and IPC namespace) of that size per container;
+  // 0: the host's IPC and /dev/shm, shared by the task's ranks.
+  std::string image;
+  bool image_pull_always = false;
+  std::vector<Mount> mounts;
+  int64_t shm_size_mib = 0;
 
   bool has_dependencies() const { return !after_ok.empty() || !after_any.empty() || !after_not_ok.empty(); }
   bool operator==(const JobSpec&) const = default;

@@ -39,6 +39,12 @@ struct SubmitOptions {
   std::optional<std::string> array;
   std::optional<int> cpus;            // Per node.
   std::optional<std::string> memory;  // Per node: "4096" (MiB), "512M", "64G", "1T".
+  // Containers: the image, its pull policy ("missing", "always"), bind mounts as
+  // "SOURCE:TARGET" or "SOURCE:TARGET:ro" (repeatable), and a /dev/shm size ("8G").
+  std::optional<std::string> image;
+  std::optional<std::string> image_pull;
+  std::vector<std::string> mounts;
+  std::optional<std::string> shm_size;
 };
 
 // "64G" -> 65536: a memory size in MiB. No suffix: MiB; M, G, T (binary; "GiB", "GB" too).

@@ -28,18 +28,21 @@ std::vector<int> allowed_cpus();
 std::optional<int> card_numa_node(const std::string& sysfs_root, const std::string& bus_id);
 
 // The vendor tool's inventory plus the host's shape, the isolation in force
-// ("cgroup1", "cgroup2", "none") and each card's NUMA node.
+// ("cgroup1", "cgroup2", "none"), the container runtime and each card's NUMA node.
 class HostShapeSource final : public InventorySource {
  public:
   HostShapeSource(InventorySource& inner, HostShape shape, std::string isolation, std::string sysfs_root)
       : inner_(inner), shape_(std::move(shape)), isolation_(std::move(isolation)), sysfs_root_(std::move(sysfs_root)) {}
   Result<api::NodeInventory> read() override;
+  // The container runtime to report ("podman 4.3.1, runc"; "": runs no images).
+  void set_containers(std::string containers) { containers_ = std::move(containers); }
 
  private:
   InventorySource& inner_;
   const HostShape shape_;
   const std::string isolation_;
   const std::string sysfs_root_;
+  std::string containers_;  // Set before the first read().
 };
 
 }  // namespace tessel::agent

@@ -35,6 +35,21 @@ struct RankLaunch {
   bool operator==(const RankLaunch&) const = default;
 };
 
+// A task whose ranks run in an image (issue 29): each rank's argv is already the whole
+// `podman run` (container.hpp builds it); the supervisor uses this to have the image
+// before any rank starts, and to remove the ranks' containers once they have ended.
+struct ContainerPlan {
+  // podman and the options before its subcommand: {"/usr/bin/podman", "--runtime",
+  // "runc", "--cgroup-manager", "cgroupfs", "--events-backend", "file"}.
+  std::vector<std::string> podman;
+  std::string image;
+  bool pull_always = false;        // Pull before every start; else only when absent.
+  int64_t pull_timeout_s = 600;    // A pull past it is killed and fails the task.
+  std::string authfile;            // podman's --authfile for the pull; "" none.
+  std::vector<std::string> names;  // Each rank's container name, in rank order.
+  bool operator==(const ContainerPlan&) const = default;
+};
+
 struct LaunchPlan {
   std::string assignment_id;
   std::string workdir;
@@ -54,6 +69,9 @@ struct LaunchPlan {
   // Bytes a rank's log may hold; past it the supervisor cuts it back and drops the rest
   // of the output (log_cap.hpp). 0: no cap.
   int64_t log_cap_bytes = 0;
+  // Set: the ranks run in containers (podman), started as root; uid and gid are then
+  // unset and the job's user is podman's --user.
+  std::optional<ContainerPlan> container;
   bool operator==(const LaunchPlan&) const = default;
 };
 

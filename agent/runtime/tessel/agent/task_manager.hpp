@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tessel/time/clock.hpp"
+#include "tessel/agent/container.hpp"
 #include "tessel/agent/isolation.hpp"
 #include "tessel/agent/launcher.hpp"
 #include "tessel/agent/state_dir.hpp"
@@ -39,6 +40,11 @@ struct TaskManagerConfig {
   int64_t launch_grace_ms = 30000;                                // How long a supervisor may take to record itself.
   // Fences each task in a cgroup of its own (isolation.hpp); null: no isolation.
   const Isolation* isolation = nullptr;
+  // Runs jobs' images (container.hpp); null: the node runs none, and a task with an
+  // image fails to start saying so. dev_root and sysfs_root: where its cards' nodes are.
+  const ContainerRuntime* containers = nullptr;
+  std::string dev_root = "/dev";
+  std::string sysfs_root = "/sys";
   int64_t log_cap_bytes = int64_t{1024} << 20;  // Per rank (--log-cap-mib); 0: no cap.
 };
 

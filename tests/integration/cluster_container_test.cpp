@@ -1,0 +1,338 @@
+// Issue 29 with a real podman: the real scheduler and agent run jobs in an image built
+// here from busybox-static (podman import, no registry), with stand-in cards (character
+// devices of major 240, no driver: an allowed open answers ENXIO) under a temp
+// --dev-root. Root only (ROOT_), and only where podman can run a container at all:
+// skipped with the reason otherwise (scripts/setup.sh installs podman, runc and
+// busybox-static, so CI runs them).
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "cluster.hpp"
+#include "files.hpp"
+
+using namespace tessel::itest;
+using nlohmann::json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs argv (no shell), output to `out`; its exit status (-1: could not run it).
+int run(const std::vector<std::string>& argv, std::string* out = nullptr) {
+  char tmpl[] = "/tmp/tessel-podman-out-XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  if (fd < 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(fd);
+  int status = 0;
+  while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (out) *out = tessel::testkit::read_file(tmpl);
+  ::unlink(tmpl);
+  return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The OCI runtime the agent chooses here (--container-runtime auto): crun on a pure
+// cgroup v2 host, runc on v1 or hybrid ones.
+const std::string kRuntime = fs::exists("/sys/fs/cgroup/cgroup.controllers") ? "crun" : "runc";
+const std::vector<std::string> kPodman = {"podman",   "--runtime",        kRuntime, "--cgroup-manager",
+                                          "cgroupfs", "--events-backend", "file"};
+
+std::vector<std::string> podman(std::vector<std::string> args) {
+  std::vector<std::string> a = kPodman;
+  a.insert(a.end(), args.begin(), args.end());
+  return a;
+}
+
+const std::string kImage = "localhost/tessel-it-" + std::to_string(::getpid()) + ":1";
+
+// Builds kImage from /bin/busybox (busybox-static) once for the test binary: "" when
+// done, else why this machine cannot run the tests.
+std::string build_image() {
+  if (::geteuid() != 0) return "needs root (podman as root, device nodes)";
+  std::string out;
+  if (run({"podman", "--version"}, &out) != 0) return "podman is not installed (scripts/setup.sh installs it): " + out;
+  if (!fs::exists("/bin/busybox")) return "busybox-static is not installed (scripts/setup.sh installs it)";
+  const std::string dir = "/tmp/tessel-it-image-" + std::to_string(::getpid());
+  fs::create_directories(dir + "/rootfs/bin");
+  fs::copy_file("/bin/busybox", dir + "/rootfs/bin/busybox", fs::copy_options::overwrite_existing);
+  if (run({"/bin/busybox", "--list"}, &out) != 0) return "busybox --list failed: " + out;
+  std::istringstream applets(out);
+  for (std::string a; std::getline(applets, a);)
+    if (!a.empty() && a != "busybox") fs::create_symlink("busybox", dir + "/rootfs/bin/" + a);
+  for (const char* d : {"tmp", "etc", "dev", "proc", "sys"}) fs::create_directories(dir + "/rootfs/" + d);
+  tessel::testkit::write_file(dir + "/rootfs/etc/passwd", "root:x:0:0:root:/root:/bin/sh\n");
+  if (run({"tar", "-C", dir + "/rootfs", "-cf", dir + "/rootfs.tar", "."}, &out) != 0) return "tar: " + out;
+  if (run(podman({"import", "--quiet", dir + "/rootfs.tar", kImage}), &out) != 0) return "podman import: " + out;
+  fs::remove_all(dir);
+  if (run(podman({"run", "--rm", "--pull", "never", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+                  "--network", "host", kImage, "true"}),
+          &out) != 0)
+    return "podman cannot run a container here: " + out;
+  return "";
+}
+
+class ClusterContainer : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { why_not_ = new std::string(build_image()); }
+  static void TearDownTestSuite() {
+    if (why_not_ && why_not_->empty()) run(podman({"rmi", "--force", kImage}));
+    delete why_not_;
+    why_not_ = nullptr;
+  }
+  void SetUp() override {
+    if (!why_not_->empty()) GTEST_SKIP() << *why_not_;
+    dev_ = c.root() + "/dev";
+    allowed_ = c.root() + "/data";
+    fs::create_directories(dev_ + "/accel");
+    fs::create_directories(allowed_ + "/set1");
+    tessel::testkit::write_file(allowed_ + "/set1/hello.txt", "hello from the node\n");
+    for (int n = 0; n < 8; ++n) {
+      ASSERT_EQ(::mknod((dev_ + "/accel/accel" + std::to_string(n)).c_str(), S_IFCHR | 0666, makedev(240, n)), 0);
+      ASSERT_EQ(
+          ::mknod((dev_ + "/accel/accel_controlD" + std::to_string(n)).c_str(), S_IFCHR | 0666, makedev(240, 64 + n)),
+          0);
+    }
+    c.agent_args = {"--dev-root", dev_, "--run-as", "nobody", "--allow-mount", allowed_, "--container-runtime", "auto"};
+    const auto more = isolation_flags();
+    c.agent_args.insert(c.agent_args.end(), more.begin(), more.end());
+    c.start_scheduler();
+    c.start_agent("n1");
+    ASSERT_TRUE(c.wait_node_state("n1", "ready"));
+  }
+  // The agents' --isolation flags: none here; cgroup1 in ClusterContainerIsolated.
+  virtual std::vector<std::string> isolation_flags() { return {"--isolation", "none"}; }
+  json finished(const json& spec) {
+    const json job = c.submit(spec);
+    auto done = c.wait_job(job.value("id", ""), {"succeeded", "failed", "cancelled"}, 60s);
+    EXPECT_TRUE(done) << job.dump();
+    return done ? *done : json::object();
+  }
+  // The containers of the job's task on n1 (named in its launch.json) podman still has.
+  std::string containers_of(const std::string& job) const {
+    std::string left;
+    const std::string text = tessel::testkit::read_file(c.task_dir("n1", job) + "/launch.json");
+    const json plan = json::parse(text.empty() ? "{}" : text);
+    if (!plan.contains("container")) return "<no launch.json naming containers>";
+    for (const auto& name : plan["container"]["names"])
+      if (run(podman({"container", "exists", name.get<std::string>()})) == 0) left += name.get<std::string>() + " ";
+    return left;
+  }
+
+  Cluster c;
+  std::string dev_, allowed_;
+  static inline std::string* why_not_ = nullptr;
+};
+
+TEST_F(ClusterContainer, ROOT_AJobInAnImageSeesOnlyItsCardsItsVariablesAndRunsAsItsUser) {
+  const std::string script =
+      "ls /dev/accel | tr '\\n' ' '; echo; "
+      "echo \"open: $( (: < /dev/accel/accel${HABANA_VISIBLE_DEVICES%%,*}) 2>&1 )\"; "
+      "echo \"id: $(id -u):$(id -g)\"; echo \"pwd: $(pwd)\"; "
+      "echo \"visible: $HABANA_VISIBLE_MODULES\"; echo \"job: $TESSEL_JOB_ID foo: $FOO\"; "
+      "echo \"master: $MASTER_ADDR:$MASTER_PORT\"; echo \"path: $PATH\"; "
+      "echo x > /dev/null && echo standard: ok";
+  const json done =
+      finished({{"command", {"sh", "-c", script}}, {"devices", 2}, {"image", kImage}, {"env", {{"FOO", "bar baz"}}}});
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
+  const std::string id = done["id"];
+  const std::string log = c.log("n1", id);
+  const auto& indices = done["allocations"][0]["indices"];
+  ASSERT_EQ(indices.size(), 2U) << done.dump();
+  std::vector<int> own = {indices[0].get<int>(), indices[1].get<int>()};
+  std::sort(own.begin(), own.end());
+  std::string want;
+  for (int i : own) want += "accel" + std::to_string(i) + " ";
+  for (int i : own) want += "accel_controlD" + std::to_string(i) + " ";
+  EXPECT_EQ(log.substr(0, log.find('\n')), want) << log;  // Only its own cards' nodes.
+  EXPECT_NE(log.find("open: "), std::string::npos);
+  EXPECT_NE(log.find("No such device or address"), std::string::npos) << log;  // ENXIO: allowed.
+  EXPECT_NE(log.find("id: 65534:65534\n"), std::string::npos) << log;          // --run-as nobody.
+  EXPECT_NE(log.find("pwd: " + c.work_dir("n1", id) + "\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("job: " + id + " foo: bar baz\n"), std::string::npos) << log;
+  EXPECT_EQ(log.find("visible: \n"), std::string::npos) << log;
+  EXPECT_EQ(log.find("master: :"), std::string::npos) << log;
+  EXPECT_EQ(log.find("path: \n"), std::string::npos) << log;  // The image's PATH.
+  EXPECT_NE(log.find("standard: ok"), std::string::npos) << log;
+  EXPECT_TRUE(eventually([&] { return containers_of(id).empty(); }, 10s)) << containers_of(id);
+  const json node = c.get("/v1/nodes/n1");
+  EXPECT_EQ(node["inventory"].value("containers", "").rfind("podman ", 0), 0U) << node.dump();
+  EXPECT_NE(node["inventory"].value("containers", "").find(", " + kRuntime), std::string::npos) << node.dump();
+}
+
+TEST_F(ClusterContainer, ROOT_TheExitCodeOfTheJobInTheContainerIsTheJobs) {
+  const json done = finished({{"command", {"sh", "-c", "echo out; echo err >&2; exit 7"}}, {"image", kImage}});
+  EXPECT_EQ(done.value("state", ""), "failed") << done.dump();
+  EXPECT_EQ(done.value("exit_code", 0), 7) << done.dump();
+  const std::string log = c.log("n1", done["id"]);
+  EXPECT_NE(log.find("out\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("err\n"), std::string::npos) << log;
+}
+
+TEST_F(ClusterContainer, ROOT_ACancelStopsTheContainerAndRemovesIt) {
+  const json job = c.submit({{"command", {"sh", "-c", "echo started; exec sleep 300"}}, {"image", kImage}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(c.wait_job(id, {"running"}, 60s));
+  ASSERT_TRUE(eventually([&] { return c.log("n1", id).find("started") != std::string::npos; }, 30s));
+  EXPECT_FALSE(containers_of(id).empty());
+  EXPECT_EQ(c.post("/v1/jobs/" + id + "/cancel", json::object()) / 100, 2);
+  const auto done = c.wait_job(id, {"cancelled"}, 60s);
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(eventually([&] { return containers_of(id).empty(); }, 30s)) << containers_of(id);
+}
+
+TEST_F(ClusterContainer, ROOT_AMissingImageFailsTheJobNamingTheImage) {
+  const std::string missing = "localhost/tessel-no-such-image-" + std::to_string(::getpid()) + ":1";
+  const json done = finished({{"command", {"true"}}, {"image", missing}});
+  EXPECT_EQ(done.value("state", ""), "failed") << done.dump();
+  EXPECT_NE(done.value("reason", "").find("pulling image " + missing + ": "), std::string::npos) << done.dump();
+}
+
+TEST_F(ClusterContainer, ROOT_ImagePullAlwaysPullsEvenWhenTheNodeHasTheImage) {
+  // The image exists here, but only as an import: a pull asks a registry, and none is
+  // reachable, so the job fails on the pull, which proves it was asked for.
+  const json done = finished({{"command", {"true"}}, {"image", kImage}, {"image_pull", "always"}});
+  EXPECT_EQ(done.value("state", ""), "failed") << done.dump();
+  EXPECT_NE(done.value("reason", "").find("pulling image " + kImage + ": "), std::string::npos) << done.dump();
+  EXPECT_EQ(c.log("n1", done["id"]), "tessel: pulling image " + kImage + " on n1\n");  // What `tessel logs` shows.
+  const json cached = finished({{"command", {"true"}}, {"image", kImage}});            // missing: no pull.
+  EXPECT_EQ(cached.value("state", ""), "succeeded") << cached.dump();
+}
+
+TEST_F(ClusterContainer, ROOT_MountsComeOnlyFromAllowedDirectories) {
+  const json ok = finished({{"command", {"sh", "-c", "cat /data/hello.txt; echo more > /data/new 2>&1 || echo ro"}},
+                            {"image", kImage},
+                            {"mounts", {{{"source", allowed_ + "/set1"}, {"target", "/data"}, {"read_only", true}}}}});
+  ASSERT_EQ(ok.value("state", ""), "succeeded") << ok.dump();
+  const std::string log = c.log("n1", ok["id"]);
+  EXPECT_NE(log.find("hello from the node\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("ro\n"), std::string::npos) << log;  // Read-only.
+  EXPECT_FALSE(fs::exists(allowed_ + "/set1/new"));
+
+  fs::create_symlink("/etc", allowed_ + "/escape");  // A link out of the allowed directory.
+  for (const std::string& source : {std::string("/etc"), allowed_ + "/escape", allowed_ + "/../"}) {
+    const json bad =
+        finished({{"command", {"true"}},
+                  {"image", kImage},
+                  {"mounts", {{{"source", source == allowed_ + "/../" ? c.root() : source}, {"target", "/host"}}}}});
+    EXPECT_EQ(bad.value("state", ""), "failed") << bad.dump();
+    EXPECT_NE(bad.value("reason", "").find("is not under a directory this node allows"), std::string::npos)
+        << bad.dump();
+  }
+}
+
+TEST_F(ClusterContainer, ROOT_TheRanksOfATwoNodeGangReachEachOtherThroughMasterAddrFromTheirContainers) {
+  c.start_agent("n2");
+  ASSERT_TRUE(c.wait_node_state("n2", "ready"));
+  // Rank 0 listens on MASTER_PORT and adds what rank 1 sends to its own share; rank 1
+  // connects to MASTER_ADDR:MASTER_PORT (retrying until rank 0 listens, at most 10 s).
+  const std::string script =
+      "if [ \"$RANK\" = 0 ]; then got=$(nc -l -p $MASTER_PORT < /dev/null); echo \"sum: $((4 + got))\"; "
+      "else for i in $(seq 100); do echo 3 | nc $MASTER_ADDR $MASTER_PORT 2>/dev/null && exit 0; sleep 0.1; done; "
+      "exit 1; fi";
+  const json done = finished({{"command", {"sh", "-c", script}}, {"nodes", 2}, {"image", kImage}});
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
+  std::string rank0;
+  for (const auto& a : done["allocations"])
+    if (a.value("rank", -1) == 0) rank0 = c.log(a.value("node", ""), done["id"], 0);
+  EXPECT_EQ(rank0, "sum: 7\n");
+}
+
+TEST_F(ClusterContainer, ROOT_AContainerTaskOutlivesAnAgentRestartAndEndsWell) {
+  // The job waits for a file in its workdir (the per-task one, bind-mounted).
+  const json job = c.submit(
+      {{"command", {"sh", "-c", "echo up; while [ ! -e go ]; do sleep 0.05; done; echo done"}}, {"image", kImage}});
+  const std::string id = job["id"];
+  ASSERT_TRUE(c.wait_job(id, {"running"}, 60s));
+  ASSERT_TRUE(eventually([&] { return c.log("n1", id).find("up\n") != std::string::npos; }, 30s));
+  c.kill_agent("n1", SIGKILL);
+  c.start_agent("n1");
+  ASSERT_TRUE(c.wait_node_state("n1", "ready"));
+  tessel::testkit::write_file(c.work_dir("n1", id) + "/go", "");
+  const auto done = c.wait_job(id, {"succeeded", "failed"}, 60s);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->value("state", ""), "succeeded") << done->dump();
+  EXPECT_EQ(c.log("n1", id), "up\ndone\n");
+  EXPECT_TRUE(eventually([&] { return containers_of(id).empty(); }, 30s)) << containers_of(id);
+}
+
+TEST_F(ClusterContainer, ROOT_ATimeLimitStopsTheContainer) {
+  const json done =
+      finished({{"command", {"sleep", "300"}}, {"image", kImage}, {"time_limit_s", 2}, {"kill_grace_s", 20}});
+  EXPECT_EQ(done.value("state", ""), "failed") << done.dump();
+  // As for a bare task, the supervisor's result says why; 143: the SIGTERM reached the
+  // job inside (through podman and catatonit) before the grace ran out.
+  EXPECT_NE(tessel::testkit::read_file(c.task_dir("n1", done["id"]) + "/result.json").find("time limit"),
+            std::string::npos);
+  EXPECT_EQ(done.value("exit_code", 0), 143) << done.dump();
+  EXPECT_TRUE(eventually([&] { return containers_of(done["id"]).empty(); }, 30s));
+}
+
+// The same agent fencing tasks in cgroups on this machine's v1 hierarchy (issue 28):
+// podman runs in the task's cgroup, the container gets the task's CPUs.
+class ClusterContainerIsolated : public ClusterContainer {
+ protected:
+  std::vector<std::string> isolation_flags() override {
+    subtree_ = "tessel-it-podman-" + std::to_string(::getpid());
+    return {"--isolation", "cgroup1", "--cgroup-subtree", subtree_};
+  }
+  void SetUp() override {
+    for (const char* ctl : {"cpuset", "memory", "devices", "pids", "cpuacct", "freezer"})
+      if (::access(("/sys/fs/cgroup/" + std::string(ctl) + "/cgroup.procs").c_str(), W_OK) != 0)
+        GTEST_SKIP() << "no writable cgroup v1 " << ctl << " controller";
+    ClusterContainer::SetUp();
+  }
+  void TearDown() override {  // The agent's subtree (its tasks' cgroups are gone by now).
+    if (subtree_.empty()) return;
+    for (const char* ctl : {"cpuset", "memory", "devices", "pids", "cpuacct", "freezer"}) {
+      const std::string dir = "/sys/fs/cgroup/" + std::string(ctl) + own_path(ctl) + "/" + subtree_;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_directory()) ::rmdir(e.path().c_str());
+      ::rmdir(dir.c_str());
+    }
+  }
+  // This process's cgroup in a v1 `controller` ("" for the root), as its agents inherit it.
+  static std::string own_path(const std::string& controller) {
+    std::ifstream in("/proc/self/cgroup");
+    for (std::string line; std::getline(in, line);) {
+      const size_t a = line.find(':'), b = line.find(':', a + 1);
+      std::stringstream cs(line.substr(a + 1, b - a - 1));
+      for (std::string name; std::getline(cs, name, ',');)
+        if (name == controller) return line.substr(b + 1) == "/" ? "" : line.substr(b + 1);
+    }
+    return "";
+  }
+  std::string subtree_;
+};
+
+TEST_F(ClusterContainerIsolated, ROOT_TheContainerGetsTheTasksCpusAndMemoryLimit) {
+  const json done = finished({{"command", {"sh", "-c", "nproc; cat /proc/self/cgroup | grep memory"}},
+                              {"image", kImage},
+                              {"cpus", 1},
+                              {"memory_mib", 256}});
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
+  const std::string log = c.log("n1", done["id"]);
+  EXPECT_EQ(log.substr(0, 2), "1\n") << log;
+  const json node = c.get("/v1/nodes/n1");
+  EXPECT_EQ(node["inventory"].value("isolation", ""), "cgroup1") << node.dump();
+}
+
+}  // namespace
