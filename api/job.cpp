@@ -360,15 +360,9 @@ bool is_reserved_env(const std::string& name) {
   return name.rfind("TESSEL_", 0) == 0;
 }
 
-SpecParse parse_job_spec(const json& j) {
-  SpecParse out;
-  if (!j.is_object()) {
-    out.error = FieldError{"", "body must be a JSON object"};
-    return out;
-  }
-  JobSpec s;
-  FieldReader r(j, "");
-  r.optional_string("name", s.name, 256);
+namespace {
+// JobSpec.command: 1 to kMaxArgs strings, each without NUL, kMaxCommandBytes in all.
+void read_command(FieldReader& r, const json& j, JobSpec& s) {
   if (!r.has("command")) {
     r.fail("command", "is required");
   } else if (!j["command"].is_array()) {
@@ -398,6 +392,11 @@ SpecParse parse_job_spec(const json& j) {
     }
     if (!s.command.empty() && s.command[0].empty()) r.fail("command", "program name must not be empty");
   }
+}
+
+// JobSpec.env: valid names, none the scheduler sets, string values without NUL,
+// kMaxEnvBytes in all as exec() counts them.
+void read_env(FieldReader& r, const json& j, JobSpec& s) {
   if (r.has("env")) {
     const auto& e = j["env"];
     if (!e.is_object()) {
@@ -433,6 +432,20 @@ SpecParse parse_job_spec(const json& j) {
       }
     }
   }
+}
+}  // namespace
+
+SpecParse parse_job_spec(const json& j) {
+  SpecParse out;
+  if (!j.is_object()) {
+    out.error = FieldError{"", "body must be a JSON object"};
+    return out;
+  }
+  JobSpec s;
+  FieldReader r(j, "");
+  r.optional_string("name", s.name, 256);
+  read_command(r, j, s);
+  read_env(r, j, s);
   r.optional_string("workdir", s.workdir, 4096);
   if (!s.workdir.empty() && s.workdir[0] != '/') r.fail("workdir", "must be an absolute path");
   if (r.has("devices")) r.optional_int("devices", s.devices, 0, kMaxDevices);
