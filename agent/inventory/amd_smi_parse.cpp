@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessel/base/log_safe.hpp"
+
 namespace tessel::agent::amd {
 
 using nlohmann::json;
@@ -16,12 +18,6 @@ namespace {
 constexpr size_t kMaxText = 64;
 constexpr size_t kMaxLongText = 128;
 constexpr size_t kMaxGpus = 64;  // What the inventory's wire format carries.
-
-bool printable(const std::string& s) {
-  for (unsigned char c : s)
-    if (c < 0x20 || c > 0x7e) return false;
-  return true;
-}
 
 // `obj[group][key]` when both exist; nullptr otherwise.
 const json* member(const json& obj, const char* group, const char* key) {
@@ -39,7 +35,7 @@ Result<std::string> text(const json& gpu, const char* group, const char* key, si
   if (!v->is_string()) return Error{where + "." + group + "." + key + ": must be a string"};
   std::string s = v->get<std::string>();
   if (s == "N/A") return std::string();
-  if (s.size() > max_len || !printable(s))
+  if (s.size() > max_len || !printable_ascii(s))
     return Error{where + "." + group + "." + key + ": must be printable ASCII of at most " + std::to_string(max_len) +
                  " bytes"};
   return s;
@@ -98,7 +94,7 @@ std::string driver_version(const json& gpu) {
   const json* v = member(gpu, "driver", "version");
   if (!v || !v->is_string()) return "";
   std::string s = v->get<std::string>();
-  if (s == "N/A" || !printable(s)) return "";
+  if (s == "N/A" || !printable_ascii(s)) return "";
   return s.substr(0, kMaxLongText);
 }
 

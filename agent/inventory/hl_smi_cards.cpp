@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tessel/agent/smi_text.hpp"
+#include "tessel/base/log_safe.hpp"
 
 namespace tessel::agent::smi {
 
@@ -137,9 +138,7 @@ std::map<std::string, std::string> parse_hl_smi_firmware(std::string_view list_t
       pos = end + 1;
     }
     if (version.empty()) version = std::string(trim(value.substr(0, value.find(" ("))));
-    bool printable = !version.empty() && version.size() <= 128;
-    for (char c : version) printable = printable && c >= 0x20 && c <= 0x7e;
-    if (printable) out[card] = version;
+    if (!version.empty() && version.size() <= 128 && printable_ascii(version)) out[card] = version;
   }
   return out;
 }

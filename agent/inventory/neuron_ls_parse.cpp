@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessel/base/log_safe.hpp"
+
 namespace tessel::agent::neuron {
 
 using nlohmann::json;
@@ -16,16 +18,12 @@ constexpr size_t kMaxText = 64;
 constexpr size_t kMaxDevices = 64;  // What the inventory's wire format carries.
 constexpr int64_t kMaxCores = 64;   // Per device; Trn2 has 8 physical NeuronCores.
 
-bool printable(const std::string& s) {
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= 0x20 && c <= 0x7e; });
-}
-
 Result<std::string> text(const json& dev, const char* key, const std::string& where) {
   auto v = dev.find(key);
   if (v == dev.end() || v->is_null()) return std::string();
   if (!v->is_string()) return Error{where + "." + key + ": must be a string"};
   std::string s = v->get<std::string>();
-  if (s.size() > kMaxText || !printable(s))
+  if (s.size() > kMaxText || !printable_ascii(s))
     return Error{where + "." + key + ": must be printable ASCII of at most " + std::to_string(kMaxText) + " bytes"};
   return s;
 }

@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "tessel/base/log_safe.hpp"
+
 namespace tessel::agent::ascend {
 
 namespace {
@@ -48,10 +50,6 @@ std::vector<std::string_view> cells(std::string_view row) {
     }
   }
   return out;
-}
-
-bool printable(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= 0x20 && c <= 0x7e; });
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
@@ -112,7 +110,7 @@ class Parser {
       const std::string_view line = trim(text.substr(0, nl));
       text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
       ++line_no;
-      if (!printable(line)) return fail(line_no, "not printable ASCII");
+      if (!printable_ascii(line)) return fail(line_no, "not printable ASCII");
       if (starts_with(line, "+")) {
         npu_.reset();  // A rule ends a block.
         continue;

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessel/base/log_safe.hpp"
+
 namespace tessel::agent::amd {
 
 using nlohmann::json;
@@ -22,8 +24,7 @@ std::string text(const json& card, const char* key) {
   auto v = card.find(key);
   if (v == card.end() || !v->is_string()) return "";
   const std::string& s = v->get_ref<const std::string&>();
-  if (s.size() > kMaxText || !std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= 0x20 && c <= 0x7e; }))
-    return "";
+  if (s.size() > kMaxText || !printable_ascii(s)) return "";
   return s;
 }
 

@@ -6,14 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessel/base/log_safe.hpp"
+
 namespace tessel::agent {
 
 Result<std::string> json_text(const nlohmann::json* v, const std::string& where, size_t max_len) {
   if (v == nullptr || v->is_null()) return std::string();
   if (!v->is_string()) return Error{where + ": must be a string"};
   std::string s = v->get<std::string>();
-  const bool printable = std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= 0x20 && c <= 0x7e; });
-  if (s.size() > max_len || !printable)
+  if (s.size() > max_len || !printable_ascii(s))
     return Error{where + ": must be printable ASCII of at most " + std::to_string(max_len) + " bytes"};
   return s;
 }

@@ -4,6 +4,8 @@
 #include <optional>
 #include <set>
 
+#include "tessel/base/log_safe.hpp"
+
 namespace tessel::agent::tpu {
 
 namespace {
@@ -44,10 +46,6 @@ std::optional<unsigned> pci_id(const std::string& s) {
   return v;
 }
 
-bool printable(const std::string& s) {
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return c > 0x20 && c <= 0x7e; });
-}
-
 }  // namespace
 
 Result<smi::ParsedDevices> tpu_chips(const std::vector<PciFunction>& functions) {
@@ -60,7 +58,9 @@ Result<smi::ParsedDevices> tpu_chips(const std::vector<PciFunction>& functions) 
     auto chip =
         std::find_if(std::begin(kChips), std::end(kChips), [&](const Chip& c) { return c.device_id == *device; });
     if (chip == std::end(kChips)) continue;
-    if (f.address.empty() || f.address.size() > kMaxAddress || !printable(f.address)) continue;
+    if (f.address.empty() || f.address.size() > kMaxAddress || !printable_ascii(f.address) ||
+        f.address.find(' ') != std::string::npos)
+      continue;
     if (!seen.insert(f.address).second) continue;
     found.emplace_back(f.address, &*chip);
   }

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessel/base/log_safe.hpp"
+
 namespace tessel::agent::intel {
 
 using nlohmann::json;
@@ -15,17 +17,13 @@ constexpr size_t kMaxText = 64;
 constexpr size_t kMaxLongText = 128;
 constexpr size_t kMaxDevices = 64;  // What the inventory's wire format carries.
 
-bool printable(const std::string& s) {
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= 0x20 && c <= 0x7e; });
-}
-
 // A text field: absent or null -> "". Errors on a non-string or unprintable value.
 Result<std::string> text(const json& dev, const char* key, size_t max_len, const std::string& where) {
   auto v = dev.find(key);
   if (v == dev.end() || v->is_null()) return std::string();
   if (!v->is_string()) return Error{where + "." + key + ": must be a string"};
   std::string s = v->get<std::string>();
-  if (s.size() > max_len || !printable(s))
+  if (s.size() > max_len || !printable_ascii(s))
     return Error{where + "." + key + ": must be printable ASCII of at most " + std::to_string(max_len) + " bytes"};
   return s;
 }
@@ -70,7 +68,7 @@ Result<smi::ParsedDevices> parse_xpu_smi_discovery(std::string_view text_in) {
     auto err = doc.find("error");
     if (err != doc.end() && err->is_string()) {
       std::string msg = err->get<std::string>().substr(0, 200);
-      if (printable(msg)) return Error{"xpu-smi: " + msg};
+      if (printable_ascii(msg)) return Error{"xpu-smi: " + msg};
     }
     return Error{"xpu-smi: expected {\"device_list\": [...]}"};
   }

@@ -44,7 +44,8 @@ std::vector<std::string_view> split_fields(std::string_view line) {
   return out;
 }
 
-bool printable(std::string_view s) {
+// A token file's token or name: no whitespace or control bytes.
+bool token_field_ok(std::string_view s) {
   for (unsigned char c : s)
     if (c < 0x21 || c == 0x7f) return false;
   return true;
@@ -84,7 +85,7 @@ Result<TokenTable> parse_tokens(std::string_view text) {
       continue;
     }
     if (fields.size() != 3 && fields.size() != 4) return Error{where + "expected TOKEN ROLE NAME [PROJECTS]"};
-    if (!printable(fields[0]) || !printable(fields[2]) || fields[0].size() > 512 || fields[2].size() > 128)
+    if (!token_field_ok(fields[0]) || !token_field_ok(fields[2]) || fields[0].size() > 512 || fields[2].size() > 128)
       return Error{where + "token and name must be printable and short"};
     auto role = parse_role(fields[1]);
     if (!role) return Error{where + "role must be admin, user or agent"};
