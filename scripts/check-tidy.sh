@@ -8,10 +8,14 @@
 #
 # Two scopes:
 #   --all        every source (the full check; run it before updating .ci/tidy-clean).
-#   --since REV  only the sources whose translation unit changed since commit REV: the
-#                .cpp itself or any file it includes, read from the build's dependency
-#                log (ninja -t deps), so BUILD_DIR must have been built. A change to
-#                .clang-tidy checks everything. REV missing from the clone: everything.
+#   --since REV  the sources changed since commit REV, and for each changed header one
+#                source that includes it (the .cpp of the same name when there is one,
+#                else the first in the build's dependency log, ninja -t deps, so BUILD_DIR
+#                must have been built): .clang-tidy's HeaderFilterRegex reports a header's
+#                findings through any source that includes it. A source whose own text is
+#                unchanged is not re-checked for a header's change; the compiler checks
+#                those uses, and --all catches the rest. A change to .clang-tidy checks
+#                everything. REV missing from the clone: everything.
 # Without a scope: --since the commit in .ci/tidy-clean when that file exists, else --all.
 # Usage: scripts/check-tidy.sh [BUILD_DIR] [--all | --since REV]
 # Environment: JOBS (default nproc), CLANG_TIDY (default clang-tidy; CI uses Debian 12's, 14).
@@ -65,7 +69,7 @@ if [[ $scope == since ]]; then
     echo "tidy: .clang-tidy changed since $since: checking every source"
   else
     # Each object's inputs, as "SOURCE<TAB>DEPENDENCY" lines with repository-relative
-    # paths; a source is checked when it or one of its dependencies changed.
+    # paths; for every changed header, the source to check it through.
     selected=$(
       ninja -C "$build" -t deps 2>/dev/null | awk -v root="$PWD/" -v rel="$(realpath --relative-to="$build" .)/" '
         /^[^ ].*: #deps/ { src = ""; first = 1; next }
@@ -77,7 +81,15 @@ if [[ $scope == since ]]; then
           if (first) { src = path; first = 0 }
           if (src != "") print src "\t" path
         }' |
-        awk -F'\t' 'NR == FNR { changed[$0] = 1; next } ($2 in changed) { print $1 }' <(printf '%s\n' "$changed") - |
+        awk -F'\t' '
+          NR == FNR { if ($0 ~ /\.(hpp|h)$/) changed[$0] = 1; next }
+          !($2 in changed) || $1 ~ /^tests\// || $1 ~ /^bench\// || $1 ~ /^workers\// { next }
+          {
+            stem = $2; sub(/\.(hpp|h)$/, "", stem); sub(/.*\//, "", stem)
+            base = $1; sub(/\.cpp$/, "", base); sub(/.*\//, "", base)
+            if (!($2 in pick) || (base == stem && !($2 in same))) { pick[$2] = $1; if (base == stem) same[$2] = 1 }
+          }
+          END { for (h in pick) print pick[h] }' <(printf '%s\n' "$changed") - |
         sort -u
     )
     kept=()
@@ -85,7 +97,7 @@ if [[ $scope == since ]]; then
       if grep -qxF "$f" <<<"$changed" || grep -qxF "$f" <<<"$selected"; then kept+=("$f"); fi
     done
     files=("${kept[@]+"${kept[@]}"}")
-    echo "tidy: ${#files[@]} of $total sources changed since $(git rev-parse --short "$since") (themselves or a file they include)"
+    echo "tidy: ${#files[@]} of $total sources to check for the changes since $(git rev-parse --short "$since") (changed sources, and one source per changed header)"
     ((${#files[@]})) || { echo "tidy: nothing to check"; exit 0; }
   fi
 fi

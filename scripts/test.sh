@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set-up plus every test: installs missing Debian packages, checks the formatting of
 # every tracked C++ file (scripts/check-format.sh), builds everything, runs clang-tidy
-# on the non-test sources changed since .ci/tidy-clean (scripts/check-tidy.sh) and ctest on the tests the sanitizer
+# on the non-test sources and headers changed since .ci/tidy-clean (scripts/check-tidy.sh) and ctest on the tests the sanitizer
 # build cannot run (LibTorch, browser, systemd units, benchmark smoke runs);
 # then one ASan+UBSan build (clang, with its lock checks: -Wthread-safety, and libFuzzer's
 # coverage instrumentation) of everything that does not link LibTorch: its tests run
