@@ -11,25 +11,21 @@ using nlohmann::json;
 // total (never throws past this file) because a peer may be another version.
 // Every error is invalid_argument, with the field when one field is at fault.
 template <class F>
-static auto guarded(const char* what, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const std::exception& e) {  // json::exception or JsonIntError
-    return Error::invalid(std::string(what) + ": " + e.what());
-  }
+static auto guarded(const char* what, F&& f) {
+  return read_json(Error::invalid(what), std::forward<F>(f));
 }
 
 // The answer's `epoch` (absent: 0, a scheduler without replicas); never negative.
-static int64_t epoch_from_json(const json& j) {
-  const auto epoch = json_int_or<int64_t>(j, "epoch", 0);
-  if (epoch < 0) throw JsonIntError("epoch: must not be negative");
+static int64_t epoch_from_json(const json& j, JsonInts& ints) {
+  const auto epoch = ints.at_or<int64_t>(j, "epoch", 0);
+  if (epoch < 0) ints.fail("epoch: must not be negative");
   return epoch;
 }
 
 // An answer's `inventory_tag` (absent: 0, a scheduler that takes no readings).
-static int64_t inventory_tag_from_json(const json& j) {
-  const auto tag = json_int_or<int64_t>(j, "inventory_tag", 0);
-  if (tag < 0) throw JsonIntError("inventory_tag: must not be negative");
+static int64_t inventory_tag_from_json(const json& j, JsonInts& ints) {
+  const auto tag = ints.at_or<int64_t>(j, "inventory_tag", 0);
+  if (tag < 0) ints.fail("inventory_tag: must not be negative");
   return tag;
 }
 
@@ -63,27 +59,27 @@ json to_json(const Assignment& a) {
 }
 
 Result<Assignment> assignment_from_json(const json& j) {
-  return guarded("assignment", [&]() -> Result<Assignment> {
+  return guarded("assignment", [&](JsonInts& ints) -> Result<Assignment> {
     Assignment a;
     a.id = j.at("id").get<std::string>();
     a.job_id = j.at("job_id").get<std::string>();
-    a.attempt = json_int_at<int>(j, "attempt");
-    a.node_rank = json_int_at<int>(j, "node_rank");
-    a.nnodes = json_int_at<int>(j, "nnodes");
-    a.module_ids = json_ints_at<int>(j, "module_ids");
-    a.indices = json_ints_at<int>(j, "indices");
+    a.attempt = ints.at<int>(j, "attempt");
+    a.node_rank = ints.at<int>(j, "node_rank");
+    a.nnodes = ints.at<int>(j, "nnodes");
+    a.module_ids = ints.list_at<int>(j, "module_ids");
+    a.indices = ints.list_at<int>(j, "indices");
     a.master_addr = j.at("master_addr").get<std::string>();
-    a.master_port = json_int_at<int>(j, "master_port");
-    a.preemptions = json_int_or<int>(j, "preemptions", 0);
-    a.cpus = json_int_or<int>(j, "cpus", 0);
+    a.master_port = ints.at<int>(j, "master_port");
+    a.preemptions = ints.at_or<int>(j, "preemptions", 0);
+    a.cpus = ints.at_or<int>(j, "cpus", 0);
     if (a.cpus < 0 || a.cpus > kMaxTaskCpus)
       return Error::invalid("assignment.cpus: must be 0-" + std::to_string(kMaxTaskCpus), "cpus");
-    a.memory_mib = json_int_or<int64_t>(j, "memory_mib", 0);
+    a.memory_mib = ints.at_or<int64_t>(j, "memory_mib", 0);
     if (a.memory_mib < 0 || a.memory_mib > kMaxTaskMemoryMib)
       return Error::invalid("assignment.memory_mib: must be 0-" + std::to_string(kMaxTaskMemoryMib), "memory_mib");
     auto sp = parse_job_spec(j.at("spec"));
-    if (!sp.spec) return Error::invalid("assignment.spec: " + sp.error->message, "spec." + sp.error->field);
-    a.spec = *sp.spec;
+    if (!sp) return Error::invalid("assignment.spec: " + sp.error().message, "spec." + sp.error().field);
+    a.spec = std::move(*sp);
     if (a.module_ids.size() != a.indices.size())
       return Error::invalid("assignment: module_ids and indices differ in length", "indices");
     return a;
@@ -112,7 +108,7 @@ json to_json(const TaskReport& r) {
 }
 
 Result<TaskReport> task_report_from_json(const json& j) {
-  return guarded("task report", [&]() -> Result<TaskReport> {
+  return guarded("task report", [&](JsonInts& ints) -> Result<TaskReport> {
     TaskReport r;
     r.assignment_id = j.at("assignment_id").get<std::string>();
     std::string st = j.at("state").get<std::string>();
@@ -124,10 +120,10 @@ Result<TaskReport> task_report_from_json(const json& j) {
       r.state = TaskState::failed_to_start;
     else
       return Error::invalid("task report: unknown state '" + st + "'", "state");
-    if (j.contains("exit_code") && !j["exit_code"].is_null()) r.exit_code = json_int_at<int>(j, "exit_code");
-    if (j.contains("signal") && !j["signal"].is_null()) r.signal = json_int_at<int>(j, "signal");
+    if (j.contains("exit_code") && !j["exit_code"].is_null()) r.exit_code = ints.at<int>(j, "exit_code");
+    if (j.contains("signal") && !j["signal"].is_null()) r.signal = ints.at<int>(j, "signal");
     r.message = j.value("message", "");
-    r.port = json_int_or<int>(j, "port", 0);
+    r.port = ints.at_or<int>(j, "port", 0);
     if (j.contains("cpu_seconds") && !j["cpu_seconds"].is_null()) {
       const json& c = j["cpu_seconds"];
       if (!c.is_number() || !(c.get<double>() >= 0 && c.get<double>() < 1e15))
@@ -135,7 +131,7 @@ Result<TaskReport> task_report_from_json(const json& j) {
       r.cpu_seconds = c.get<double>();
     }
     if (j.contains("max_rss_mib") && !j["max_rss_mib"].is_null()) {
-      r.max_rss_mib = json_int_at<int64_t>(j, "max_rss_mib");
+      r.max_rss_mib = ints.at<int64_t>(j, "max_rss_mib");
       if (*r.max_rss_mib < 0) return Error::invalid("task report: max_rss_mib: must not be negative", "max_rss_mib");
     }
     if (j.contains("logs_capped") && !j["logs_capped"].is_null()) {
@@ -164,15 +160,18 @@ static void put_refusals(json& j, const EpochRefusals& r) {
   j["epoch_refusals"] = {{"total", r.total}, {"last_epoch", r.last_epoch}, {"highest", r.highest}};
 }
 
-static EpochRefusals refusals_from_json(const json& j) {
+static EpochRefusals refusals_from_json(const json& j, JsonInts& ints) {
   EpochRefusals r;
   if (!j.contains("epoch_refusals")) return r;
   const json& e = j.at("epoch_refusals");
-  if (!e.is_object()) throw JsonIntError("epoch_refusals: must be an object");
-  r.total = json_int_or<uint64_t>(e, "total", 0);
-  r.last_epoch = json_int_or<int64_t>(e, "last_epoch", 0);
-  r.highest = json_int_or<int64_t>(e, "highest", 0);
-  if (r.last_epoch < 0 || r.highest < 0) throw JsonIntError("epoch_refusals: epochs must not be negative");
+  if (!e.is_object()) {
+    ints.fail("epoch_refusals: must be an object");
+    return r;
+  }
+  r.total = ints.at_or<uint64_t>(e, "total", 0);
+  r.last_epoch = ints.at_or<int64_t>(e, "last_epoch", 0);
+  r.highest = ints.at_or<int64_t>(e, "highest", 0);
+  if (r.last_epoch < 0 || r.highest < 0) ints.fail("epoch_refusals: epochs must not be negative");
   return r;
 }
 
@@ -205,11 +204,11 @@ json to_json(const RegisterRequest& r) {
 }
 
 Result<RegisterRequest> register_request_from_json(const json& j) {
-  return guarded("register", [&]() -> Result<RegisterRequest> {
+  return guarded("register", [&](JsonInts& ints) -> Result<RegisterRequest> {
     RegisterRequest r;
     r.node = j.at("node").get<std::string>();
     r.address = j.at("address").get<std::string>();
-    r.agent_port = json_int_or<int>(j, "agent_port", 0);
+    r.agent_port = ints.at_or<int>(j, "agent_port", 0);
     auto inv = inventory_from_json(j.at("inventory"));
     if (!inv) return inv.error();
     r.inventory = std::move(*inv);
@@ -219,7 +218,7 @@ Result<RegisterRequest> register_request_from_json(const json& j) {
     auto degraded = degraded_from_json(j);
     if (!degraded) return degraded.error();
     r.degraded = std::move(*degraded);
-    r.epoch_refusals = refusals_from_json(j);
+    r.epoch_refusals = refusals_from_json(j, ints);
     return r;
   });
 }
@@ -233,13 +232,13 @@ json to_json(const RegisterResponse& r) {
 }
 
 Result<RegisterResponse> register_response_from_json(const json& j) {
-  return guarded("register response", [&]() -> Result<RegisterResponse> {
+  return guarded("register response", [&](JsonInts& ints) -> Result<RegisterResponse> {
     RegisterResponse r;
-    r.heartbeat_interval_s = json_int_at<int>(j, "heartbeat_interval_s");
+    r.heartbeat_interval_s = ints.at<int>(j, "heartbeat_interval_s");
     r.scheduler_key = j.value("scheduler_key", "");
     if (r.scheduler_key.size() > 256) return Error::invalid("scheduler_key: longer than 256", "scheduler_key");
-    r.epoch = epoch_from_json(j);
-    r.inventory_tag = inventory_tag_from_json(j);
+    r.epoch = epoch_from_json(j, ints);
+    r.inventory_tag = inventory_tag_from_json(j, ints);
     return r;
   });
 }
@@ -261,7 +260,7 @@ json to_json(const HeartbeatRequest& r) {
 }
 
 Result<HeartbeatRequest> heartbeat_request_from_json(const json& j) {
-  return guarded("heartbeat", [&]() -> Result<HeartbeatRequest> {
+  return guarded("heartbeat", [&](JsonInts& ints) -> Result<HeartbeatRequest> {
     HeartbeatRequest r;
     r.node = j.at("node").get<std::string>();
     if (!j.contains("readings")) {
@@ -289,7 +288,7 @@ Result<HeartbeatRequest> heartbeat_request_from_json(const json& j) {
     auto degraded = degraded_from_json(j);
     if (!degraded) return degraded.error();
     r.degraded = std::move(*degraded);
-    r.epoch_refusals = refusals_from_json(j);
+    r.epoch_refusals = refusals_from_json(j, ints);
     return r;
   });
 }
@@ -302,11 +301,11 @@ json to_json(const HeartbeatResponse& r) {
 }
 
 Result<HeartbeatResponse> heartbeat_response_from_json(const json& j) {
-  return guarded("heartbeat response", [&]() -> Result<HeartbeatResponse> {
+  return guarded("heartbeat response", [&](JsonInts& ints) -> Result<HeartbeatResponse> {
     HeartbeatResponse r;
     r.acknowledged = j.value("acknowledged", std::vector<std::string>{});
-    r.epoch = epoch_from_json(j);
-    r.inventory_tag = inventory_tag_from_json(j);
+    r.epoch = epoch_from_json(j, ints);
+    r.inventory_tag = inventory_tag_from_json(j, ints);
     return r;
   });
 }
@@ -314,7 +313,7 @@ Result<HeartbeatResponse> heartbeat_response_from_json(const json& j) {
 json to_json(const ReportRequest& r) { return {{"node", r.node}, {"tasks", reports_to_json(r.tasks)}}; }
 
 Result<ReportRequest> report_request_from_json(const json& j) {
-  return guarded("report", [&]() -> Result<ReportRequest> {
+  return guarded("report", [&](JsonInts& /*ints*/) -> Result<ReportRequest> {
     ReportRequest r;
     r.node = j.at("node").get<std::string>();
     auto tasks = reports_from_json(j.at("tasks"));
@@ -331,10 +330,10 @@ json to_json(const ReportResponse& r) {
 }
 
 Result<ReportResponse> report_response_from_json(const json& j) {
-  return guarded("report response", [&]() -> Result<ReportResponse> {
+  return guarded("report response", [&](JsonInts& ints) -> Result<ReportResponse> {
     ReportResponse r;
     r.acknowledged = j.value("acknowledged", std::vector<std::string>{});
-    r.epoch = epoch_from_json(j);
+    r.epoch = epoch_from_json(j, ints);
     return r;
   });
 }
@@ -349,19 +348,19 @@ json to_json(const DesiredState& d) {
 }
 
 Result<DesiredState> desired_state_from_json(const json& j) {
-  return guarded("desired state", [&]() -> Result<DesiredState> {
+  return guarded("desired state", [&](JsonInts& ints) -> Result<DesiredState> {
     DesiredState d;
-    d.version = json_int_at<int64_t>(j, "version");
+    d.version = ints.at<int64_t>(j, "version");
     for (const auto& x : j.at("assignments")) {
       auto a = assignment_from_json(x);
       if (!a) return a.error();
       d.assignments.push_back(std::move(*a));
     }
-    d.poll_after_ms = json_int_or<int>(j, "poll_after_ms", 0);
+    d.poll_after_ms = ints.at_or<int>(j, "poll_after_ms", 0);
     if (d.poll_after_ms < 0 || d.poll_after_ms > kMaxPollAfterMs)
       return Error::invalid("desired state: poll_after_ms must be 0.." + std::to_string(kMaxPollAfterMs),
                             "poll_after_ms");
-    d.epoch = epoch_from_json(j);
+    d.epoch = epoch_from_json(j, ints);
     return d;
   });
 }

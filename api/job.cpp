@@ -348,12 +348,8 @@ void read_env(FieldReader& r, const json& j, JobSpec& s) {
 }
 }  // namespace
 
-SpecParse parse_job_spec(const json& j) {
-  SpecParse out;
-  if (!j.is_object()) {
-    out.error = FieldError{"", "body must be a JSON object"};
-    return out;
-  }
+Result<JobSpec> parse_job_spec(const json& j) {
+  if (!j.is_object()) return Error::invalid("body must be a JSON object");
   JobSpec s;
   FieldReader r(j, "");
   r.optional_string("name", s.name, 256);
@@ -411,16 +407,9 @@ SpecParse parse_job_spec(const json& j) {
     s.array = a;
   }
   if (s.task_per_device && s.devices == 0) r.fail("tasks_per_node", "\"device\" needs devices > 0");
-  if (auto e = r.finish_field()) {
-    out.error = e;
-    return out;
-  }
-  if (array_error) {
-    out.error = array_error;
-    return out;
-  }
-  out.spec = std::move(s);
-  return out;
+  if (auto e = r.finish_field()) return Error::invalid(e->message, e->field);
+  if (array_error) return Error::invalid(array_error->message, array_error->field);
+  return s;
 }
 
 json to_json(const JobSpec& s) {
@@ -496,20 +485,18 @@ json to_json(const Allocation& a) {
 }
 
 Result<Allocation> allocation_from_json(const json& j) {
-  try {
+  return read_json(Error{"allocation"}, [&](JsonInts& ints) -> Result<Allocation> {
     Allocation a;
     a.node = j.at("node").get<std::string>();
-    a.rank = json_int_at<int>(j, "rank");
-    a.module_ids = json_ints_at<int>(j, "module_ids");
-    a.indices = json_ints_at<int>(j, "indices");
-    if (j.contains("cpus")) a.cpus = json_int_at<int>(j, "cpus");
-    if (j.contains("memory_mib")) a.memory_mib = json_int_at<int64_t>(j, "memory_mib");
-    if (a.cpus < 0 || a.cpus > kMaxTaskCpus) return Error{"allocation: cpus out of range"};
-    if (a.memory_mib < 0 || a.memory_mib > kMaxTaskMemoryMib) return Error{"allocation: memory_mib out of range"};
+    a.rank = ints.at<int>(j, "rank");
+    a.module_ids = ints.list_at<int>(j, "module_ids");
+    a.indices = ints.list_at<int>(j, "indices");
+    a.cpus = ints.at_or<int>(j, "cpus", 0);
+    a.memory_mib = ints.at_or<int64_t>(j, "memory_mib", 0);
+    if (a.cpus < 0 || a.cpus > kMaxTaskCpus) ints.fail("cpus out of range");
+    if (a.memory_mib < 0 || a.memory_mib > kMaxTaskMemoryMib) ints.fail("memory_mib out of range");
     return a;
-  } catch (const std::exception& e) {  // json::exception or JsonIntError
-    return Error{std::string("allocation: ") + e.what()};
-  }
+  });
 }
 
 json to_json(const JobEvent& e) {
@@ -529,7 +516,7 @@ void add_job_event(std::vector<JobEvent>& events, JobEvent e) {
 }
 
 namespace {
-Result<JobEvent> event_from_json(const json& j) {
+Result<JobEvent> event_from_json(const json& j, JsonInts& ints) {
   JobEvent e;
   auto at = parse_rfc3339(j.at("at").get<std::string>());
   if (!at) return Error{"job.events.at: not an RFC 3339 time"};
@@ -538,10 +525,10 @@ Result<JobEvent> event_from_json(const json& j) {
   auto st = parse_job_state(j.at("state").get<std::string>());
   if (!st) return Error{"job.events.state: unknown state"};
   e.state = *st;
-  e.attempt = json_int_or<int>(j, "attempt", 0);
+  e.attempt = ints.at_or<int>(j, "attempt", 0);
   e.nodes = j.value("nodes", std::vector<std::string>{});
   e.reason = j.value("reason", "");
-  if (j.contains("exit_code") && !j["exit_code"].is_null()) e.exit_code = json_int_at<int>(j, "exit_code");
+  if (j.contains("exit_code") && !j["exit_code"].is_null()) e.exit_code = ints.at<int>(j, "exit_code");
   return e;
 }
 }  // namespace
@@ -621,7 +608,7 @@ void take_parent_spec(Job& element, const JobSpec& parent) {
 }
 
 Result<Job> job_from_json(const json& j) {
-  try {
+  return read_json(Error{"job"}, [&](JsonInts& ints) -> Result<Job> {
     Job job;
     job.id = j.at("id").get<std::string>();
     job.name = j.value("name", "");
@@ -637,11 +624,11 @@ Result<Job> job_from_json(const json& j) {
       stand_in["command"] = json::array({"-"});
     }
     auto sp = parse_job_spec(shared ? stand_in : j.at("spec"));
-    if (!sp.spec) return Error{"job.spec: " + sp.error->message};
-    job.spec = std::move(*sp.spec);
+    if (!sp) return Error{"job.spec: " + sp.error().message};
+    job.spec = std::move(*sp);
     if (shared) share_parent_spec(job);
-    job.attempt = json_int_or<int>(j, "attempt", 0);
-    job.preemptions = json_int_or<int>(j, "preemptions", 0);
+    job.attempt = ints.at_or<int>(j, "attempt", 0);
+    job.preemptions = ints.at_or<int>(j, "preemptions", 0);
     for (auto [key, out] :
          {std::pair{"submitted_at", &job.submitted_at_ms}, std::pair{"started_at", &job.started_at_ms},
           std::pair{"finished_at", &job.finished_at_ms}, std::pair{"last_preempted_at", &job.last_preempted_at_ms}}) {
@@ -650,10 +637,9 @@ Result<Job> job_from_json(const json& j) {
       if (!t) return Error{std::string("job.") + key + ": not an RFC 3339 time"};
       *out = *t;
     }
-    if (j.contains("exit_code") && !j["exit_code"].is_null()) job.exit_code = json_int_at<int>(j, "exit_code");
+    if (j.contains("exit_code") && !j["exit_code"].is_null()) job.exit_code = ints.at<int>(j, "exit_code");
     if (j.contains("cpu_seconds") && j["cpu_seconds"].is_number()) job.cpu_seconds = j["cpu_seconds"].get<double>();
-    if (j.contains("max_rss_mib") && !j["max_rss_mib"].is_null())
-      job.max_rss_mib = json_int_at<int64_t>(j, "max_rss_mib");
+    if (j.contains("max_rss_mib") && !j["max_rss_mib"].is_null()) job.max_rss_mib = ints.at<int64_t>(j, "max_rss_mib");
     for (const auto& a : j.value("allocations", json::array())) {
       auto al = allocation_from_json(a);
       if (!al) return al.error();
@@ -670,9 +656,9 @@ Result<Job> job_from_json(const json& j) {
       for (const auto& v : p.value("victims", json::array())) job.preempt_victims.push_back(v.get<std::string>());
     }
     job.master_addr = j.value("master_addr", "");
-    job.master_port = json_int_or<int>(j, "master_port", 0);
+    job.master_port = ints.at_or<int>(j, "master_port", 0);
     job.endpoint = j.value("endpoint", "");
-    job.queue_position = json_int_or<int>(j, "queue_position", 0);
+    job.queue_position = ints.at_or<int>(j, "queue_position", 0);
     if (j.contains("estimated_start") && !j["estimated_start"].is_null()) {
       auto t = parse_rfc3339(j["estimated_start"].get<std::string>());
       if (!t) return Error{"job.estimated_start: not an RFC 3339 time"};
@@ -681,8 +667,8 @@ Result<Job> job_from_json(const json& j) {
     if (j.contains("array") && j["array"].is_object()) {
       const json& a = j["array"];
       ArrayView view;
-      view.count = json_int_at<int>(a, "count");
-      view.parallel = json_int_at<int>(a, "parallel");
+      view.count = ints.at<int>(a, "count");
+      view.parallel = ints.at<int>(a, "parallel");
       for (const auto& [name, n] : a.value("states", json::object()).items()) {
         auto st = parse_job_state(name);
         if (!st) return Error{"job.array.states: unknown state " + name};
@@ -691,14 +677,12 @@ Result<Job> job_from_json(const json& j) {
       job.array = std::move(view);
     }
     for (const auto& e : j.value("events", json::array())) {
-      auto ev = event_from_json(e);
+      auto ev = event_from_json(e, ints);
       if (!ev) return ev.error();
       job.events.push_back(std::move(*ev));
     }
     return job;
-  } catch (const std::exception& e) {  // json::exception or JsonIntError
-    return Error{std::string("job: ") + e.what()};
-  }
+  });
 }
 
 }  // namespace tessel::api

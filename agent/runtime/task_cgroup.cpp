@@ -50,9 +50,9 @@ json to_json(const TaskCgroup& cg) {
 }
 
 Result<TaskCgroup> task_cgroup_from_json(const json& j) {
-  try {
+  return api::read_json(Error::invalid("cgroup", "cgroup"), [&](api::JsonInts& ints) -> Result<TaskCgroup> {
     TaskCgroup cg;
-    const int version = api::json_int_at<int>(j, "version");
+    const int version = ints.at<int>(j, "version");
     if (version != 1 && version != 2) return Error::invalid("cgroup.version: must be 1 or 2", "cgroup.version");
     cg.version = version == 1 ? CgroupVersion::v1 : CgroupVersion::v2;
     cg.dirs = j.at("dirs").get<std::map<std::string, std::string>>();
@@ -60,26 +60,24 @@ Result<TaskCgroup> task_cgroup_from_json(const json& j) {
     for (const auto& [controller, dir] : cg.dirs)
       if (dir.empty() || dir[0] != '/' || dir.find("/../") != std::string::npos)
         return Error::invalid("cgroup.dirs: '" + dir + "' is not an absolute path", "cgroup.dirs");
-    cg.cpus = api::json_ints_at<int>(j, "cpus");
+    cg.cpus = ints.list_at<int>(j, "cpus");
     for (int c : cg.cpus)
       if (c < 0 || c > api::kMaxCpuId) return Error::invalid("cgroup.cpus: CPUs are 0-65535", "cgroup.cpus");
-    cg.memory_limit_mib = api::json_int_at<int64_t>(j, "memory_limit_mib");
-    cg.pids_max = api::json_int_at<int64_t>(j, "pids_max");
+    cg.memory_limit_mib = ints.at<int64_t>(j, "memory_limit_mib");
+    cg.pids_max = ints.at<int64_t>(j, "pids_max");
     if (cg.memory_limit_mib < 0 || cg.memory_limit_mib > api::kMaxTaskMemoryMib || cg.pids_max < 0)
       return Error::invalid("cgroup: memory_limit_mib and pids_max must be in range", "cgroup");
     for (const json& r : j.at("deny")) {
       const std::string type = r.at(0).get<std::string>();
       if (type != "c" && type != "b") return Error::invalid("cgroup.deny: type must be c or b", "cgroup.deny");
       // Device numbers: 12-bit major, 20-bit minor (what the kernel's dev_t holds).
-      const auto major = api::json_int<uint32_t>(r.at(1), "deny"), minor = api::json_int<uint32_t>(r.at(2), "deny");
+      const auto major = ints.of<uint32_t>(r.at(1), "deny"), minor = ints.of<uint32_t>(r.at(2), "deny");
       if (major >= (1U << 12) || minor >= (1U << 20))
         return Error::invalid("cgroup.deny: device numbers out of range", "cgroup.deny");
       cg.deny.push_back({type[0], major, minor});
     }
     return cg;
-  } catch (const std::exception& e) {  // json::exception or JsonIntError
-    return Error::invalid(std::string("cgroup: ") + e.what(), "cgroup");
-  }
+  });
 }
 
 Status create_task_cgroup(const TaskCgroup& cg) {

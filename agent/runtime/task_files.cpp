@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "tessel/api/json_int.hpp"
@@ -10,15 +12,15 @@ namespace tessel::agent {
 
 using nlohmann::json;
 
+// The file's text as a JSON object, handed to `f` with the JsonInts it reads integers
+// through; every problem is invalid_argument, prefixed with the file's name.
 template <class F>
-static auto guarded(const char* what, const std::string& text, F&& f) -> decltype(f(json())) {
-  try {
-    json j = json::parse(text);
-    if (!j.is_object()) return Error::invalid(std::string(what) + ": not a JSON object");
-    return f(j);
-  } catch (const std::exception& e) {  // json::exception or api::JsonIntError
-    return Error::invalid(std::string(what) + ": " + e.what());
-  }
+static auto guarded(const char* what, const std::string& text, F&& f)
+    -> decltype(f(json(), std::declval<api::JsonInts&>())) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) return Error::invalid(std::string(what) + ": not valid JSON");
+  if (!j.is_object()) return Error::invalid(std::string(what) + ": not a JSON object");
+  return api::read_json(Error::invalid(what), [&](api::JsonInts& ints) { return f(j, ints); });
 }
 
 std::string serialize(const LaunchPlan& p) {
@@ -45,18 +47,18 @@ std::string serialize(const LaunchPlan& p) {
 }
 
 Result<LaunchPlan> parse_launch_plan(const std::string& text) {
-  return guarded("launch.json", text, [](const json& j) -> Result<LaunchPlan> {
+  return guarded("launch.json", text, [](const json& j, api::JsonInts& ints) -> Result<LaunchPlan> {
     LaunchPlan p;
     p.assignment_id = j.at("assignment_id").get<std::string>();
     p.workdir = j.at("workdir").get<std::string>();
-    p.time_limit_s = api::json_int_at<int64_t>(j, "time_limit_s");
-    p.kill_grace_s = api::json_int_at<int64_t>(j, "kill_grace_s");
+    p.time_limit_s = ints.at<int64_t>(j, "time_limit_s");
+    p.kill_grace_s = ints.at<int64_t>(j, "kill_grace_s");
     p.user = j.value("user", "");
     p.workdir_as_user = j.value("workdir_as_user", true);
-    p.log_cap_bytes = api::json_int_or<int64_t>(j, "log_cap_bytes", 0);
+    p.log_cap_bytes = ints.at_or<int64_t>(j, "log_cap_bytes", 0);
     if (p.log_cap_bytes < 0) return Error::invalid("launch.json: log_cap_bytes: must not be negative", "log_cap_bytes");
-    if (j.contains("uid")) p.uid = api::json_int_at<int>(j, "uid");
-    if (j.contains("gid")) p.gid = api::json_int_at<int>(j, "gid");
+    if (j.contains("uid")) p.uid = ints.at<int>(j, "uid");
+    if (j.contains("gid")) p.gid = ints.at<int>(j, "gid");
     if (j.contains("cgroup")) {
       auto cg = task_cgroup_from_json(j["cgroup"]);
       if (!cg) return cg.error().wrap("launch.json");
@@ -68,7 +70,7 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
       c.podman = cj.at("podman").get<std::vector<std::string>>();
       c.image = cj.at("image").get<std::string>();
       c.pull_always = cj.value("pull_always", false);
-      c.pull_timeout_s = api::json_int_or<int64_t>(cj, "pull_timeout_s", 600);
+      c.pull_timeout_s = ints.at_or<int64_t>(cj, "pull_timeout_s", 600);
       c.authfile = cj.value("authfile", "");
       c.names = cj.at("names").get<std::vector<std::string>>();
       if (c.podman.empty() || c.image.empty() || c.pull_timeout_s <= 0)
@@ -80,9 +82,9 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
       rl.argv = r.at("argv").get<std::vector<std::string>>();
       rl.env = r.at("env").get<std::map<std::string, std::string>>();
       rl.log_path = r.at("log_path").get<std::string>();
-      rl.port = api::json_int_or<int>(r, "port", 0);
+      rl.port = ints.at_or<int>(r, "port", 0);
       if (r.contains("cpus")) {
-        rl.cpus = api::json_ints_at<int>(r, "cpus");
+        rl.cpus = ints.list_at<int>(r, "cpus");
         for (int c : rl.cpus)
           if (c < 0 || c >= CPU_SETSIZE)
             return Error::invalid("launch.json: ranks[].cpus: out of range", "ranks[].cpus");
@@ -100,10 +102,10 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
 std::string serialize(const SupervisorRecord& r) { return json{{"pid", r.pid}, {"start_time", r.start_time}}.dump(); }
 
 Result<SupervisorRecord> parse_supervisor_record(const std::string& text) {
-  return guarded("supervisor.json", text, [](const json& j) -> Result<SupervisorRecord> {
+  return guarded("supervisor.json", text, [](const json& j, api::JsonInts& ints) -> Result<SupervisorRecord> {
     SupervisorRecord r;
-    r.pid = api::json_int_at<int>(j, "pid");
-    r.start_time = api::json_int_at<uint64_t>(j, "start_time");
+    r.pid = ints.at<int>(j, "pid");
+    r.start_time = ints.at<uint64_t>(j, "start_time");
     if (r.pid <= 1) return Error::invalid("supervisor.json: pid: must be > 1", "pid");
     return r;
   });
@@ -120,7 +122,7 @@ std::string serialize(const TaskResult& r) {
 }
 
 Result<TaskResult> parse_task_result(const std::string& text) {
-  return guarded("result.json", text, [](const json& j) -> Result<TaskResult> {
+  return guarded("result.json", text, [](const json& j, api::JsonInts& ints) -> Result<TaskResult> {
     TaskResult r;
     std::string st = j.at("state").get<std::string>();
     if (st == "exited")
@@ -129,8 +131,8 @@ Result<TaskResult> parse_task_result(const std::string& text) {
       r.state = api::TaskState::failed_to_start;
     else
       return Error::invalid("result.json: state: must be exited or failed_to_start, got '" + st + "'", "state");
-    if (j.contains("exit_code")) r.exit_code = api::json_int_at<int>(j, "exit_code");
-    if (j.contains("signal")) r.signal = api::json_int_at<int>(j, "signal");
+    if (j.contains("exit_code")) r.exit_code = ints.at<int>(j, "exit_code");
+    if (j.contains("signal")) r.signal = ints.at<int>(j, "signal");
     r.message = j.value("message", "");
     if (j.contains("cpu_seconds")) {
       // Within what a task report may carry (api::task_report_from_json).
@@ -140,7 +142,7 @@ Result<TaskResult> parse_task_result(const std::string& text) {
       r.cpu_seconds = j["cpu_seconds"].get<double>();
     }
     if (j.contains("max_rss_mib")) {
-      r.max_rss_mib = api::json_int_at<int64_t>(j, "max_rss_mib");
+      r.max_rss_mib = ints.at<int64_t>(j, "max_rss_mib");
       if (*r.max_rss_mib < 0) return Error::invalid("result.json: max_rss_mib: must not be negative", "max_rss_mib");
     }
     if (j.contains("logs_capped")) r.logs_capped = j["logs_capped"].get<std::vector<int>>();
@@ -151,7 +153,8 @@ Result<TaskResult> parse_task_result(const std::string& text) {
 std::string serialize(const api::Assignment& a) { return api::to_json(a).dump(); }
 
 Result<api::Assignment> parse_assignment_file(const std::string& text) {
-  return guarded("assignment.json", text, [](const json& j) { return api::assignment_from_json(j); });
+  return guarded("assignment.json", text,
+                 [](const json& j, api::JsonInts& /*ints*/) { return api::assignment_from_json(j); });
 }
 
 }  // namespace tessel::agent

@@ -21,8 +21,8 @@ json spec(json extra) {
 
 std::string error_field(const json& j) {
   auto r = parse_job_spec(j);
-  EXPECT_FALSE(r.spec.has_value()) << j.dump();
-  return r.error ? r.error->field : "<no error>";
+  EXPECT_FALSE(r.ok()) << j.dump();
+  return !r.ok() ? r.error().field : "<no error>";
 }
 
 TEST(ImageRef, AcceptsTheUsualReferences) {
@@ -51,8 +51,8 @@ TEST(ContainerFields, ParseAndRoundTrip) {
                                 {"mounts",
                                  {{{"source", "/data/imagenet"}, {"target", "/data"}, {"read_only", true}},
                                   {{"source", "/scratch/u1"}, {"target", "/scratch/"}}}}}));
-  ASSERT_TRUE(r.spec) << r.error->message;
-  const auto& s = *r.spec;
+  ASSERT_TRUE(r) << r.error().message;
+  const auto& s = *r;
   EXPECT_EQ(s.image, "localhost/tessel-test:1");
   EXPECT_TRUE(s.image_pull_always);
   EXPECT_EQ(s.shm_size_mib, 2048);
@@ -62,19 +62,19 @@ TEST(ContainerFields, ParseAndRoundTrip) {
   const json back = tessel::api::to_json(s);
   EXPECT_EQ(back["image_pull"], "always");
   auto again = parse_job_spec(back);
-  ASSERT_TRUE(again.spec);
-  EXPECT_EQ(*again.spec, s);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, s);
 }
 
 TEST(ContainerFields, DefaultsAreLeftOutOfTheJson) {
   auto r = parse_job_spec(spec({{"image", "busybox"}, {"image_pull", "missing"}}));
-  ASSERT_TRUE(r.spec);
-  EXPECT_FALSE(r.spec->image_pull_always);
-  const json j = tessel::api::to_json(*r.spec);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->image_pull_always);
+  const json j = tessel::api::to_json(*r);
   EXPECT_FALSE(j.contains("image_pull"));
   EXPECT_FALSE(j.contains("mounts"));
   EXPECT_FALSE(j.contains("shm_size_mib"));
-  const json bare = tessel::api::to_json(*parse_job_spec(spec(json::object())).spec);
+  const json bare = tessel::api::to_json(*parse_job_spec(spec(json::object())));
   EXPECT_FALSE(bare.contains("image"));
 }
 
@@ -118,8 +118,8 @@ TEST(ContainerFields, BadInputNamesTheField) {
 
 TEST(ContainerFields, MessagesSayWhy) {
   auto r = parse_job_spec(spec({{"image", "busybox"}, {"mounts", {{{"source", "/a"}, {"target", "rel"}}}}}));
-  ASSERT_TRUE(r.error);
-  EXPECT_EQ(r.error->message, "mounts[0].target: must be an absolute path");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "mounts[0].target: must be an absolute path");
 }
 
 }  // namespace

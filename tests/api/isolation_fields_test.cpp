@@ -172,15 +172,15 @@ TEST(TaskReportFields, LogsCappedRoundTripsAndIsChecked) {
 
 TEST(IsolationFields, JobSpecCpusAndMemoryAreCheckedAndRoundTrip) {
   auto parsed = parse_job_spec(json{{"command", {"x"}}, {"cpus", 4}, {"memory_mib", 4096}});
-  ASSERT_TRUE(parsed.spec) << parsed.error->message;
-  EXPECT_EQ(parsed.spec->cpus, 4);
-  EXPECT_EQ(parsed.spec->memory_mib, 4096);
-  EXPECT_EQ(to_json(*parsed.spec)["cpus"], 4);
-  EXPECT_EQ(to_json(*parsed.spec)["memory_mib"], 4096);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->cpus, 4);
+  EXPECT_EQ(parsed->memory_mib, 4096);
+  EXPECT_EQ(to_json(*parsed)["cpus"], 4);
+  EXPECT_EQ(to_json(*parsed)["memory_mib"], 4096);
   auto none = parse_job_spec(json{{"command", {"x"}}});
-  ASSERT_TRUE(none.spec);
-  EXPECT_FALSE(to_json(*none.spec).contains("cpus"));
-  EXPECT_FALSE(to_json(*none.spec).contains("memory_mib"));
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(to_json(*none).contains("cpus"));
+  EXPECT_FALSE(to_json(*none).contains("memory_mib"));
   for (const auto& [key, bad] : std::vector<std::pair<std::string, json>>{{"cpus", -1},
                                                                           {"cpus", 2.5},
                                                                           {"cpus", "4"},
@@ -189,7 +189,7 @@ TEST(IsolationFields, JobSpecCpusAndMemoryAreCheckedAndRoundTrip) {
                                                                           {"memory_mib", 1.5},
                                                                           {"memory_mib", kMaxTaskMemoryMib + 1}}) {
     auto r = parse_job_spec(json{{"command", {"x"}}, {key, bad}});
-    ASSERT_FALSE(r.spec) << key << "=" << bad.dump();
-    EXPECT_EQ(r.error->field, key);
+    ASSERT_FALSE(r) << key << "=" << bad.dump();
+    EXPECT_EQ(r.error().field, key);
   }
 }

@@ -52,10 +52,10 @@ TEST(SubmitArgs, AllFlagsMapToApiFields) {
   EXPECT_EQ(*r, want);
   // And the server-side strict parser accepts exactly this body.
   auto parsed = api::parse_job_spec(*r);
-  ASSERT_TRUE(parsed.spec) << parsed.error->message;
-  EXPECT_EQ(parsed.spec->devices, 4);
-  EXPECT_TRUE(parsed.spec->task_per_device);
-  EXPECT_EQ(parsed.spec->time_limit_s, 5400);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->devices, 4);
+  EXPECT_TRUE(parsed->task_per_device);
+  EXPECT_EQ(parsed->time_limit_s, 5400);
 }
 
 TEST(SubmitArgs, ProjectAndPreemptibleAreSentOnlyWhenGiven) {
@@ -68,8 +68,8 @@ TEST(SubmitArgs, ProjectAndPreemptibleAreSentOnlyWhenGiven) {
   EXPECT_EQ((*r)["project"], "vision");
   EXPECT_EQ((*r)["preemptible"], true);
   auto spec = api::parse_job_spec(*r);
-  ASSERT_TRUE(spec.spec);
-  EXPECT_EQ(spec.spec->project, "vision");
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->project, "vision");
 }
 
 TEST(SubmitArgs, AbsoluteWorkdirKept) {
@@ -92,8 +92,8 @@ TEST(SubmitArgs, DependenciesAreSplitAtCommasInOrder) {
                       {"after_ok", {"j-00000001", "j-00000002", "j-00000003"}},
                       {"after_not_ok", {"j-00000004"}}}));
   auto parsed = api::parse_job_spec(*r);
-  ASSERT_TRUE(parsed.spec) << parsed.error->message;
-  EXPECT_EQ(parsed.spec->after_ok.size(), 3u);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->after_ok.size(), 3u);
   for (const char* bad : {"", ",", "j-00000001,,j-00000002", ",j-00000001"}) {
     o.after_any = {bad};
     EXPECT_EQ(build_job_request(o, "/").error().message,
@@ -117,7 +117,7 @@ TEST(SubmitArgs, ArraysInSlurmSyntax) {
     auto r = build_job_request(o, "/");
     ASSERT_TRUE(r.ok()) << arg << ": " << r.error().message;
     EXPECT_EQ(r->at("array"), want) << arg;
-    EXPECT_TRUE(api::parse_job_spec(*r).spec) << arg;
+    EXPECT_TRUE(api::parse_job_spec(*r)) << arg;
   }
   o.array = "9-5";
   EXPECT_EQ(build_job_request(o, "/").error().message,
@@ -140,8 +140,8 @@ TEST(SubmitArgs, CpusAndMemoryPerNode) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(*r, json({{"command", {"true"}}, {"cpus", 8}, {"memory_mib", 65536}}));
   auto parsed = api::parse_job_spec(*r);
-  ASSERT_TRUE(parsed.spec) << parsed.error->message;
-  EXPECT_EQ(parsed.spec->memory_mib, 65536);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->memory_mib, 65536);
   EXPECT_EQ(*parse_memory_mib("4096"), 4096);
   EXPECT_EQ(*parse_memory_mib("512M"), 512);
   EXPECT_EQ(*parse_memory_mib("2GiB"), 2048);
@@ -188,8 +188,8 @@ TEST(SubmitArgs, ImageFlagsMapToTheContainerFields) {
                                            {"source":"/x","target":"/y"}])"));
   EXPECT_EQ((*r)["shm_size_mib"], 8192);
   auto parsed = api::parse_job_spec(*r);  // What the CLI sends, the server takes.
-  ASSERT_TRUE(parsed.spec) << parsed.error->message;
-  EXPECT_EQ(parsed.spec->mounts.size(), 3U);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->mounts.size(), 3U);
 }
 
 TEST(SubmitArgs, BadMountsAndShmSizesNameTheFlag) {

@@ -52,8 +52,8 @@ TEST(ArraySpec, ElementsAreStoredWithoutTheSharedFieldsAndReadBackWhole) {
   element.id = "j-00000001_3";
   element.user = "alice";
   auto spec = api::parse_job_spec(big_array(8, 2));
-  ASSERT_TRUE(spec.spec);
-  element.spec = *spec.spec;
+  ASSERT_TRUE(spec);
+  element.spec = *spec;
   api::share_parent_spec(element);
   const json wire = api::to_json(element);
   EXPECT_EQ(wire["spec_from_parent"], true);
@@ -66,9 +66,9 @@ TEST(ArraySpec, ElementsAreStoredWithoutTheSharedFieldsAndReadBackWhole) {
   EXPECT_TRUE(back->spec_shared);
   EXPECT_TRUE(back->spec.command.empty());
   EXPECT_EQ(back->spec.devices, 1);
-  api::take_parent_spec(*back, *spec.spec);
+  api::take_parent_spec(*back, *spec);
   EXPECT_FALSE(back->spec_shared);
-  EXPECT_EQ(back->spec, *spec.spec);
+  EXPECT_EQ(back->spec, *spec);
 }
 
 // The review's case: 1,000 elements of a 0.5 MB spec. Before, 501 MB of memory and

@@ -50,8 +50,8 @@ struct StateHarness {
   }
   Result<api::Job> try_submit(const nlohmann::json& spec, const std::string& user = "alice") {
     auto parsed = api::parse_job_spec(spec);
-    EXPECT_TRUE(parsed.spec) << spec.dump();
-    return state->submit(*parsed.spec, user);
+    EXPECT_TRUE(parsed) << spec.dump();
+    return state->submit(*parsed, user);
   }
   // The new job's id ("" and a test failure when it is refused).
   std::string submit(const nlohmann::json& spec, const std::string& user = "alice") {

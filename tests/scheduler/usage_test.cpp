@@ -62,8 +62,8 @@ struct Acct {
     if (!model.empty()) spec["model"] = model;
     spec.update(extra);
     auto parsed = api::parse_job_spec(spec);
-    EXPECT_TRUE(parsed.spec) << spec.dump();
-    auto j = state().submit(*parsed.spec, user);
+    EXPECT_TRUE(parsed) << spec.dump();
+    auto j = state().submit(*parsed, user);
     EXPECT_TRUE(j.ok()) << j.error().message;
     return j.ok() ? j->id : "";
   }
@@ -283,7 +283,7 @@ TEST(Usage, SurvivesARestartAndThePruningOfItsJobs) {
     r.inventory = cards_of("HL-225");
     ASSERT_TRUE(svc.state().register_node(r, "").ok());
     auto spec = api::parse_job_spec({{"command", {"x"}}, {"devices", 4}, {"project", "vision"}});
-    auto j = svc.state().submit(*spec.spec, "alice");
+    auto j = svc.state().submit(*spec, "alice");
     ASSERT_TRUE(j.ok());
     old_id = j->id;
     ASSERT_TRUE(eventually([&] { return svc.state().job(old_id)->state == JobState::assigned; }));
@@ -335,7 +335,7 @@ TEST(Usage, JobsEndedBeforeAccountingAreBackfilledOnce) {
     api::Job j;
     j.id = make_job_id(1);
     j.user = "alice";
-    j.spec = *api::parse_job_spec({{"command", {"x"}}, {"devices", 4}}).spec;
+    j.spec = *api::parse_job_spec({{"command", {"x"}}, {"devices", 4}});
     j.state = JobState::succeeded;
     j.submitted_at_ms = clock.now_ms() - 200'000;
     j.started_at_ms = clock.now_ms() - 100'000;
@@ -427,11 +427,11 @@ TEST(History, TheServicePrunesInTheBackground) {
   Service svc(**store, clock, std::nullopt, opts);
   ASSERT_TRUE(svc.start().ok());
   auto spec = api::parse_job_spec({{"command", {"x"}}, {"devices", 1}});
-  auto j = svc.state().submit(*spec.spec, "alice");
+  auto j = svc.state().submit(*spec, "alice");
   ASSERT_TRUE(j.ok());
   ASSERT_TRUE(svc.state().cancel(j->id, Principal{"alice", Role::user, "", {}}).ok());
   clock.advance_ms(kDayMs - 1);
-  const std::string kept = svc.state().submit(*spec.spec, "alice")->id;
+  const std::string kept = svc.state().submit(*spec, "alice")->id;
   clock.advance_ms(2);
   EXPECT_TRUE(eventually([&] { return !svc.state().job(j->id); }));
   EXPECT_TRUE(svc.state().job(kept));

@@ -139,12 +139,8 @@ std::optional<ElementId> split_element_id(std::string_view id);
 bool is_reserved_env(const std::string& name);
 
 // Strict parse of a submission: unknown fields, wrong types and out-of-range
-// values are errors naming the field. Never throws.
-struct SpecParse {
-  std::optional<JobSpec> spec;
-  std::optional<FieldError> error;
-};
-SpecParse parse_job_spec(const nlohmann::json& j);
+// values are invalid_argument errors naming the field. Never throws.
+Result<JobSpec> parse_job_spec(const nlohmann::json& j);
 nlohmann::json to_json(const JobSpec& s);
 
 enum class JobState { pending, assigned, running, succeeded, failed, cancelled };

@@ -36,9 +36,9 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
         auto body = parse_body(req);
         if (!body) return reply(body.error());
         auto parsed = api::parse_job_spec(*body);
-        if (!parsed.spec) return reply(Error::invalid(parsed.error->message, parsed.error->field));
-        if (auto s = resolve_submit_project(ctx, *who, *parsed.spec); !s) return reply(s.error());
-        auto job = ctx.state.submit(std::move(*parsed.spec), who->name);
+        if (!parsed) return reply(parsed.error());
+        if (auto s = resolve_submit_project(ctx, *who, *parsed); !s) return reply(s.error());
+        auto job = ctx.state.submit(std::move(*parsed), who->name);
         if (!job) return reply(job.error());
         reply(json_reply(201, public_json(*job)));
       },

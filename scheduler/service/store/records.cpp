@@ -56,13 +56,13 @@ std::string node_record_to_json(const NodeRecord& n) {
 Result<NodeRecord> node_record_from_json(const std::string& text) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error::conflict("node record: not a JSON object");
-  try {
+  return api::read_json(Error::conflict("node record"), [&](api::JsonInts& ints) -> Result<NodeRecord> {
     NodeRecord n;
     n.name = j.at("name").get<std::string>();
     n.address = j.at("address").get<std::string>();
-    n.agent_port = api::json_int_at<int>(j, "agent_port");
+    n.agent_port = ints.at<int>(j, "agent_port");
     n.drained = j.at("drained").get<bool>();
-    n.last_heartbeat_ms = api::json_int_at<int64_t>(j, "last_heartbeat_ms");
+    n.last_heartbeat_ms = ints.at<int64_t>(j, "last_heartbeat_ms");
     n.scheduler_key = j.value("scheduler_key", "");
     json inv = j.at("inventory");
     inv.erase("groups");  // Computed on output; not part of the agent's form.
@@ -70,9 +70,7 @@ Result<NodeRecord> node_record_from_json(const std::string& text) {
     if (!parsed) return parsed.error().wrap("node record " + n.name);
     n.inventory = *parsed;
     return n;
-  } catch (const std::exception& e) {  // json::exception or api::JsonIntError
-    return Error::conflict(std::string("node record: ") + e.what());
-  }
+  });
 }
 
 std::string fence_to_json(const Fence& f) {
@@ -82,7 +80,7 @@ std::string fence_to_json(const Fence& f) {
 Result<Fence> fence_from_json(const std::string& text) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error::conflict("fence record: not a JSON object");
-  try {
+  return api::read_json(Error::conflict("fence record"), [&](api::JsonInts& /*ints*/) -> Result<Fence> {
     Fence f;
     f.id = j.at("id").get<std::string>();
     f.job_id = j.at("job_id").get<std::string>();
@@ -90,9 +88,7 @@ Result<Fence> fence_from_json(const std::string& text) {
     if (!a) return a.error();
     f.allocation = *a;
     return f;
-  } catch (const json::exception& e) {
-    return Error::conflict(std::string("fence record: ") + e.what());
-  }
+  });
 }
 
 std::string project_to_json(const api::Project& p) { return api::to_json(p).dump(); }
@@ -117,24 +113,22 @@ std::string usage_record_to_json(const UsageRecord& u) {
 Result<UsageRecord> usage_record_from_json(const std::string& text) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error::conflict("usage record: not a JSON object");
-  try {
+  return api::read_json(Error::conflict("usage record"), [&](api::JsonInts& ints) -> Result<UsageRecord> {
     UsageRecord u;
     u.job_id = j.at("job_id").get<std::string>();
-    u.attempt = api::json_int_at<int>(j, "attempt");
+    u.attempt = ints.at<int>(j, "attempt");
     u.project = j.at("project").get<std::string>();
     u.user = j.at("user").get<std::string>();
     const json& cards = j.at("cards");
     if (!cards.is_object()) return Error::conflict("usage record " + u.job_id + ": cards is not an object");
-    for (const auto& [model, n] : cards.items()) u.cards[model] = api::json_int<int64_t>(n, "cards." + model);
-    u.start_ms = api::json_int_at<int64_t>(j, "start_ms");
-    u.end_ms = api::json_int_at<int64_t>(j, "end_ms");
-    if (j.contains("cpus")) u.cpus = api::json_int_at<int64_t>(j, "cpus");
+    for (const auto& [model, n] : cards.items()) u.cards[model] = ints.of<int64_t>(n, "cards." + model);
+    u.start_ms = ints.at<int64_t>(j, "start_ms");
+    u.end_ms = ints.at<int64_t>(j, "end_ms");
+    if (j.contains("cpus")) u.cpus = ints.at<int64_t>(j, "cpus");
     if (j.contains("cpu_seconds") && j["cpu_seconds"].is_number()) u.cpu_seconds = j["cpu_seconds"].get<double>();
-    if (j.contains("max_rss_mib")) u.max_rss_mib = api::json_int_at<int64_t>(j, "max_rss_mib");
+    if (j.contains("max_rss_mib")) u.max_rss_mib = ints.at<int64_t>(j, "max_rss_mib");
     return u;
-  } catch (const std::exception& e) {  // json::exception or api::JsonIntError
-    return Error::conflict(std::string("usage record: ") + e.what());
-  }
+  });
 }
 
 std::string node_token_to_json(const NodeToken& t) {
@@ -144,15 +138,13 @@ std::string node_token_to_json(const NodeToken& t) {
 Result<NodeToken> node_token_from_json(const std::string& text) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error{"node token record: not a JSON object"};
-  try {
+  return api::read_json(Error{"node token record"}, [&](api::JsonInts& ints) -> Result<NodeToken> {
     NodeToken t;
     t.node = j.at("node").get<std::string>();
     t.sha256 = j.at("sha256").get<std::string>();
-    t.issued_at_ms = api::json_int_at<int64_t>(j, "issued_at_ms");
+    t.issued_at_ms = ints.at<int64_t>(j, "issued_at_ms");
     return t;
-  } catch (const std::exception& e) {  // json::exception or api::JsonIntError
-    return Error{std::string("node token record: ") + e.what()};
-  }
+  });
 }
 
 }  // namespace tessel::scheduler
