@@ -25,6 +25,7 @@ contains "$sched" ./usr/bin/tessel-scheduler
 contains "$sched" ./usr/lib/systemd/system/tessel-scheduler.service
 contains "$sched" ./etc/tessel/scheduler.conf
 contains "$agent" ./usr/bin/tessel-agent
+contains "$agent" ./usr/bin/tessel-supervisor
 contains "$agent" ./usr/lib/systemd/system/tessel-agent.service
 contains "$agent" ./etc/tessel/agent.conf
 dpkg-deb -f "$sched" Depends | grep -q libsqlite3 || fail "tessel-scheduler does not depend on libsqlite3"

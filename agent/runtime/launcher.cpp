@@ -16,8 +16,8 @@ namespace tessel::agent {
 
 Result<int> DetachedLauncher::launch(const std::string& task_dir) {
   const std::string log = task_dir + "/supervisor.log";
-  std::string a0 = self_exe_, a1 = "supervise", a2 = "--task-dir", a3 = task_dir;
-  char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), nullptr};
+  std::string a0 = supervisor_, a1 = "--task-dir", a2 = task_dir;
+  char* argv[] = {a0.data(), a1.data(), a2.data(), nullptr};
   int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log_fd < 0) return Error{"open " + log + ": " + std::strerror(errno)};
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -1,12 +1,14 @@
-// tessel-agent: the node agent (see tessel/agent/agent.hpp), plus two subcommands:
+// tessel-agent: the node agent (see tessel/agent/agent.hpp), plus one subcommand:
 //   tessel-agent inventory ...          print the node inventory (agent/inventory)
-//   tessel-agent supervise --task-dir D the per-task supervisor (started by the agent)
+// Each task's supervisor is the tessel-supervisor program installed next to it.
 #include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <random>
 #include <spdlog/spdlog.h>
@@ -65,15 +67,6 @@ std::string self_exe() {
 std::optional<std::string> get_env(const std::string& k) {
   const char* v = std::getenv(k.c_str());
   return v ? std::optional<std::string>(v) : std::nullopt;
-}
-
-int supervise_main(int argc, char** argv) {
-  CLI::App app{"tessel-agent supervise: run one task (started by the agent)"};
-  std::string dir;
-  app.add_option("--task-dir", dir, "Task directory holding launch.json")->required();
-  CLI11_PARSE(app, argc, argv);
-  if (auto s = tessel::init_logging("tessel-supervisor", "info"); !s) return 2;
-  return run_supervisor(dir);
 }
 
 // Blocks SIGTERM and SIGINT in every thread (one thread takes them with sigwait; call
@@ -180,11 +173,14 @@ TaskManagerConfig task_config(const Options& o, const std::string& node, const s
   return tcfg;
 }
 
-// The small tessel-supervisor next to this binary starts faster; else our own `supervise`.
-std::string supervisor_exe() {
-  std::string exe = self_exe();
+// The tessel-supervisor program installed next to this binary (the one way a task's
+// supervisor starts), or an error naming where it was looked for.
+Result<std::string> supervisor_exe() {
+  const std::string exe = self_exe();
   std::string sup = exe.substr(0, exe.rfind('/') + 1) + "tessel-supervisor";
-  return ::access(sup.c_str(), X_OK) == 0 ? sup : exe;
+  if (::access(sup.c_str(), X_OK) != 0)
+    return Error{sup + ": " + std::strerror(errno) + " (installed with tessel-agent)"};
+  return sup;
 }
 
 // What the agent tells the scheduler and how often; `logs` learns the scheduler's key.
@@ -234,7 +230,9 @@ int agent_main(const Options& o) {
     shaped.set_containers((*containers)->describe());
   }
 
-  DetachedLauncher launcher(supervisor_exe());
+  auto supervisor = supervisor_exe();
+  if (!supervisor) return fail("supervisor: " + supervisor.error().message);
+  DetachedLauncher launcher(*supervisor);
   TaskManager tasks(dir, launcher, task_config(o, node, run_as, isolation->get(), *containers));
   tasks.load();
   tasks.sweep_cgroups();  // Running tasks keep theirs: their supervisors own them.
@@ -352,7 +350,6 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "inventory") return inventory_main(argc - 1, argv + 1);
-  if (argc >= 2 && std::string(argv[1]) == "supervise") return supervise_main(argc - 1, argv + 1);
   Options o;
   if (auto code = parse_options(argc, argv, o)) return *code;
   if (auto s = tessel::init_logging("tessel-agent", o.log_level); !s) {

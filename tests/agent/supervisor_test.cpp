@@ -1,4 +1,4 @@
-// Runs the real supervisor (`tessel-agent supervise`) through DetachedLauncher.
+// Runs the real supervisor (the tessel-supervisor program) through DetachedLauncher.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -90,7 +90,7 @@ class SupervisorTest : public ::testing::Test {
   testkit::TempDir tmp{"tessel-agent-test"};
   std::string root = tmp.str();
   StateDir dir{root};
-  DetachedLauncher launcher{TESSEL_AGENT_BIN};
+  DetachedLauncher launcher{TESSEL_SUPERVISOR_BIN};
   int supervisor_pid = 0;
   std::vector<Event> pending;
 };

@@ -1,7 +1,7 @@
 #pragma once
 // Starting and stopping supervisors. The interface lets tests inject a fake.
 //
-// DetachedLauncher runs `<self_exe> supervise --task-dir DIR` fully detached:
+// DetachedLauncher runs `<tessel-supervisor> --task-dir DIR` fully detached:
 // fork, setsid, fork again, exec; the middle process exits at once and is reaped,
 // so the supervisor is reparented to init (or a subreaper), is in its own session,
 // and survives SIGKILL of the agent. Its stdout/stderr go to DIR/supervisor.log.
@@ -24,12 +24,13 @@ class TaskLauncher {
 
 class DetachedLauncher final : public TaskLauncher {
  public:
-  explicit DetachedLauncher(std::string self_exe) : self_exe_(std::move(self_exe)) {}
+  // `supervisor`: the path of the tessel-supervisor program.
+  explicit DetachedLauncher(std::string supervisor) : supervisor_(std::move(supervisor)) {}
   Result<int> launch(const std::string& task_dir) override;
   Status stop(const SupervisorRecord& sup) override;
 
  private:
-  std::string self_exe_;
+  std::string supervisor_;
 };
 
 // Binds port 0 on all interfaces, reads the port and closes: a port that was free.
