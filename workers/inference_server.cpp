@@ -25,17 +25,17 @@ struct InferenceServer::Shared {
 
   // Runs `fn` on one of the server's I/O threads, unless the server stopped.
   void post(std::function<void()> fn) {
-    std::lock_guard lock(mutex);
+    MutexLock lock(mutex);
     if (server != nullptr && !stopped) server->after(std::chrono::milliseconds(0), std::move(fn));
   }
   uint64_t connections_open() {
-    std::lock_guard lock(mutex);
+    MutexLock lock(mutex);
     return server != nullptr && !stopped ? server->stats().connections_open : 0;
   }
 
-  std::mutex mutex;  // guards what follows
-  http::Server* server = nullptr;
-  bool stopped = false;
+  Mutex mutex;  // guards what follows
+  http::Server* server GUARDED_BY(mutex) = nullptr;
+  bool stopped GUARDED_BY(mutex) = false;
 };
 
 namespace {
@@ -169,7 +169,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
       res.stream = [self = shared_from_this(), unstarted](std::shared_ptr<http::BodyStream> out) {
         unstarted->started = true;
         {
-          std::lock_guard lock(self->mutex_);
+          MutexLock lock(self->mutex_);
           self->out_ = out;
         }
         out->on_close([self] { self->abandon(); });
@@ -186,7 +186,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   // Any thread (the decode loop's): drain() soon, on an I/O thread.
   void wake() {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (scheduled_ || ended_) return;
       scheduled_ = true;
     }
@@ -194,7 +194,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   }
 
   void drain() {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     scheduled_ = false;
     if (ended_) return;
     if (ctx_.kind == Kind::openai_stream) return drain_stream(lock);
@@ -227,7 +227,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
 
   // Server-sent events: what is ready goes out in one write; the next write waits
   // for that one (a slow client holds its tokens here, and the decode loop goes on).
-  void drain_stream(std::unique_lock<std::mutex>& lock) {
+  void drain_stream(MutexLock& lock) {
     if (!out_ || writing_) return;  // The stream's start, or the write's end, drains again.
     const OpenAiRequest& req = ctx_.request;
     std::string out;
@@ -269,7 +269,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
 
   void written(bool ok, bool last) {
     if (!ok) return abandon();
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     writing_ = false;
     if (!last) {
       lock.unlock();
@@ -282,14 +282,14 @@ class Generation : public std::enable_shared_from_this<Generation> {
 
   // The client left (or the server stops): the request leaves the batch.
   void abandon() {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     if (ended_) return;
     ++shared_->cancelled;
     end(lock);
   }
 
   // Ends the request (unlocks): its streams leave the batch, and stop waking it.
-  void end(std::unique_lock<std::mutex>& lock) {
+  void end(MutexLock& lock) {
     ended_ = true;
     lock.unlock();
     for (auto& s : streams_) {
@@ -302,16 +302,16 @@ class Generation : public std::enable_shared_from_this<Generation> {
   const Context ctx_;
   const std::vector<std::shared_ptr<GenerationStream>> streams_;
   http::Reply reply_;
-  std::mutex mutex_;  // guards what follows
-  std::vector<StopMatcher> matchers_;
-  std::vector<Choice> choices_;
-  size_t current_ = 0;  // the choice being taken
-  int64_t tokens_ = 0;
-  bool first_ = true;  // no chunk of the current choice sent yet
-  bool scheduled_ = false;
-  bool writing_ = false;
-  bool ended_ = false;
-  std::shared_ptr<http::BodyStream> out_;
+  Mutex mutex_;  // guards what follows
+  std::vector<StopMatcher> matchers_ GUARDED_BY(mutex_);
+  std::vector<Choice> choices_ GUARDED_BY(mutex_);
+  size_t current_ GUARDED_BY(mutex_) = 0;  // the choice being taken
+  int64_t tokens_ GUARDED_BY(mutex_) = 0;
+  bool first_ GUARDED_BY(mutex_) = true;  // no chunk of the current choice sent yet
+  bool scheduled_ GUARDED_BY(mutex_) = false;
+  bool writing_ GUARDED_BY(mutex_) = false;
+  bool ended_ GUARDED_BY(mutex_) = false;
+  std::shared_ptr<http::BodyStream> out_ GUARDED_BY(mutex_);
 };
 
 }  // namespace
@@ -472,7 +472,7 @@ void InferenceServer::complete(http::Request& req, http::Reply reply, bool chat)
 Result<int> InferenceServer::bind(const std::string& host, int port) {
   if (port < 0 || port > 65535)
     return Error::invalid("--port must be in [0, 65535], got " + std::to_string(port), "port");
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (http_) return Error{"already bound", ErrorCode::conflict};
   if (stopped_) return Error::unavailable("the server has stopped");
   http::Router router;
@@ -489,30 +489,30 @@ Result<int> InferenceServer::bind(const std::string& host, int port) {
   if (!bound) return bound.error();
   http_ = std::move(server);
   bound_ = true;
-  std::lock_guard shared_lock(shared_->mutex);
+  MutexLock shared_lock(shared_->mutex);
   shared_->server = http_.get();
   return *bound;
 }
 
 Status InferenceServer::serve() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   if (!bound_) return Error{"serve() before a successful bind()", ErrorCode::conflict};
-  stopped_cv_.wait(lock, [this] { return stopped_; });
+  stopped_cv_.wait(mutex_, [this]() REQUIRES(mutex_) { return stopped_; });
   return ok_status();
 }
 
 bool InferenceServer::running() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return bound_ && !stopped_;
 }
 
 void InferenceServer::stop() {
   {
-    std::lock_guard lock(shared_->mutex);
+    MutexLock lock(shared_->mutex);
     shared_->stopped = true;
   }
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopped_ = true;
   }
   stopped_cv_.notify_all();

@@ -36,16 +36,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "inference_session.h"
 #include "sampling.h"
 #include "tessel/base/result.hpp"
 #include "tessel/http/server.hpp"
+#include "tessel/sync/mutex.hpp"
 
 namespace tessel::workers {
 
@@ -102,10 +101,10 @@ class InferenceServer {
   std::atomic<int64_t> next_id_{1};
   std::shared_ptr<Shared> shared_;
   std::unique_ptr<http::Server> http_;
-  mutable std::mutex mutex_;  // guards what follows
-  std::condition_variable stopped_cv_;
-  bool bound_ = false;
-  bool stopped_ = false;
+  mutable Mutex mutex_;  // guards what follows
+  CondVar stopped_cv_;
+  bool bound_ GUARDED_BY(mutex_) = false;
+  bool stopped_ GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace tessel::workers

@@ -39,8 +39,8 @@ std::vector<float> row_logits(const torch::Tensor& logits, int64_t b) {
 }  // namespace
 
 std::optional<uint8_t> GenerationStream::next() {
-  std::unique_lock lock(mutex_);
-  ready_.wait(lock, [this] { return !tokens_.empty() || finished_; });
+  MutexLock lock(mutex_);
+  ready_.wait(mutex_, [this]() REQUIRES(mutex_) { return !tokens_.empty() || finished_; });
   if (tokens_.empty()) return std::nullopt;
   uint8_t t = tokens_.front();
   tokens_.pop_front();
@@ -48,7 +48,7 @@ std::optional<uint8_t> GenerationStream::next() {
 }
 
 std::optional<uint8_t> GenerationStream::try_next() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (tokens_.empty()) return std::nullopt;
   uint8_t t = tokens_.front();
   tokens_.pop_front();
@@ -56,34 +56,34 @@ std::optional<uint8_t> GenerationStream::try_next() {
 }
 
 bool GenerationStream::done() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return finished_ && tokens_.empty();
 }
 
 void GenerationStream::set_listener(std::function<void()> fn) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   listener_ = fn ? std::make_shared<const std::function<void()>>(std::move(fn)) : nullptr;
 }
 
 void GenerationStream::cancel() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   cancelled_ = true;
 }
 
 bool GenerationStream::cancelled() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return cancelled_;
 }
 
 std::optional<Error> GenerationStream::error() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return error_;
 }
 
 void GenerationStream::push(uint8_t token) {
   std::shared_ptr<const std::function<void()>> listener;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     tokens_.push_back(token);
     listener = listener_;
   }
@@ -94,7 +94,7 @@ void GenerationStream::push(uint8_t token) {
 void GenerationStream::finish(std::optional<Error> error) {
   std::shared_ptr<const std::function<void()>> listener;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     finished_ = true;
     error_ = std::move(error);
     listener = listener_;
@@ -109,7 +109,7 @@ struct InferenceSession::Impl {
 
   void stop_loop() {
     {
-      std::lock_guard lock(mutex);
+      MutexLock lock(mutex);
       stopping = true;
     }
     wake.notify_all();
@@ -123,8 +123,8 @@ struct InferenceSession::Impl {
     while (true) {
       std::vector<std::shared_ptr<Sequence>> joining;
       {
-        std::unique_lock lock(mutex);
-        wake.wait(lock, [&] { return stopping || !waiting.empty() || !batch.empty(); });
+        MutexLock lock(mutex);
+        wake.wait(mutex, [&]() REQUIRES(mutex) { return stopping || !waiting.empty() || !batch.empty(); });
         if (stopping) break;
         std::erase_if(waiting, [](const auto& s) {
           if (!s->stream->cancelled()) return false;
@@ -146,12 +146,12 @@ struct InferenceSession::Impl {
         for (auto& s : joining) s->stream->finish(err);
         batch.clear();
       }
-      std::lock_guard lock(mutex);
+      MutexLock lock(mutex);
       active = static_cast<int64_t>(batch.size());
       ++steps;
     }
     for (auto& s : batch) s->stream->finish(Error::unavailable("the server is stopping"));
-    std::lock_guard lock(mutex);
+    MutexLock lock(mutex);
     for (auto& s : waiting) s->stream->finish(Error::unavailable("the server is stopping"));
     waiting.clear();
   }
@@ -212,12 +212,12 @@ struct InferenceSession::Impl {
 
   BatchLimits limits;
   std::thread loop;
-  mutable std::mutex mutex;  // guards what follows
-  std::condition_variable wake;
-  std::deque<std::shared_ptr<Sequence>> waiting;
-  int64_t active = 0;
-  int64_t steps = 0;
-  bool stopping = false;
+  mutable Mutex mutex;  // guards what follows
+  CondVar wake;
+  std::deque<std::shared_ptr<Sequence>> waiting GUARDED_BY(mutex);
+  int64_t active GUARDED_BY(mutex) = 0;
+  int64_t steps GUARDED_BY(mutex) = 0;
+  bool stopping GUARDED_BY(mutex) = false;
 };
 
 InferenceSession::InferenceSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -282,7 +282,7 @@ Result<std::shared_ptr<GenerationStream>> InferenceSession::submit(const std::st
   seq->tokens.assign(prompt.begin(), prompt.end());
   seq->rng.seed(params.seed);
   {
-    std::lock_guard lock(impl_->mutex);
+    MutexLock lock(impl_->mutex);
     if (impl_->stopping) return Error::unavailable("the server is stopping");
     if (!queue_has_room(static_cast<int64_t>(impl_->waiting.size()), impl_->limits))
       return std::shared_ptr<GenerationStream>();
@@ -293,7 +293,7 @@ Result<std::shared_ptr<GenerationStream>> InferenceSession::submit(const std::st
 }
 
 InferenceSession::BatchStats InferenceSession::batch_stats() const {
-  std::lock_guard lock(impl_->mutex);
+  MutexLock lock(impl_->mutex);
   return {impl_->active, static_cast<int64_t>(impl_->waiting.size()), impl_->steps};
 }
 

@@ -8,13 +8,11 @@
 // after start_batching().
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -23,6 +21,7 @@
 #include "model_config.h"
 #include "sampling.h"
 #include "tessel/base/result.hpp"
+#include "tessel/sync/mutex.hpp"
 #include "tessel/time/clock.hpp"
 
 namespace tessel::workers {
@@ -59,13 +58,13 @@ class GenerationStream {
   void finish(std::optional<Error> error = std::nullopt);
 
  private:
-  mutable std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<uint8_t> tokens_;
-  bool finished_ = false;
-  bool cancelled_ = false;
-  std::optional<Error> error_;
-  std::shared_ptr<const std::function<void()>> listener_;
+  mutable Mutex mutex_;  // guards what follows
+  CondVar ready_;
+  std::deque<uint8_t> tokens_ GUARDED_BY(mutex_);
+  bool finished_ GUARDED_BY(mutex_) = false;
+  bool cancelled_ GUARDED_BY(mutex_) = false;
+  std::optional<Error> error_ GUARDED_BY(mutex_);
+  std::shared_ptr<const std::function<void()>> listener_ GUARDED_BY(mutex_);
 };
 
 class InferenceSession {
