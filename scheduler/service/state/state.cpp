@@ -126,39 +126,6 @@ void ClusterState::count_changes_locked(const WriteBatch& batch) {
   }
 }
 
-Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user) {
-  if (spec.array) return submit_array(std::move(spec), user);
-  // Its dependencies are checked and evaluated under mu_, so none can end unseen meanwhile.
-  if (spec.has_dependencies()) return submit_with_dependencies(std::move(spec), user);
-  int64_t seq;
-  {
-    MutexLock lk(mu_);
-    if (stopping_) return Error::unavailable("scheduler is shutting down");
-    if (auto s = resolve_project_locked(spec); !s) return s.error();
-    if (auto s = admit_locked(spec, user, 1); !s) return s.error();
-    seq = jobs_.reserve_seq();
-  }
-  const api::Job job = make_job(seq, std::move(spec), user);
-  WriteBatch b;
-  b.jobs.push_back(job);
-  // Waits for the group commit without holding mu_.
-  if (auto s = write_store(b); !s) {
-    MutexLock lk(mu_);
-    uncount_locked(job.spec, user, 1);
-    return storage_unavailable("the job", s.error().message);
-  }
-  MutexLock lk(mu_);
-  const int64_t key = key_of_seq(seq);
-  jobs_.put(key, JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt});
-  jobs_.queue(key);
-  ++counters_.submissions_total;
-  ++jobs_changes_;
-  log_change(job, "submitted");
-  // A job that may preempt may start though no card is free.
-  mark_dirty_locked(/*capacity=*/may_preempt_locked(job.spec.project));
-  return job;
-}
-
 std::optional<api::Job> ClusterState::job(const std::string& id) const {
   MutexLock lk(mu_);
   auto it = jobs_.find(job_key(id));

@@ -68,34 +68,6 @@ Status ClusterState::validate_dependencies_locked(const api::JobSpec& spec, cons
   return ok_status();
 }
 
-Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const std::string& user) {
-  MutexLock lk(mu_);
-  if (stopping_) return Error::unavailable("scheduler is shutting down");
-  if (auto s = resolve_project_locked(spec); !s) return s.error();
-  api::Job job = make_job(jobs_.next_seq(), std::move(spec), user);
-  if (auto s = validate_dependencies_locked(job.spec, job.id); !s) return s.error();
-  if (auto s = admit_locked(job.spec, user, 1); !s) return s.error();
-  const int64_t seq = key_of_seq(jobs_.reserve_seq());
-  const DepCheck check = check_dependencies_locked(job.spec);
-  job.reason = check.reason;
-  if (check.verdict == DepCheck::Verdict::never) {  // E.g. after_ok on a job that already failed.
-    job.state = api::JobState::cancelled;
-    job.finished_at_ms = job.submitted_at_ms;
-  }
-  Txn txn;
-  txn.batch.jobs.push_back(job);
-  txn.apply.push_back([this, job, seq, check]() REQUIRES(mu_) {
-    JobEntry& entry = jobs_.put(seq, JobEntry{job, job.submitted_at_ms, {}, 0, std::nullopt});
-    ++counters_.submissions_total;
-    log_change(job, "submitted");
-    if (check.verdict != DepCheck::Verdict::never) enqueue_locked(seq, entry, check);
-  });
-  const bool committed = commit_locked(txn, "submit");
-  if (!committed || check.verdict == DepCheck::Verdict::never) uncount_locked(job.spec, user, 1);
-  if (!committed) return storage_unavailable("the job");
-  return jobs_.at(seq).job;
-}
-
 void ClusterState::enqueue_locked(int64_t seq, JobEntry& entry, const DepCheck& check) {
   if (check.verdict == DepCheck::Verdict::waiting) {
     entry.job.reason = check.reason;
@@ -103,7 +75,8 @@ void ClusterState::enqueue_locked(int64_t seq, JobEntry& entry, const DepCheck& 
     return;
   }
   jobs_.queue(seq);
-  mark_dirty_locked(/*capacity=*/false);
+  // A job that may preempt may start though no card is free.
+  mark_dirty_locked(/*capacity=*/may_preempt_locked(entry.job.spec.project));
 }
 
 Status ClusterState::enqueue_restored_locked() {

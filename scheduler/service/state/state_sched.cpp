@@ -4,7 +4,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "tessel/scheduler/master_ports.hpp"
 #include "tessel/scheduler/state.hpp"
 
 namespace tessel::scheduler {
@@ -45,12 +44,26 @@ void ClusterState::schedule_pass() {
   PassPolicy policy = pass_policy_locked(now);
   // Jobs whose victims' cards are all free take them first; the others wait for theirs.
   std::vector<api::Job> claims_dropped;  // Written with this pass, before its placements.
-  const std::vector<Placement> preempted_for = advance_preemptions_locked(policy, now, claims_dropped);
+  std::vector<Placement> ready = advance_preemptions_locked(policy, now, claims_dropped);
   std::vector<PendingJob> queue;
   std::vector<JobEntry*> entries;  // Parallel to queue.
+  ArrayGate gate;
+  pass_queue_locked(policy, queue, entries, gate);
+  PassInput in = pass_input_locked(queue, policy, now);
+  in.ready = std::move(ready);
+  const PassPlan plan = plan_pass(alloc_, std::move(in));
+  commit_pass_locked(plan, queue, entries, policy, std::move(claims_dropped), now);
+  const bool reasons_changed = take_pending_reasons_locked(plan.result, queue, entries);
+  // Not stored, but shown: the console shows why a job waits.
+  if (reasons_changed || gate.reasons_changed) ++jobs_changes_;
+  pacing_.end_pass(alloc_.any_free_card());
+  counters_.scheduling_latency.observe(static_cast<double>(clock_.steady_ns() - t0) / 1e9);
+}
+
+void ClusterState::pass_queue_locked(const PassPolicy& policy, std::vector<PendingJob>& queue,
+                                     std::vector<JobEntry*>& entries, ArrayGate& gate) {
   queue.reserve(jobs_.pending().size());
   entries.reserve(jobs_.pending().size());
-  ArrayGate gate;
   for (const auto& [seq, entry] : jobs_.pending()) {
     if (preempting_.contains(seq)) continue;
     if (is_element_key(seq) && !array_gate_locked(seq, *entry, gate)) continue;
@@ -61,40 +74,52 @@ void ClusterState::schedule_pass() {
     apply_policy(policy, j, queue.back());
     entries.push_back(entry);
   }
-  ScheduleResult res = alloc_.schedule(queue, now, policy.limits.empty() ? nullptr : &policy.limits);
-  res.placed.insert(res.placed.end(), preempted_for.begin(), preempted_for.end());
-  // Queue positions among the jobs this pass left pending, in scheduling order.
-  std::set<std::string> placed_ids;
-  for (const auto& p : res.placed) placed_ids.insert(p.job_id);
-  int position = 0;
-  for (uint32_t i : res.order) {
-    JobEntry* e = entries[i];
-    e->estimated_start_ms.reset();
-    e->queue_position = placed_ids.count(e->job.id) ? 0 : ++position;
+}
+
+PassInput ClusterState::pass_input_locked(const std::vector<PendingJob>& queue, PassPolicy& policy, int64_t now) {
+  PassInput in;
+  in.queue = &queue;
+  in.now_ms = now;
+  in.limits = policy.limits.empty() ? nullptr : &policy.limits;
+  in.master_port_lo = opts_.master_port_lo;
+  in.master_port_hi = opts_.master_port_hi;
+  // plan_pass() calls these before this function's caller lets go of mu_.
+  in.address_of = [this](const std::string& node) REQUIRES(mu_) { return nodes_.at(node).rec.address; };
+  in.ports_in_use = [this](const std::string& node) REQUIRES(mu_) {
+    std::set<int> in_use;
+    for (int64_t s : active_.on(node)) {
+      const api::Job& o = jobs_.at(s).job;
+      if (!o.allocations.empty() && o.allocations.front().node == node) in_use.insert(o.master_port);
+    }
+    return in_use;
+  };
+  return in;
+}
+
+void ClusterState::commit_pass_locked(const PassPlan& plan, const std::vector<PendingJob>& queue,
+                                      const std::vector<JobEntry*>& entries, const PassPolicy& policy,
+                                      std::vector<api::Job> claims_dropped, int64_t now) {
+  // Where the pass leaves the jobs still pending: shown, not stored.
+  for (uint32_t i : plan.result.order) {
+    entries[i]->estimated_start_ms.reset();
+    entries[i]->queue_position = plan.queue_positions[i];
   }
-  for (const auto& r : res.reservations) {
-    if (!r.start_ms) continue;
-    if (auto it = jobs_.pending().find(job_key(r.job_id)); it != jobs_.pending().end())
-      it->second->estimated_start_ms = r.start_ms;
-  }
+  for (const auto& start : plan.estimated_starts)
+    if (auto it = jobs_.pending().find(job_key(start.job_id)); it != jobs_.pending().end())
+      it->second->estimated_start_ms = start.at_ms;
   Txn txn;
   // Records whose preemption claim was dropped: stored without it, so a restart does
   // not resume it. First in the batch: a job placed in this pass is written again below.
   txn.batch.jobs = std::move(claims_dropped);
-  MasterPorts ports(opts_.master_port_lo, opts_.master_port_hi);
-  for (const auto& p : res.placed) add_placement_locked(txn, p, ports, now);
-  plan_preemption_locked(txn, queue, entries, res, policy, now);
+  for (size_t i = 0; i < plan.result.placed.size(); ++i)
+    add_placement_locked(txn, plan.result.placed[i], plan.masters[i], now);
+  plan_preemption_locked(txn, queue, entries, plan.result, policy, now);
   if (!commit_locked(txn, "scheduling pass")) {
-    for (const auto& p : res.placed) alloc_.release(p.job_id);
+    for (const auto& p : plan.result.placed) alloc_.release(p.job_id);
   }
-  const bool reasons_changed = take_pending_reasons_locked(res, queue, entries);
-  // Not stored, but shown: the console shows why a job waits.
-  if (reasons_changed || gate.reasons_changed) ++jobs_changes_;
-  pacing_.end_pass(alloc_.any_free_card());
-  counters_.scheduling_latency.observe(static_cast<double>(clock_.steady_ns() - t0) / 1e9);
 }
 
-void ClusterState::add_placement_locked(Txn& txn, const Placement& p, MasterPorts& ports, int64_t now) {
+void ClusterState::add_placement_locked(Txn& txn, const Placement& p, const MasterEndpoint& master, int64_t now) {
   const int64_t seq = job_key(p.job_id);
   JobEntry& e = jobs_.at(seq);
   api::Job nj = e.job;
@@ -103,22 +128,11 @@ void ClusterState::add_placement_locked(Txn& txn, const Placement& p, MasterPort
   nj.reason.clear();
   nj.preempt_claim.clear();  // Placed: a preemption for it is over.
   nj.preempt_victims.clear();
-  const api::Allocation* rank0 = nullptr;
-  for (const auto& a : nj.allocations)
-    if (a.rank == 0) rank0 = &a;
-  if (rank0) {
-    nj.master_addr = nodes_.at(rank0->node).rec.address;
-    std::set<int> in_use;  // By the jobs whose rank 0 runs on that node.
-    for (int64_t s : active_.on(rank0->node)) {
-      const api::Job& o = jobs_.at(s).job;
-      if (!o.allocations.empty() && o.allocations.front().node == rank0->node) in_use.insert(o.master_port);
-    }
-    const int port = ports.take(rank0->node, in_use);
-    if (port == 0)
-      spdlog::warn("job {}: no free master port on {} in {}-{}", nj.id, rank0->node, opts_.master_port_lo,
-                   opts_.master_port_hi);
-    nj.master_port = port;
-  }
+  nj.master_addr = master.addr;
+  nj.master_port = master.port;
+  if (!nj.allocations.empty() && master.port == 0)
+    spdlog::warn("job {}: no free master port on {} in {}-{}", nj.id, nj.allocations.front().node, opts_.master_port_lo,
+                 opts_.master_port_hi);
   txn.batch.jobs.push_back(nj);
   const double waited = static_cast<double>(now - e.queued_at_ms) / 1000.0;
   txn.apply.push_back([this, nj, seq, waited]() REQUIRES(mu_) {

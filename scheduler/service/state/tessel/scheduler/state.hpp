@@ -51,6 +51,7 @@
 #include "tessel/scheduler/node_table.hpp"
 #include "tessel/scheduler/node_tokens.hpp"
 #include "tessel/scheduler/node_versions.hpp"
+#include "tessel/scheduler/pass_plan.hpp"
 #include "tessel/scheduler/pass_pacing.hpp"
 #include "tessel/scheduler/preemption_claims.hpp"
 #include "tessel/scheduler/project_table.hpp"
@@ -61,8 +62,6 @@
 #include "tessel/sync/mutex.hpp"
 
 namespace tessel::scheduler {
-
-class MasterPorts;
 
 // CPUs and memory per node for jobs that do not ask (JobSpec cpus / memory_mib 0).
 struct TaskDefaults {
@@ -385,7 +384,19 @@ class ClusterState {
                                      const std::map<std::string, api::JobState>& changing = {}) const REQUIRES(mu_);
   // 400 naming the field for a dependency on an unknown job or on `self`.
   Status validate_dependencies_locked(const api::JobSpec& spec, const std::string& self) const REQUIRES(mu_);
-  Result<api::Job> submit_with_dependencies(api::JobSpec spec, const std::string& user) EXCLUDES(mu_);
+  // Submitting (state_submit.cpp), one path for every job: a submission checked and
+  // admitted, its records ready to be written (the job; or an array's parent, then its
+  // elements in index order).
+  struct Submission {
+    int64_t key = 0;  // The job's (or the parent's) key.
+    std::vector<api::Job> jobs;
+    std::vector<int> indices;  // An array's element indices; empty for a plain job.
+    DepCheck check;            // Its dependencies' verdict, the same for every element.
+    int64_t count = 1;         // Jobs it counts against the user's limits.
+  };
+  Result<Submission> prepare_submission_locked(api::JobSpec spec, const std::string& user) REQUIRES(mu_);
+  // Files the written records in memory (moving them out of `sub`) and queues what may run.
+  void file_submission_locked(Submission& sub) REQUIRES(mu_);
   // Files a pending job that can start now in the pending queue, a waiting one in the waiting queue.
   void enqueue_locked(int64_t seq, JobEntry& entry, const DepCheck& check) REQUIRES(mu_);
   // Restore: queues the pending jobs; cancels those whose dependencies can never be met.
@@ -411,7 +422,6 @@ class ClusterState {
     std::array<int, 6> states{};
     size_t batch_index = std::string::npos;
   };
-  Result<api::Job> submit_array(api::JobSpec spec, const std::string& user) EXCLUDES(mu_);
   // Cancels every element of the array at `key` not yet ended.
   void cancel_array_locked(Txn& txn, int64_t key, const std::string& reason) REQUIRES(mu_);
   // Adds to `txn` what its changes mean for arrays and dependents, until nothing more follows.
@@ -457,9 +467,22 @@ class ClusterState {
   // Whether a job of `project` may preempt (the project guarantees cards).
   bool may_preempt_locked(const std::string& project) const REQUIRES(mu_);
 
-  // The scheduling pass's steps (state_sched.cpp). Adds to `txn` the job placed by
-  // `p` as assigned (MASTER_ADDR and a port from `ports`), and its apply step.
-  void add_placement_locked(Txn& txn, const Placement& p, MasterPorts& ports, int64_t now) REQUIRES(mu_);
+  // The scheduling pass's steps (state_sched.cpp): the view (the queue of jobs that may
+  // be offered, in key order, each with its entry), the plan (plan_pass(),
+  // pass_plan.hpp), and its commit.
+  void pass_queue_locked(const PassPolicy& policy, std::vector<PendingJob>& queue, std::vector<JobEntry*>& entries,
+                         ArrayGate& gate) REQUIRES(mu_);
+  // The input plan_pass() reads the nodes through: their addresses and the master
+  // ports of the jobs with rank 0 there.
+  PassInput pass_input_locked(const std::vector<PendingJob>& queue, PassPolicy& policy, int64_t now) REQUIRES(mu_);
+  // Shows where the plan leaves the pending jobs, then writes its placements, the
+  // claims the pass dropped and a preemption in one batch, and applies them once
+  // written (the placed cards are released when the write fails).
+  void commit_pass_locked(const PassPlan& plan, const std::vector<PendingJob>& queue,
+                          const std::vector<JobEntry*>& entries, const PassPolicy& policy,
+                          std::vector<api::Job> claims_dropped, int64_t now) REQUIRES(mu_);
+  // Adds to `txn` the job placed by `p` as assigned, with its master endpoint, and its apply step.
+  void add_placement_locked(Txn& txn, const Placement& p, const MasterEndpoint& master, int64_t now) REQUIRES(mu_);
   // Gives the jobs the pass left pending their reasons (in memory: shown, not stored);
   // true when any changed.
   bool take_pending_reasons_locked(const ScheduleResult& res, const std::vector<PendingJob>& queue,
