@@ -43,6 +43,7 @@ struct Node {
   bool schedulable = false;
   std::string gang_block;                       // NodeSpec::gang_block.
   std::string driver_version;                   // NodeSpec::driver_version.
+  api::Labels labels;                           // NodeSpec::labels.
   Mask present = 0;                             // Slots with a card.
   Mask healthy = 0;                             // Slots with a healthy card.
   Mask held = 0;                                // Slots held by some job (maybe no longer present or healthy).

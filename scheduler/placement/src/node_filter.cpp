@@ -1,0 +1,65 @@
+// Which nodes a pending job may use (node_filter.hpp).
+#include "node_filter.hpp"
+
+#include <algorithm>
+
+namespace tessel::scheduler::detail {
+namespace {
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+}  // namespace
+
+bool admits(const Node& node, const api::NodeConstraints& c, int nodes) {
+  for (const auto& [key, value] : c.node_selector) {
+    auto it = node.labels.find(key);
+    if (it == node.labels.end() || it->second != value) return false;
+  }
+  if (!c.exclude.empty() && contains(c.exclude, node.name)) return false;
+  if (!c.nodelist.empty() && static_cast<int>(c.nodelist.size()) >= nodes && !contains(c.nodelist, node.name))
+    return false;
+  return true;
+}
+
+std::string constraint_note(const Node& node, const api::NodeConstraints& c, int nodes) {
+  for (const auto& [key, value] : c.node_selector) {
+    auto it = node.labels.find(key);
+    if (it == node.labels.end() || it->second != value) return "not " + key + "=" + value;
+  }
+  if (contains(c.exclude, node.name)) return "in exclude";
+  if (!c.nodelist.empty() && static_cast<int>(c.nodelist.size()) >= nodes && !contains(c.nodelist, node.name))
+    return "not in nodelist";
+  return "";
+}
+
+std::string exclusion_note(const Node& node, const PendingJob& job) {
+  if (job.nodes > 1 && !node.gang_block.empty()) return node.gang_block;
+  if (!api::driver_version_matches(job.driver_version, node.driver_version))
+    return "driver " + (node.driver_version.empty() ? "unknown" : node.driver_version);
+  return job.constraints ? constraint_note(node, *job.constraints, job.nodes) : "";
+}
+
+std::string describe_filter(const api::NodeConstraints& c) {
+  std::string out;
+  for (const auto& [key, value] : c.node_selector) out += (out.empty() ? "with " : ",") + key + "=" + value;
+  if (!c.exclude.empty()) out += (out.empty() ? "" : " ") + std::string("outside exclude (") + joined(c.exclude) + ")";
+  return out;
+}
+
+std::string describe(const api::NodeConstraints& c) {
+  std::string out;
+  for (const auto& [key, value] : c.node_selector) out += (out.empty() ? "" : ",") + key + "=" + value;
+  if (!c.nodelist.empty()) out += (out.empty() ? "" : "; ") + std::string("nodelist ") + joined(c.nodelist);
+  if (!c.exclude.empty()) out += (out.empty() ? "" : "; ") + std::string("exclude ") + joined(c.exclude);
+  return out;
+}
+
+}  // namespace tessel::scheduler::detail
