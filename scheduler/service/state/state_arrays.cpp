@@ -49,6 +49,7 @@ Result<api::Job> ClusterState::submit_array(api::JobSpec spec, const std::string
   MutexLock lk(mu_);
   if (stopping_) return Error::unavailable("scheduler is shutting down");
   if (auto s = resolve_project_locked(spec); !s) return s.error();
+  if (auto s = check_node_names_locked(spec); !s) return s.error();
   const int64_t seq = jobs_.next_seq();
   api::Job parent = make_job(seq, std::move(spec), user);
   if (deps) {

@@ -72,6 +72,7 @@ Result<api::Job> ClusterState::submit_with_dependencies(api::JobSpec spec, const
   MutexLock lk(mu_);
   if (stopping_) return Error::unavailable("scheduler is shutting down");
   if (auto s = resolve_project_locked(spec); !s) return s.error();
+  if (auto s = check_node_names_locked(spec); !s) return s.error();
   api::Job job = make_job(jobs_.next_seq(), std::move(spec), user);
   if (auto s = validate_dependencies_locked(job.spec, job.id); !s) return s.error();
   if (auto s = admit_locked(job.spec, user, 1); !s) return s.error();
