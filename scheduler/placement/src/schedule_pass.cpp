@@ -231,6 +231,19 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
   // A reserved node's best group when reserved cards may be used, or nullopt.
   auto from_reserved = [&](uint32_t n, int k) { return choice_on(job, n, k, /*honour_blocked=*/false); };
 
+  if (job.nodes == 1 && job.constraints && !job.constraints->nodelist.empty()) {
+    // The one node it may use: looked at directly, not found by a scan of the index.
+    std::optional<std::pair<uint64_t, Choice>> pick;
+    const auto n = state_.find_node(job.constraints->nodelist.front());
+    for (int k : keys) {
+      if (!n) break;
+      auto c = choice_on(job, *n, k, /*honour_blocked=*/true);
+      if (!c && use_reserved) c = choice_on(job, *n, k, /*honour_blocked=*/false);
+      if (c && (!pick || c->first < pick->first)) pick = c;
+    }
+    if (pick) return Plan{pick->second};
+    return std::nullopt;
+  }
   if (job.nodes == 1) {
     std::optional<std::pair<uint64_t, int>> best;  // (entry, key)
     for (int k : keys) {
