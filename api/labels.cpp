@@ -17,6 +17,10 @@ bool is_label_word(std::string_view s, size_t max) {
   return true;
 }
 
+Error key_error(const std::string& field, const std::string& key, const std::string& why) {
+  return Error::invalid(field + ": key \"" + key.substr(0, 80) + "\" " + why, field);
+}
+
 bool is_dns_subdomain(std::string_view s) {
   if (s.empty() || s.size() > kMaxLabelPrefix) return false;
   auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
@@ -64,12 +68,12 @@ Result<Labels> labels_from_json(const nlohmann::json& j, const std::string& fiel
     return Error::invalid(field + ": more than " + std::to_string(kMaxLabels) + " labels", field);
   Labels out;
   for (const auto& [key, value] : j.items()) {
-    if (std::string why = label_key_error(key); !why.empty())
-      return Error::invalid(field + ": key \"" + key.substr(0, 80) + "\" " + why, field);
-    const std::string where = field + "." + key;
+    if (std::string why = label_key_error(key); !why.empty()) return key_error(field, key, why);
+    std::string where = field;
+    where.append(".").append(key);
     if (!value.is_string()) return Error::invalid(where + ": must be a string", where);
     const auto& v = value.get_ref<const std::string&>();
-    if (std::string why = label_value_error(v); !why.empty()) return Error::invalid(where + ": " + why, where);
+    if (std::string why = label_value_error(v); !why.empty()) return Error::invalid(why.insert(0, where + ": "), where);
     out.emplace(key, v);
   }
   return out;
@@ -112,7 +116,7 @@ Result<Labels> apply_label_change(Labels labels, const LabelChange& change) {
 
 std::string format_labels(const Labels& labels) {
   std::string out;
-  for (const auto& [k, v] : labels) out += (out.empty() ? "" : ",") + k + "=" + v;
+  for (const auto& [k, v] : labels) out.append(out.empty() ? "" : ",").append(k).append("=").append(v);
   return out;
 }
 

@@ -77,7 +77,7 @@ Result<json> label_change_request(const std::vector<std::string>& args) {
     if (arg.find('=') == std::string::npos && !arg.empty() && arg.back() == '-') {
       const std::string key = arg.substr(0, arg.size() - 1);
       if (std::string why = api::label_key_error(key); !why.empty())
-        return Error::invalid("label: key '" + key + "' " + why, "label");
+        return Error::invalid(why.insert(0, "label: key '" + key + "' "), "label");
       labels[key] = nullptr;
       continue;
     }

@@ -3,6 +3,7 @@
 // them, and pending reasons that name the constraint.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <set>
 
 #include "src/node_filter.hpp"
@@ -46,7 +47,7 @@ PendingJob constrained(const std::string& id, int devices, int nodes, const api:
 TEST(NodeFilter, AdmitsBySelectorExcludeAndAFullNodelist) {
   detail::Node n;
   n.name = "n4";
-  n.labels = {{"rack", "r2"}, {"fabric", "ib"}};
+  n.labels = std::make_unique<const api::Labels>(api::Labels{{"rack", "r2"}, {"fabric", "ib"}});
   api::NodeConstraints c;
   EXPECT_TRUE(detail::admits(n, c, 1));
   c.node_selector = {{"rack", "r2"}};

@@ -16,12 +16,19 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
+// The node's value of label `key`, or null.
+const std::string* label_of(const Node& node, const std::string& key) {
+  if (!node.labels) return nullptr;
+  auto it = node.labels->find(key);
+  return it == node.labels->end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
 bool admits(const Node& node, const api::NodeConstraints& c, int nodes) {
   for (const auto& [key, value] : c.node_selector) {
-    auto it = node.labels.find(key);
-    if (it == node.labels.end() || it->second != value) return false;
+    const std::string* has = label_of(node, key);
+    if (has == nullptr || *has != value) return false;
   }
   if (!c.exclude.empty() && contains(c.exclude, node.name)) return false;
   if (!c.nodelist.empty() && static_cast<int>(c.nodelist.size()) >= nodes && !contains(c.nodelist, node.name))
@@ -31,8 +38,8 @@ bool admits(const Node& node, const api::NodeConstraints& c, int nodes) {
 
 std::string constraint_note(const Node& node, const api::NodeConstraints& c, int nodes) {
   for (const auto& [key, value] : c.node_selector) {
-    auto it = node.labels.find(key);
-    if (it == node.labels.end() || it->second != value) return "not " + key + "=" + value;
+    const std::string* has = label_of(node, key);
+    if (has == nullptr || *has != value) return std::string("not ").append(key).append("=").append(value);
   }
   if (contains(c.exclude, node.name)) return "in exclude";
   if (!c.nodelist.empty() && static_cast<int>(c.nodelist.size()) >= nodes && !contains(c.nodelist, node.name))
@@ -49,16 +56,19 @@ std::string exclusion_note(const Node& node, const PendingJob& job) {
 
 std::string describe_filter(const api::NodeConstraints& c) {
   std::string out;
-  for (const auto& [key, value] : c.node_selector) out += (out.empty() ? "with " : ",") + key + "=" + value;
-  if (!c.exclude.empty()) out += (out.empty() ? "" : " ") + std::string("outside exclude (") + joined(c.exclude) + ")";
+  for (const auto& [key, value] : c.node_selector)
+    out.append(out.empty() ? "with " : ",").append(key).append("=").append(value);
+  if (!c.exclude.empty())
+    out.append(out.empty() ? "" : " ").append("outside exclude (").append(joined(c.exclude)).append(")");
   return out;
 }
 
 std::string describe(const api::NodeConstraints& c) {
   std::string out;
-  for (const auto& [key, value] : c.node_selector) out += (out.empty() ? "" : ",") + key + "=" + value;
-  if (!c.nodelist.empty()) out += (out.empty() ? "" : "; ") + std::string("nodelist ") + joined(c.nodelist);
-  if (!c.exclude.empty()) out += (out.empty() ? "" : "; ") + std::string("exclude ") + joined(c.exclude);
+  for (const auto& [key, value] : c.node_selector)
+    out.append(out.empty() ? "" : ",").append(key).append("=").append(value);
+  if (!c.nodelist.empty()) out.append(out.empty() ? "" : "; ").append("nodelist ").append(joined(c.nodelist));
+  if (!c.exclude.empty()) out.append(out.empty() ? "" : "; ").append("exclude ").append(joined(c.exclude));
   return out;
 }
 

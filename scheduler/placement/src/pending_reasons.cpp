@@ -78,9 +78,9 @@ std::string too_few_matching(int nodes_matching, int nodes_needed, const std::st
          ", job needs " + std::to_string(nodes_needed);
 }
 
-std::string with_constraints(const std::string& text, const api::NodeConstraints* constraints) {
+std::string with_constraints(std::string text, const api::NodeConstraints* constraints) {
   if (constraints == nullptr) return text;
-  return text + " (" + detail::describe(*constraints) + ")";
+  return text.append(" (").append(detail::describe(*constraints)).append(")");
 }
 
 std::string never_fits_resources(int cpus, int64_t memory_mib, int nodes_needed, int nodes_capable, int most_cpus,

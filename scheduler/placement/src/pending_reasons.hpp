@@ -39,7 +39,7 @@ std::string listed_node(const std::string& node, const std::string& why);
 std::string too_few_matching(int nodes_matching, int nodes_needed, const std::string& filter);
 // `text` with the job's constraints after it, when it has any: "waiting for 4 free
 // cards in one valid group (rack=r7; exclude n9)".
-std::string with_constraints(const std::string& text, const api::NodeConstraints* constraints);
+std::string with_constraints(std::string text, const api::NodeConstraints* constraints);
 // Too few nodes could ever give the job its CPUs and memory per node: "no node can
 // hold 64 CPUs per node (at most 32 CPUs, 257000 MiB)", "only 1 node can hold ...,
 // job needs 2". 0 cpus or memory_mib: not asked.
