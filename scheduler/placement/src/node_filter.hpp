@@ -44,8 +44,8 @@ std::string describe(const api::NodeConstraints& c);
 // or "" for neither.
 std::string describe_filter(const api::NodeConstraints& c);
 
-// Orders FailKeys by the constraints' content, so jobs with the same constraints share a
-// pass's cached failures (none sort first; a null pointer costs one comparison).
+// Orders constraints by their content (none first), so that a pass finds jobs with the
+// same constraints (SchedulePass::same_constraints()) and lets them share cached failures.
 struct ConstraintsKey {
   const api::NodeConstraints* c = nullptr;
   bool operator<(const ConstraintsKey& o) const {

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "cluster_state.hpp"
@@ -196,9 +197,12 @@ class SchedulePass {
   // pending jobs, copying them into every lookup's key was a large share of a pass.
   // (vendor or -1, model, devices, may use reserved, driver version, cpus, memory,
   // constraints) -> fewest nodes that failed.
-  using FailKey = std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t, ConstraintsKey>;
+  // The constraints are the pass's one object of their content (same_constraints()),
+  // so the keys compare them as pointers.
+  using FailKey =
+      std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t, const api::NodeConstraints*>;
   // The job's key there, viewing its strings.
-  static FailKey fail_key_of(const PendingJob& job, bool use_reserved) {
+  FailKey fail_key_of(const PendingJob& job, bool use_reserved) {
     return {job.vendor ? static_cast<int>(*job.vendor) : -1,
             job.model,
             job.devices,
@@ -206,12 +210,25 @@ class SchedulePass {
             job.driver_version,
             job.cpus,
             job.memory_mib,
-            ConstraintsKey{job.constraints}};
+            same_constraints(job.constraints)};
   }
   std::map<FailKey, int> failed_;
   // (the same, nodes) -> pending reason (its index in the result's texts), for jobs that failed.
-  std::map<std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t, ConstraintsKey, int>, uint32_t>
+  std::map<
+      std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t, const api::NodeConstraints*, int>,
+      uint32_t>
       reason_cache_;
+  // The first constraints of each content this pass met, by the constraints of each job
+  // (null for none): jobs with equal constraints share cached failures, and a key
+  // compares them by pointer, not by content.
+  const api::NodeConstraints* same_constraints(const api::NodeConstraints* c) {
+    if (c == nullptr) return nullptr;
+    auto [it, fresh] = constraints_seen_.try_emplace(c, nullptr);
+    if (fresh) it->second = constraints_by_content_.try_emplace(ConstraintsKey{c}, c).first->second;
+    return it->second;
+  }
+  std::unordered_map<const api::NodeConstraints*, const api::NodeConstraints*> constraints_seen_;
+  std::map<ConstraintsKey, const api::NodeConstraints*> constraints_by_content_;
   // For resources_free_at(): each node's holders of CPUs or memory as (end, cpus,
   // memory), by end; built on first use in a pass.
   std::optional<std::map<uint32_t, std::vector<std::tuple<int64_t, int, int64_t>>>> share_ends_;
