@@ -100,6 +100,7 @@ json to_json(const NodeInventory& inv) {
   }
   if (!inv.isolation.empty()) out["isolation"] = inv.isolation;
   if (!inv.containers.empty()) out["containers"] = inv.containers;
+  if (!inv.labels.empty()) out["labels"] = inv.labels;
   return out;
 }
 
@@ -312,7 +313,13 @@ Result<NodeInventory> inventory_from_json(const json& j) {
   r.allow("groups");  // Derived; recomputed by whoever reads it.
   r.allow("devices");
   r.allow("numa");
+  r.allow("labels");
   if (auto e = r.finish_field()) return Error::invalid(e->message, e->field);
+  if (j.contains("labels") && !j["labels"].is_null()) {
+    auto labels = labels_from_json(j["labels"], "inventory.labels");
+    if (!labels) return labels.error();
+    inv.labels = std::move(*labels);
+  }
   if (!inv.isolation.empty() &&
       std::find(std::begin(kIsolationKinds), std::end(kIsolationKinds), inv.isolation) == std::end(kIsolationKinds))
     return Error::invalid("inventory.isolation: must be cgroup2, cgroup1 or none", "inventory.isolation");

@@ -156,6 +156,43 @@ void read_container_fields(FieldReader& r, const json& j, JobSpec& s) {
   }
 }
 
+// `key` (nodelist, exclude): node names, each once.
+void read_node_names(FieldReader& r, const json& j, const std::string& key, std::vector<std::string>& out) {
+  if (!r.has(key)) return;
+  const auto& names = j[key];
+  if (!names.is_array()) return r.fail(key, "must be an array of node names");
+  if (names.size() > kMaxNodeList) return r.fail(key, "more than " + std::to_string(kMaxNodeList) + " nodes");
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string at = key + "[" + std::to_string(i) + "]";
+    if (!names[i].is_string()) return r.fail(at, "must be a node name");
+    const auto& name = names[i].get_ref<const std::string&>();
+    if (!is_node_name(name)) return r.fail(at, "must be 1 to 253 of [A-Za-z0-9._-]");
+    if (std::find(out.begin(), out.end(), name) != out.end()) return r.fail(at, "lists " + name + " twice");
+    out.push_back(name);
+  }
+}
+
+// node_selector, nodelist and exclude (issue 32); after nodes.
+void read_node_constraints(FieldReader& r, const json& j, JobSpec& s) {
+  NodeConstraints& c = s.constraints;
+  if (r.has("node_selector")) {
+    auto selector = labels_from_json(j["node_selector"], "node_selector");
+    if (!selector) {
+      const std::string& f = selector.error().field;
+      return r.fail(f, selector.error().message.substr(f.size() + 2));
+    }
+    c.node_selector = std::move(*selector);
+  }
+  read_node_names(r, j, "nodelist", c.nodelist);
+  read_node_names(r, j, "exclude", c.exclude);
+  if (static_cast<int64_t>(c.nodelist.size()) > s.nodes)
+    return r.fail("nodelist", "names " + std::to_string(c.nodelist.size()) + " nodes but the job asks for " +
+                                  std::to_string(s.nodes) + " (nodes)");
+  for (const std::string& n : c.exclude)
+    if (std::find(c.nodelist.begin(), c.nodelist.end(), n) != c.nodelist.end())
+      return r.fail("exclude", "node " + n + " is in nodelist too");
+}
+
 // A whole number of 1 to 5 digits, or nullopt.
 std::optional<int> array_index(std::string_view s) {
   if (s.empty() || s.size() > 5) return std::nullopt;
@@ -235,6 +272,9 @@ size_t spec_payload_bytes(const JobSpec& s) {
   size_t n = s.name.size() + s.workdir.size();
   for (const auto& a : s.command) n += a.size() + 3;  // Quotes and a comma.
   for (const auto& [k, v] : s.env) n += k.size() + v.size() + 6;
+  for (const auto& [k, v] : s.constraints.node_selector) n += k.size() + v.size() + 6;
+  for (const auto& name : s.constraints.nodelist) n += name.size() + 3;
+  for (const auto& name : s.constraints.exclude) n += name.size() + 3;
   return n;
 }
 
@@ -400,6 +440,7 @@ Result<JobSpec> parse_job_spec(const json& j) {
   r.optional_int("memory_mib", memory_mib, 0, kMaxTaskMemoryMib);
   s.memory_mib = memory_mib.value_or(0);
   read_container_fields(r, j, s);
+  read_node_constraints(r, j, s);
   std::optional<FieldError> array_error;
   if (r.has("array")) {
     ArraySpec a;
@@ -449,6 +490,9 @@ json to_json(const JobSpec& s) {
     j["mounts"] = std::move(mounts);
   }
   if (s.shm_size_mib > 0) j["shm_size_mib"] = s.shm_size_mib;
+  if (!s.constraints.node_selector.empty()) j["node_selector"] = s.constraints.node_selector;
+  if (!s.constraints.nodelist.empty()) j["nodelist"] = s.constraints.nodelist;
+  if (!s.constraints.exclude.empty()) j["exclude"] = s.constraints.exclude;
   if (s.array) {
     j["array"] = {{"count", s.array->count}, {"parallel", s.array->parallel}};
     if (!s.array->indices.empty()) j["array"]["indices"] = s.array->indices;

@@ -44,7 +44,8 @@ struct CommandLine {
   LogsOptions logs;
   WaitOptions wait;
   bool nodes_wide = false;
-  std::string token_node, node_name, drain_name;
+  std::string token_node, node_name, drain_name, label_node;
+  std::vector<std::string> label_args;
   ProjectOptions project;
   UsageOptions usage;
 };
@@ -98,6 +99,15 @@ void add_submit_command(CLI::App& app, CommandLine& cl) {
   submit->add_option("--after-any", so.after_any, "Start after these jobs all ended, however")->allow_extra_args(false);
   submit->add_option("--after-not-ok", so.after_not_ok, "Start after these jobs all ended without succeeding")
       ->allow_extra_args(false);
+  submit
+      ->add_option("--selector", so.selector,
+                   "Only nodes with these labels: KEY=VALUE (repeatable, or comma-separated; all must match)")
+      ->allow_extra_args(false);
+  submit
+      ->add_option("--nodelist,-w", so.nodelist,
+                   "These nodes are part of the job (comma-separated; as many as --nodes at most)")
+      ->allow_extra_args(false);
+  submit->add_option("--exclude,-x", so.exclude, "Never these nodes (comma-separated)")->allow_extra_args(false);
   add_opt(submit, "--array", so.array,
           "Job array INDICES[%P] as Slurm's: 0-99, 5-20, 1,3,7-9, 0-30:10; at most P running at once");
   submit->add_option("command", so.command, "The program and its arguments (after --)");
@@ -153,8 +163,18 @@ void add_node_commands(CLI::App& app, CommandLine& cl) {
   });
 
   auto* node = app.add_subcommand("node", "Show one node and its cards");
-  node->add_option("name", cl.node_name, "Node name")->required();
-  node->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_node(s, cl.node_name); }; });
+  node->add_option("name", cl.node_name, "Node name");
+  auto* label = node->add_subcommand(
+      "label", "Set a node's labels (admin): tessel node label NODE KEY=VALUE... KEY-... (KEY- removes)");
+  label->add_option("node", cl.label_node, "Node name")->required();
+  label->add_option("labels", cl.label_args, "KEY=VALUE to set, KEY- to remove")->required();
+  label->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_node_label(s, cl.label_node, cl.label_args); }; });
+  // After its subcommand's callback: shows the node only when none was given.
+  node->callback([&cl, label] {
+    if (label->parsed()) return;
+    if (cl.node_name.empty()) throw CLI::RequiredError("name");
+    cl.action = [&cl](Session& s) { return cmd_node(s, cl.node_name); };
+  });
 
   auto* inventory = app.add_subcommand("inventory", "Cards in the cluster by model");
   inventory->callback([&cl] { cl.action = [](Session& s) { return cmd_inventory(s); }; });

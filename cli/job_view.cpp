@@ -37,6 +37,15 @@ std::string node_list(const json& job) {
   return out;
 }
 
+// A node_selector as "rack=r7,fabric=ib"; "" for none.
+std::string selector_text(const json& selector) {
+  std::string text;
+  if (selector.is_object())
+    for (const auto& [k, v] : selector.items())
+      if (v.is_string()) text += (text.empty() ? "" : ",") + k + "=" + v.get<std::string>();
+  return text;
+}
+
 std::string ids(const json& arr) {
   if (!arr.is_array()) return "-";
   std::string out;
@@ -232,8 +241,10 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   if (auto kg = get_int(spec, "kill_grace_s")) line("Kill grace", format_duration(*kg));
   line("Vendor", get_string(spec, "vendor"));
   line("Model", get_string(spec, "model"));
-  for (const auto& [label, key] : {std::pair{"After ok", "after_ok"}, std::pair{"After any", "after_any"},
-                                   std::pair{"After not ok", "after_not_ok"}}) {
+  line("Node selector", selector_text(get_field(spec, "node_selector")));
+  for (const auto& [label, key] :
+       {std::pair{"Nodelist", "nodelist"}, std::pair{"Exclude", "exclude"}, std::pair{"After ok", "after_ok"},
+        std::pair{"After any", "after_any"}, std::pair{"After not ok", "after_not_ok"}}) {
     const auto& deps = get_field(spec, key);
     if (deps.is_array() && !deps.empty()) line(label, ids(deps));
   }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessel/api/labels.hpp"
 #include "tessel/cli/json_get.hpp"
 #include "tessel/cli/node_view.hpp"
 
@@ -66,6 +67,44 @@ int cmd_drain(Session& s, const std::string& name, bool drain) {
     auto state = get_string(*r, "state");
     s.env().out << name << ": " << (state.empty() ? (drain ? "draining" : "ready") : state) << '\n';
   }
+  return kExitOk;
+}
+
+Result<json> label_change_request(const std::vector<std::string>& args) {
+  if (args.empty()) return Error::invalid("label: give KEY=VALUE to set or KEY- to remove", "label");
+  json labels = json::object();
+  for (const std::string& arg : args) {
+    if (arg.find('=') == std::string::npos && !arg.empty() && arg.back() == '-') {
+      const std::string key = arg.substr(0, arg.size() - 1);
+      if (std::string why = api::label_key_error(key); !why.empty())
+        return Error::invalid(why.insert(0, "label: key '" + key + "' "), "label");
+      labels[key] = nullptr;
+      continue;
+    }
+    auto label = api::parse_label(arg, "label");
+    if (!label) return label.error();
+    labels[label->first] = label->second;
+  }
+  return json{{"labels", std::move(labels)}};
+}
+
+int cmd_node_label(Session& s, const std::string& name, const std::vector<std::string>& args) {
+  auto body = label_change_request(args);
+  if (!body) return s.usage("node label", body.error());
+  auto* c = s.client("node label");
+  if (!c) return kExitUsage;
+  auto r = c->put(node_path(name) + "/labels", *body);
+  if (!r) return s.fail("node label", r.error().wrap(name));
+  if (s.json_output()) {
+    s.print_json(*r);
+    return kExitOk;
+  }
+  std::string shown;
+  const json labels = get_field(*r, "labels");
+  if (labels.is_object())
+    for (const auto& [k, v] : labels.items())
+      if (v.is_string()) shown += (shown.empty() ? "" : ",") + k + "=" + v.get<std::string>();
+  s.env().out << name << ": " << (shown.empty() ? "no labels" : shown) << '\n';
   return kExitOk;
 }
 

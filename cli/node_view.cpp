@@ -90,6 +90,21 @@ std::string ports_down(const json& devices) {
   return out;
 }
 
+// A node's labels as "rack=r7,fabric=ib"; the keys admins set (admin_labels) marked
+// with '*' when `mark_admin`; "-" for none.
+std::string labels_of(const json& node, bool mark_admin) {
+  const auto& labels = get_field(node, "labels");
+  const auto& admin = get_field(node, "admin_labels");
+  std::string out;
+  if (labels.is_object())
+    for (const auto& [k, v] : labels.items()) {
+      if (!v.is_string()) continue;
+      const bool by_admin = mark_admin && admin.is_object() && admin.contains(k);
+      out += (out.empty() ? "" : ",") + k + "=" + v.get<std::string>() + (by_admin ? "*" : "");
+    }
+  return out.empty() ? "-" : printable(out);
+}
+
 }  // namespace
 
 std::string render_nodes_table(const json& nodes, int64_t now_ms, bool wide) {
@@ -97,6 +112,7 @@ std::string render_nodes_table(const json& nodes, int64_t now_ms, bool wide) {
   std::vector<std::string> head = {"NAME", "STATE", "MODEL", "FREE", "CARDS", "FREE-GROUPS"};
   if (wide) head.insert(head.end(), {"DRIVER", "FIRMWARE", "PORTS"});
   head.emplace_back("HEARTBEAT");
+  if (wide) head.emplace_back("LABELS");
   Table t(head);
   for (const auto& n : nodes) {
     const auto& devs = devices_of(n);
@@ -108,6 +124,7 @@ std::string render_nodes_table(const json& nodes, int64_t now_ms, bool wide) {
       row.insert(row.end(), {driver.empty() ? "-" : driver, firmware_versions(devs), ports_up_of_total(devs)});
     }
     row.push_back(heartbeat_age(n, now_ms));
+    if (wide) row.push_back(labels_of(n, false));
     t.add_row(row);
   }
   std::string why;  // Each degraded node, and why: too long for a column.
@@ -142,6 +159,8 @@ std::string render_node_detail(const json& node, int64_t now_ms) {
   line("NIC ports", get_string(inv, "ports_error"));
   line("Isolation", get_string(inv, "isolation"));  // cgroup1, cgroup2 or none; absent from older agents.
   line("Images", get_string(inv, "containers"));    // "podman 4.3.1, runc"; absent: runs no images.
+  if (const std::string labels = labels_of(node, true); labels != "-")
+    line("Labels", labels + (labels.find('*') != std::string::npos ? " (*: set by an admin)" : ""));
   if (auto cpus = get_int(inv, "cpus")) {
     std::string numa;
     const auto& nodes = get_field(inv, "numa");

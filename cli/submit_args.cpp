@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "tessel/api/job.hpp"
+#include "tessel/api/labels.hpp"
 #include "tessel/cli/duration.hpp"
 
 namespace tessel::cli {
@@ -29,6 +30,49 @@ Result<json> job_ids(const std::vector<std::string>& values, const char* flag) {
     }
   }
   return ids;
+}
+
+// Comma-separated items of repeated flag values, each non-empty (`what` names them).
+Result<std::vector<std::string>> comma_items(const std::vector<std::string>& values, const char* flag,
+                                             const char* what) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    size_t start = 0;
+    for (;;) {
+      const size_t comma = v.find(',', start);
+      std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (item.empty())
+        return Error::invalid(std::string(flag) + ": expected " + what + " separated by commas, got '" + v + "'", flag);
+      out.push_back(std::move(item));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+// --selector, --nodelist and --exclude into node_selector, nodelist and exclude. The
+// server checks the names and the rest.
+Status add_node_constraints(const SubmitOptions& o, json& j) {
+  if (!o.selector.empty()) {
+    auto items = comma_items(o.selector, "--selector", "KEY=VALUE pairs");
+    if (!items) return items.error();
+    json selector = json::object();
+    for (const std::string& item : *items) {
+      auto label = api::parse_label(item, "--selector");
+      if (!label) return label.error();
+      selector[label->first] = label->second;
+    }
+    j["node_selector"] = std::move(selector);
+  }
+  for (const auto& [flag, key, values] :
+       {std::tuple{"--nodelist", "nodelist", &o.nodelist}, std::tuple{"--exclude", "exclude", &o.exclude}}) {
+    if (values->empty()) continue;
+    auto names = comma_items(*values, flag, "node names");
+    if (!names) return names.error();
+    j[key] = std::move(*names);
+  }
+  return ok_status();
 }
 
 // A whole non-negative number of at most 9 digits, or nullopt.
@@ -183,6 +227,7 @@ Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
     if (!a) return a.error();
     j["array"] = std::move(*a);
   }
+  if (auto s = add_node_constraints(o, j); !s) return s.error();
   return j;
 }
 

@@ -31,6 +31,11 @@ function cards(j) {
   return `${j.spec.nodes}×${j.spec.devices}`;
 }
 
+// A node's labels as "rack=r7,fabric=ib" (what jobs' node_selector matches); '' for none.
+function labelText(n) {
+  return Object.entries(n.labels || {}).map(([k, v]) => `${k}=${v}`).join(',');
+}
+
 // --- fleet ---
 export function fleetView(root) {
   const filters = { model: '', state: '', text: '' };
@@ -39,7 +44,7 @@ export function fleetView(root) {
   const model = h('select', { id: 'filter-model', 'aria-label': 'model' });
   const state = h('select', { id: 'filter-state', 'aria-label': 'node state' },
     h('option', { value: '' }, 'any state'), NODE_STATES.map((st) => h('option', { value: st }, st)));
-  const text = h('input', { id: 'filter-text', type: 'search', placeholder: 'node name', 'aria-label': 'node name' });
+  const text = h('input', { id: 'filter-text', type: 'search', placeholder: 'node name or label (rack=r7)', 'aria-label': 'node name or label' });
   let last = null;
   const redraw = () => last && drawGrid(last);
   model.addEventListener('change', () => { filters.model = model.value; redraw(); });
@@ -54,7 +59,7 @@ export function fleetView(root) {
   function drawGrid(data) {
     const nodes = (data.nodes || []).filter((n) =>
       (!filters.model || nodeModel(n) === filters.model) && (!filters.state || n.state === filters.state) &&
-      (!filters.text || n.name.includes(filters.text)));
+      (!filters.text || n.name.includes(filters.text) || labelText(n).includes(filters.text)));
     const gen = ++drawing;
     const fresh = h('div', { class: 'grid', id: 'node-grid', 'data-count': nodes.length });
     const drawFrom = (from, count) => {
@@ -197,7 +202,8 @@ export function nodeView(root, name, ctx) {
       const admin = data.whoami && data.whoami.role === 'admin';
       head.append(h('h1', {}, n.name, ' ', h('span', { class: `nstate ns-${n.state}`, 'data-node-state': n.state }, n.state)),
         h('p', { class: 'meta' }, `${n.address}:${n.agent_port} · last heartbeat ${ago(n.last_heartbeat)}`,
-          n.degraded ? h('span', { class: 'warn' }, ` · degraded: ${n.degraded}`) : null),
+          n.degraded ? h('span', { class: 'warn' }, ` · degraded: ${n.degraded}`) : null,
+          labelText(n) ? h('span', { 'data-labels': labelText(n) }, ` · labels ${labelText(n)}`) : null),
         errorLine(data));
       if (admin && !actions.firstChild) actions.append(drain, undrain);
       drain.hidden = n.state === 'draining';

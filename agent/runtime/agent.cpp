@@ -134,6 +134,7 @@ std::optional<api::NodeInventory> Agent::refresh_inventory(steady_clock::time_po
   MutexLock lock(mu_);
   if (inv) {
     last_inv_ = *inv;
+    last_inv_->labels = cfg_.labels;
   } else {
     spdlog::error("reading inventory: {}", inv.error().message);
     // The vendor tool failed (hung, crashed, garbage): keep the last known cards

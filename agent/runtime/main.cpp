@@ -27,6 +27,7 @@
 #include "tessel/agent/run_as.hpp"
 #include "tessel/agent/supervisor.hpp"
 #include "tessel/agent/vendor_detect.hpp"
+#include "tessel/api/labels.hpp"
 #include "tessel/base/host_port.hpp"
 #include "tessel/http/fd_limit.hpp"
 
@@ -51,6 +52,8 @@ struct Options {
   double heartbeat_interval = 0;
   size_t log_max_connections = 4096;
   bool log_max_connections_given = false;
+  std::vector<std::string> labels;  // --label KEY=VALUE, as given.
+  api::Labels node_labels;          // The same, checked (node_labels()).
 };
 
 int fail(const std::string& msg, int code = 1) {
@@ -197,6 +200,7 @@ AgentConfig agent_config(const Options& o, const std::string& node, int port, co
   acfg.events_socket = events_socket_path(dir.root());
   acfg.on_scheduler_key = [&logs](const std::string& key) { logs.set_scheduler_key(key); };
   acfg.epochs = epochs;
+  acfg.labels = o.node_labels;
   return acfg;
 }
 
@@ -334,6 +338,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Run tasks as this user; required when the agent runs as root (--run-as root: on purpose)");
   app.add_option("--heartbeat-interval", o.heartbeat_interval, "Seconds between heartbeats (default: scheduler's)")
       ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--label", o.labels,
+                 "KEY=VALUE: a label of this node (repeatable, or comma-separated; default: $TESSEL_AGENT_LABELS)")
+      ->envname("TESSEL_AGENT_LABELS")
+      ->delimiter(',');
   app.add_option("--log-level", o.log_level, "trace|debug|info|warn|error")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
@@ -346,12 +354,29 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   return std::nullopt;
 }
 
+// The --label flags, checked: each KEY=VALUE (tessel/api/labels.hpp), each key once.
+Result<api::Labels> node_labels(const std::vector<std::string>& given) {
+  api::Labels out;
+  for (const std::string& text : given) {
+    auto label = api::parse_label(text, "--label");
+    if (!label) return label.error();
+    if (!out.emplace(label->first, label->second).second)
+      return Error::invalid("--label: " + label->first + " given twice", "--label");
+  }
+  if (out.size() > api::kMaxLabels)
+    return Error::invalid("--label: more than " + std::to_string(api::kMaxLabels) + " labels", "--label");
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "inventory") return inventory_main(argc - 1, argv + 1);
   Options o;
   if (auto code = parse_options(argc, argv, o)) return *code;
+  auto labels = node_labels(o.labels);
+  if (!labels) return fail(labels.error().message, 2);
+  o.node_labels = std::move(*labels);
   if (auto s = tessel::init_logging("tessel-agent", o.log_level); !s) {
     std::cerr << "tessel-agent: " << s.error().message << "\n";
     return 2;

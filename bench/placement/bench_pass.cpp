@@ -11,6 +11,9 @@
 // fourth variant, "cpus + memory", has every node report 160 CPUs and 1 TiB and a
 // third of the jobs ask CPUs and memory of their own (the rest take their share).
 // Built with TESSEL_BENCH_NO_RESOURCES (a tree before CPUs were placed) it is left out.
+// A fifth, "selectors" (issue 32), labels the nodes rack=r0..r19 (50 nodes a rack) and
+// gives every third job a node_selector for one rack; TESSEL_BENCH_NO_CONSTRAINTS (a
+// tree before node constraints) leaves it out.
 // Usage: bench_pass [--quick]
 #include <algorithm>
 #include <chrono>
@@ -33,9 +36,16 @@ using tessel::scheduler::PendingJob;
 constexpr int kNodes = 1000;
 constexpr int kProjects = 50;
 
-NodeSpec gaudi_node(int i, bool resources) {
+constexpr int kRacks = 20;
+
+NodeSpec gaudi_node(int i, bool resources, bool labels) {
   NodeSpec n;
   n.name = "node" + std::to_string(i);
+#ifndef TESSEL_BENCH_NO_CONSTRAINTS
+  if (labels) n.labels["rack"] = "r" + std::to_string(i % kRacks);
+#else
+  (void)labels;
+#endif
   for (int m = 0; m < 8; ++m) n.cards.push_back({m, m, "HL-225", true});
 #ifndef TESSEL_BENCH_NO_RESOURCES
   if (resources) {
@@ -60,10 +70,14 @@ struct Stats {
   size_t placed = 0;
 };
 
-Stats run(bool projects, bool quotas, bool resources, int passes, int queue_len) {
+Stats run(bool projects, bool quotas, bool resources, bool selectors, int passes, int queue_len) {
   std::mt19937 rng(42);
   ModuleGroupAllocator a;
-  for (int i = 0; i < kNodes; ++i) a.upsert_node(gaudi_node(i, resources));
+  for (int i = 0; i < kNodes; ++i) a.upsert_node(gaudi_node(i, resources, selectors));
+#ifndef TESSEL_BENCH_NO_CONSTRAINTS
+  std::vector<tessel::api::NodeConstraints> racks(kRacks);
+  for (int r = 0; r < kRacks; ++r) racks[static_cast<size_t>(r)].node_selector["rack"] = "r" + std::to_string(r);
+#endif
   // Fill to ~97 % with running jobs that end within 1..10 hours.
   int64_t cards = 0, seq = 0;
   while (cards < kNodes * 8 * 97 / 100) {
@@ -90,6 +104,9 @@ Stats run(bool projects, bool quotas, bool resources, int passes, int queue_len)
       j.cpus = std::uniform_int_distribution<int>(4, 40)(rng);
       j.memory_mib = int64_t{j.cpus} * 4096;
     }
+#endif
+#ifndef TESSEL_BENCH_NO_CONSTRAINTS
+    if (selectors && i % 3 == 0) j.constraints = &racks[static_cast<size_t>((i / 3) % kRacks)];
 #endif
 #ifndef TESSEL_BENCH_NO_PROJECTS
     if (projects) {
@@ -149,18 +166,22 @@ int main(int argc, char** argv) {
               "wall p50 ms", "placed");
   struct Variant {
     const char* name;
-    bool projects, quotas, resources;
+    bool projects, quotas, resources, selectors;
   };
   for (const Variant& v :
-       {Variant{"plain", false, false, false}, Variant{"fair share", true, false, false},
-        Variant{"fair share + quotas", true, true, false}, Variant{"cpus + memory", false, false, true}}) {
+       {Variant{"plain", false, false, false, false}, Variant{"fair share", true, false, false, false},
+        Variant{"fair share + quotas", true, true, false, false}, Variant{"cpus + memory", false, false, true, false},
+        Variant{"selectors", false, false, false, true}}) {
 #ifdef TESSEL_BENCH_NO_PROJECTS
     if (v.projects) continue;
 #endif
 #ifdef TESSEL_BENCH_NO_RESOURCES
     if (v.resources) continue;
 #endif
-    Stats s = run(v.projects, v.quotas, v.resources, passes, 100'000);
+#ifdef TESSEL_BENCH_NO_CONSTRAINTS
+    if (v.selectors) continue;
+#endif
+    Stats s = run(v.projects, v.quotas, v.resources, v.selectors, passes, 100'000);
     std::printf("%-22s %12.2f %12.2f %12.2f %12.2f %13.2f %7zu\n", v.name, s.p50_ms, s.p99_ms, s.max_ms, s.first_ms,
                 s.wall_p50_ms, s.placed);
   }

@@ -359,6 +359,30 @@ TEST_F(CliBinary, DeleteNode) {
   EXPECT_EQ(r.err, "tessel: delete-node: gaudi-b: node gaudi-b holds cards of running jobs (conflict)\n");
 }
 
+TEST_F(CliBinary, NodeLabelSetsAndRemovesAndSubmitTakesConstraints) {
+  api.on("PUT", "/v1/nodes/gaudi-a/labels", 200,
+         json{{"name", "gaudi-a"}, {"labels", {{"rack", "r7"}, {"zone", "a"}}}, {"admin_labels", {{"rack", "r7"}}}}
+             .dump());
+  auto r = run_tessel(with_server({"node", "label", "gaudi-a", "rack=r7", "fabric-"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "gaudi-a: rack=r7,zone=a\n");
+  ASSERT_EQ(api.requests().size(), 1u);
+  EXPECT_EQ(api.requests().at(0).method, "PUT");
+  EXPECT_EQ(json::parse(api.requests().at(0).body), json({{"labels", {{"rack", "r7"}, {"fabric", nullptr}}}}));
+  r = run_tessel(with_server({"node", "label", "gaudi-a", "rack"}));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(api.requests().size(), 1u);  // Refused before any request.
+
+  api.on("POST", "/v1/jobs", 201, sample_job("j-00000009", "pending").dump());
+  r = run_tessel(
+      with_server({"submit", "--selector", "rack=r7", "-w", "n1,n2", "--nodes", "2", "-x", "n9", "--", "true"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto body = json::parse(api.requests().back().body);
+  EXPECT_EQ(body["node_selector"], json({{"rack", "r7"}}));
+  EXPECT_EQ(body["nodelist"], json({"n1", "n2"}));
+  EXPECT_EQ(body["exclude"], json({"n9"}));
+}
+
 TEST_F(CliBinary, NodeTokenIssueAndRevoke) {
   const std::string token(64, 'f');
   api.on("POST", "/v1/nodes/gaudi-a/token", 201,

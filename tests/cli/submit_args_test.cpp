@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "tessel/api/job.hpp"
+#include "tessel/cli/node_commands.hpp"
 
 namespace tessel::cli {
 namespace {
@@ -207,6 +208,44 @@ TEST(SubmitArgs, BadMountsAndShmSizesNameTheFlag) {
   auto r = build_job_request(o, "/");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("--shm-size"), std::string::npos) << r.error().message;
+}
+
+TEST(SubmitArgs, NodeConstraints) {
+  SubmitOptions o;
+  o.command = {"x"};
+  o.selector = {"rack=r7,fabric=ib", "zone="};
+  o.nodelist = {"n1,n2", "n3"};
+  o.exclude = {"n9"};
+  auto r = build_job_request(o, "/home/u");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ((*r)["node_selector"], json({{"rack", "r7"}, {"fabric", "ib"}, {"zone", ""}}));
+  EXPECT_EQ((*r)["nodelist"], json({"n1", "n2", "n3"}));
+  EXPECT_EQ((*r)["exclude"], json({"n9"}));
+  for (const auto& [field, bad] :
+       {std::pair{"--selector", "rack"}, std::pair{"--selector", "rack=r 7"}, std::pair{"--selector", "a=1,,b=2"}}) {
+    SubmitOptions b;
+    b.command = {"x"};
+    b.selector = {bad};
+    auto e = build_job_request(b, "/");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.error().field, field);
+  }
+  SubmitOptions b;
+  b.command = {"x"};
+  b.exclude = {"n1,"};
+  EXPECT_EQ(build_job_request(b, "/").error().field, "--exclude");
+}
+
+TEST(NodeLabelArgs, SetAndRemoveAsKubectlLabel) {
+  auto r = label_change_request({"rack=r7", "fabric-", "empty="});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, json({{"labels", {{"rack", "r7"}, {"fabric", nullptr}, {"empty", ""}}}}));
+  for (const char* bad : {"rack", "-", "ra ck-", "rack=r 7"}) {
+    auto e = label_change_request({bad});
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.error().field, "label") << bad;
+  }
+  EXPECT_FALSE(label_change_request({}).ok());
 }
 
 }  // namespace

@@ -261,8 +261,9 @@ TEST(NodesTable, WideShowsVersionsAndPortsAndPortsDownAreListed) {
     d["ports_down"] = down ? json::array({1}) : json::array();
   }
   const std::string wide = render_nodes_table(json::array({n}), kNow, true);
-  EXPECT_NE(wide.find("FREE-GROUPS          DRIVER   FIRMWARE     PORTS   HEARTBEAT\n"), std::string::npos) << wide;
-  EXPECT_NE(wide.find("1.17.0   fw-a, fw-b   23/24   5s ago\n"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("FREE-GROUPS          DRIVER   FIRMWARE     PORTS   HEARTBEAT   LABELS\n"), std::string::npos)
+      << wide;
+  EXPECT_NE(wide.find("1.17.0   fw-a, fw-b   23/24   5s ago      -\n"), std::string::npos) << wide;
   const std::string plain = render_nodes_table(json::array({n}), kNow);
   EXPECT_EQ(plain.find("DRIVER"), std::string::npos) << plain;
   EXPECT_NE(plain.find("\ngaudi-a: ports down on module 5, not used for multi-node jobs\n"), std::string::npos)
@@ -274,7 +275,7 @@ TEST(NodesTable, WideShowsVersionsAndPortsAndPortsDownAreListed) {
       << detail;
   // Nodes of other vendors report no ports: "-" in the wide table, no lines.
   const std::string old = render_nodes_table(json::array({gaudi_node()}), kNow, true);
-  EXPECT_NE(old.find("1.17.0   -          -       5s ago\n"), std::string::npos) << old;
+  EXPECT_NE(old.find("1.17.0   -          -       5s ago      -\n"), std::string::npos) << old;
   EXPECT_EQ(render_node_detail(gaudi_node(), kNow).find("NIC ports"), std::string::npos);
 }
 
@@ -306,6 +307,29 @@ TEST(Inventory, TableAndNodeCounts) {
   EXPECT_EQ(render_inventory(
                 {{"models", json::array()}, {"nodes", {{"ready", 1}, {"degraded", 1}, {"draining", 0}, {"down", 0}}}}),
             "No cards.\nnodes: 1 ready, 1 degraded, 0 draining, 0 down\n");
+}
+
+TEST(NodesTable, LabelsInTheWideTableAndTheDetail) {
+  auto n = gaudi_node();
+  n["labels"] = {{"fabric", "ib"}, {"rack", "r7"}};
+  n["admin_labels"] = {{"rack", "r7"}};
+  const std::string wide = render_nodes_table(json::array({n}), kNow, true);
+  EXPECT_NE(wide.find("5s ago      fabric=ib,rack=r7\n"), std::string::npos) << wide;
+  EXPECT_EQ(render_nodes_table(json::array({n}), kNow).find("LABELS"), std::string::npos);
+  const std::string detail = render_node_detail(n, kNow);
+  EXPECT_NE(detail.find("Labels: fabric=ib,rack=r7* (*: set by an admin)\n"), std::string::npos) << detail;
+  EXPECT_EQ(render_node_detail(gaudi_node(), kNow).find("Labels"), std::string::npos);
+}
+
+TEST(JobDetail, ShowsNodeConstraints) {
+  auto j = job("j-6", "pending", "2026-01-01T11:00:00.000Z");
+  j["spec"]["node_selector"] = {{"rack", "r7"}};
+  j["spec"]["nodelist"] = {"n1", "n2"};
+  j["spec"]["exclude"] = {"n9"};
+  const std::string out = render_job_detail(j, kNow);
+  EXPECT_NE(out.find("Node selector: rack=r7\nNodelist: n1,n2\nExclude: n9\n"), std::string::npos) << out;
+  EXPECT_EQ(render_job_detail(job("j-7", "pending", "2026-01-01T11:00:00.000Z"), kNow).find("Nodelist"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 //  - every placement is one valid group on one schedulable node of the asked
 //    vendor/model, on cards that were present and healthy at placement time;
 //  - gangs are placed all at once on distinct nodes with ranks 0..n-1;
+//  - node constraints hold: every placed node has the selector's labels and is not
+//    excluded, and the nodelist's nodes are part of the job (all of it when as long);
 //  - backfill never delays the reserved head job: jobs using reserved cards end by
 //    the reservation start, and the head's start does not move later after backfill.
 #include <gtest/gtest.h>
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <tuple>
@@ -59,6 +62,7 @@ class World {
   int reservations_seen = 0;
   int backfilled_on_reserved = 0;
   int max_queue = 0;
+  int constrained_placed = 0;  // Placements of jobs with node constraints.
 
  private:
   struct Live {
@@ -112,6 +116,8 @@ class World {
     n.schedulable = pick(0, 9) != 0;
     if (pick(0, 3) != 0) n.cpus = pick(4, 64);  // Else not reported: not counted.
     if (pick(0, 3) != 0) n.memory_mib = pick(1024, 65536);
+    if (pick(0, 3) != 0) n.labels["rack"] = "r" + std::to_string(pick(0, 2));
+    if (pick(0, 4) == 0) n.labels["fabric"] = "ib";
     a_.upsert_node(n);
     nodes_[name] = n;
   }
@@ -131,9 +137,43 @@ class World {
       if (pick(0, 5) == 0) j.model = model_of(random_vendor());
       if (pick(0, 2) == 0) j.cpus = pick(1, 24);  // Else the node's share for its cards.
       if (pick(0, 3) == 0) j.memory_mib = pick(256, 20000);
+      add_random_constraints(j);
       pending_[j.id] = j;
     }
     while (pending_.size() > 300) cancel_random_pending();  // Users give up; keeps passes short.
+  }
+
+  // Now and then a node_selector, an exclude list or a nodelist (of nodes known or not).
+  void add_random_constraints(PendingJob& j) {
+    if (pick(0, 3) != 0) return;
+    api::NodeConstraints c;
+    if (pick(0, 1) == 0) c.node_selector["rack"] = "r" + std::to_string(pick(0, 2));
+    if (pick(0, 5) == 0) c.node_selector["fabric"] = "ib";
+    if (pick(0, 3) == 0) c.exclude.push_back("node" + std::to_string(pick(0, 17)));
+    if (pick(0, 3) == 0) {
+      const std::string listed = "node" + std::to_string(pick(0, 17));
+      if (std::find(c.exclude.begin(), c.exclude.end(), listed) == c.exclude.end()) c.nodelist.push_back(listed);
+    }
+    if (c.empty()) return;
+    j.constraints = constraints_.emplace_back(std::make_unique<api::NodeConstraints>(std::move(c))).get();
+  }
+
+  // The placement keeps the job's constraints (node_filter.hpp's rules).
+  void check_constraints(const PendingJob& j, const Placement& p) {
+    if (!j.constraints) return;
+    ++constrained_placed;
+    const api::NodeConstraints& c = *j.constraints;
+    std::set<std::string> placed;
+    for (const api::Allocation& al : p.allocations) {
+      placed.insert(al.node);
+      const NodeSpec& node = nodes_.at(al.node);
+      for (const auto& [k, v] : c.node_selector) {
+        auto it = node.labels.find(k);
+        ASSERT_TRUE(it != node.labels.end() && it->second == v) << j.id << " on " << al.node << " without " << k;
+      }
+      ASSERT_EQ(std::count(c.exclude.begin(), c.exclude.end(), al.node), 0) << j.id << " on excluded " << al.node;
+    }
+    for (const std::string& listed : c.nodelist) ASSERT_TRUE(placed.count(listed)) << j.id << " without " << listed;
   }
 
   std::vector<PendingJob> queue() const {
@@ -220,6 +260,7 @@ class World {
 
   void check_placement(const PendingJob& j, const Placement& p) {
     ASSERT_EQ(static_cast<int>(p.allocations.size()), j.nodes) << j.id;
+    check_constraints(j, p);
     std::set<std::string> distinct;
     std::optional<api::Vendor> gang_vendor;
     for (size_t i = 0; i < p.allocations.size(); ++i) {
@@ -383,6 +424,7 @@ class World {
   ModuleGroupAllocator a_;
   std::map<std::string, NodeSpec> nodes_;
   std::map<std::string, PendingJob> pending_;
+  std::vector<std::unique_ptr<api::NodeConstraints>> constraints_;  // Jobs' constraints, kept for the run.
   std::map<std::string, Live> live_;
   int64_t now_ = 1'700'000'000'000;
   int next_id_ = 0;
@@ -400,9 +442,12 @@ TEST_P(PlacementProperty, InvariantsHoldUnderRandomOperations) {
   // The run must have exercised placement, reservations and backfill onto reserved cards.
   EXPECT_GT(w.placed_total, ops / 6);
   EXPECT_GT(w.reservations_seen, ops / 60);
+  EXPECT_GT(w.constrained_placed, ops / 100);  // Node constraints (issue 32) were exercised.
   RecordProperty("backfilled_on_reserved", w.backfilled_on_reserved);
-  std::printf("seed %u: placed %d, reservations %d, backfilled onto reserved cards %d, max queue %d\n", GetParam(),
-              w.placed_total, w.reservations_seen, w.backfilled_on_reserved, w.max_queue);
+  std::printf(
+      "seed %u: placed %d (%d with node constraints), reservations %d, backfilled onto reserved cards %d, "
+      "max queue %d\n",
+      GetParam(), w.placed_total, w.constrained_placed, w.reservations_seen, w.backfilled_on_reserved, w.max_queue);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, PlacementProperty, ::testing::Values(1u, 7u, 42u, 2024u, 99991u));

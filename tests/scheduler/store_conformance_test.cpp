@@ -100,6 +100,8 @@ NodeRecord test_node(const std::string& name) {
   n.inventory.driver_version = "1.18.0";
   n.last_heartbeat_ms = 1'700'000'000'000;
   n.scheduler_key = "key-" + name;
+  n.labels = {{"rack", "r7"}};              // Admins' (issue 32).
+  n.inventory.labels = {{"fabric", "ib"}};  // The agent's.
   return n;
 }
 
@@ -135,6 +137,8 @@ TYPED_TEST(StoreConformance, WritesAndLoadsEveryKind) {
   ASSERT_EQ(s.nodes.size(), 2u);
   EXPECT_EQ(s.nodes[0].name, "n1");
   EXPECT_EQ(node_record_to_json(s.nodes[1]), node_record_to_json(b.nodes[0]));
+  EXPECT_EQ(s.nodes[0].labels, b.nodes[1].labels);
+  EXPECT_EQ(s.nodes[0].inventory.labels, b.nodes[1].inventory.labels);
   ASSERT_EQ(s.fences.size(), 1u);
   EXPECT_EQ(fence_to_json(s.fences[0]), fence_to_json(b.put_fences[0]));
 }

@@ -44,6 +44,11 @@ RestClient::Reply RestClient::post(const std::string& path) const {
   return call(host_, port_, timeouts_, token_, [&](httplib::Client& c) { return c.Post(path.c_str()); });
 }
 
+RestClient::Reply RestClient::put(const std::string& path, const json& body) const {
+  return call(host_, port_, timeouts_, token_,
+              [&](httplib::Client& c) { return c.Put(path.c_str(), body.dump(), "application/json"); });
+}
+
 RestClient::Reply RestClient::del(const std::string& path) const {
   return call(host_, port_, timeouts_, token_, [&](httplib::Client& c) { return c.Delete(path.c_str()); });
 }

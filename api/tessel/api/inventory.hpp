@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "tessel/api/labels.hpp"
 #include "tessel/base/result.hpp"
 
 namespace tessel::api {
@@ -87,6 +88,9 @@ struct NodeInventory {
   // What runs jobs' images (issue 29): "podman 4.3.1, runc"; "" when the node runs no
   // images (or its agent predates them).
   std::string containers;
+  // The labels its agent was started with (tessel-agent --label, issue 32); absent on
+  // the wire when none. Admins' labels are the scheduler's (NodeRecord::labels).
+  Labels labels;
 
   bool operator==(const NodeInventory&) const = default;
 };

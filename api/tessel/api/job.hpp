@@ -13,6 +13,7 @@
 
 #include "tessel/api/inventory.hpp"
 #include "tessel/api/json_fields.hpp"
+#include "tessel/api/labels.hpp"
 
 namespace tessel::api {
 
@@ -51,6 +52,20 @@ inline constexpr int64_t kMaxShmSizeMib = int64_t{1} << 20;  // 1 TiB.
 // Why `ref` is not an OCI image reference ([registry[:port]/]name[:tag][@digest], name
 // components lowercase), or "" when it is one. Never true of text starting with '-'.
 std::string image_ref_error(std::string_view ref);
+
+// Where a job may run (issue 32); empty: on any node. Checked at submission: keys and
+// values as labels (tessel/api/labels.hpp), node names as nodes register, no node in
+// both lists, no more nodes listed than the job asks; the scheduler also refuses
+// nodes it does not know.
+struct NodeConstraints {
+  Labels node_selector;               // Every pair must be among the node's labels.
+  std::vector<std::string> nodelist;  // Each of these nodes is one of the job's (Slurm -w).
+  std::vector<std::string> exclude;   // None of these nodes (Slurm -x).
+
+  bool empty() const { return node_selector.empty() && nodelist.empty() && exclude.empty(); }
+  bool operator==(const NodeConstraints&) const = default;
+};
+inline constexpr size_t kMaxNodeList = 1024;  // Names per list.
 
 struct JobSpec {
   std::string name;
@@ -99,6 +114,8 @@ struct JobSpec {
   bool image_pull_always = false;
   std::vector<Mount> mounts;
   int64_t shm_size_mib = 0;
+  // node_selector, nodelist and exclude (issue 32).
+  NodeConstraints constraints;
 
   bool has_dependencies() const { return !after_ok.empty() || !after_any.empty() || !after_not_ok.empty(); }
   bool operator==(const JobSpec&) const = default;

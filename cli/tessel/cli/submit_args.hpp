@@ -45,6 +45,12 @@ struct SubmitOptions {
   std::optional<std::string> image_pull;
   std::vector<std::string> mounts;
   std::optional<std::string> shm_size;
+  // Where the job may run (issue 32): --selector KEY=VALUE (node_selector; repeatable,
+  // or comma-separated), --nodelist and --exclude as Slurm's -w and -x (node names,
+  // comma-separated, repeatable).
+  std::vector<std::string> selector;
+  std::vector<std::string> nodelist;
+  std::vector<std::string> exclude;
 };
 
 // "64G" -> 65536: a memory size in MiB. No suffix: MiB; M, G, T (binary; "GiB", "GB" too).

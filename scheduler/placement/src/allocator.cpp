@@ -33,6 +33,7 @@ void ModuleGroupAllocator::upsert_node(const NodeSpec& spec) {
   node.vendor = spec.vendor;
   node.gang_block = spec.gang_block;
   node.driver_version = spec.driver_version;
+  node.labels = spec.labels.empty() ? nullptr : std::make_unique<const api::Labels>(spec.labels);
   node.cpus = std::max(spec.cpus, 0);
   node.memory_mib = std::max<int64_t>(spec.memory_mib, 0);
   node.present = 0;

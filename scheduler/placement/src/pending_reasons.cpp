@@ -1,5 +1,6 @@
 #include "pending_reasons.hpp"
 
+#include "node_filter.hpp"
 #include "tessel/api/topology.hpp"
 
 namespace tessel::scheduler::reasons {
@@ -65,6 +66,21 @@ std::string excluded_nodes(const std::string& base, const std::string& driver_ve
 
 std::string waiting_behind_reservation(const std::string& job_id) {
   return "waiting behind reservation for job " + job_id;
+}
+
+std::string listed_node(const std::string& node, const std::string& why) {
+  return "node " + node + " of the nodelist " + why;
+}
+
+std::string too_few_matching(int nodes_matching, int nodes_needed, const std::string& filter) {
+  if (nodes_matching == 0) return "no ready node " + filter;
+  return "only " + std::to_string(nodes_matching) + (nodes_matching == 1 ? " ready node " : " ready nodes ") + filter +
+         ", job needs " + std::to_string(nodes_needed);
+}
+
+std::string with_constraints(std::string text, const api::NodeConstraints* constraints) {
+  if (constraints == nullptr) return text;
+  return text.append(" (").append(detail::describe(*constraints)).append(")");
 }
 
 std::string never_fits_resources(int cpus, int64_t memory_mib, int nodes_needed, int nodes_capable, int most_cpus,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tessel/api/inventory.hpp"
+#include "tessel/api/job.hpp"
 
 namespace tessel::scheduler::reasons {
 
@@ -30,6 +31,15 @@ std::string waiting_for_cards(int devices, int nodes_needed, const std::optional
 std::string excluded_nodes(const std::string& base, const std::string& driver_version,
                            const std::vector<std::string>& notes);
 std::string waiting_behind_reservation(const std::string& job_id);
+// Node constraints (issue 32). A node of the nodelist that cannot take the job:
+// "node n3 of the nodelist is not ready" (`why`: "is not ready", "is not rack=r7", ...).
+std::string listed_node(const std::string& node, const std::string& why);
+// Too few ready nodes pass the selector and exclude list (`filter`, "with rack=r9"):
+// "no ready node with rack=r9", "only 1 ready node with rack=r7, job needs 2".
+std::string too_few_matching(int nodes_matching, int nodes_needed, const std::string& filter);
+// `text` with the job's constraints after it, when it has any: "waiting for 4 free
+// cards in one valid group (rack=r7; exclude n9)".
+std::string with_constraints(std::string text, const api::NodeConstraints* constraints);
 // Too few nodes could ever give the job its CPUs and memory per node: "no node can
 // hold 64 CPUs per node (at most 32 CPUs, 257000 MiB)", "only 1 node can hold ...,
 // job needs 2". 0 cpus or memory_mib: not asked.

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "node_filter.hpp"
 #include "tessel/api/topology.hpp"
 #include "tessel/scheduler/allocator.hpp"
 
@@ -179,7 +180,7 @@ class Planner {
     for (uint32_t n : st_.keys[k].nodes) {
       const Node& node = st_.nodes[n];
       const NodeKey* nk = node.find_key(k);
-      if (nk == nullptr) continue;
+      if (nk == nullptr || !eligible(node, job_)) continue;  // Never stops jobs where it could not run.
       const Mask usable = node.usable(*nk), free = usable & ~node.held;
       if (ClusterState::fit_class(node, free, job_.devices) != kNoFit) {
         fits_now_ = true;
@@ -248,8 +249,10 @@ class Planner {
   // Gangs: distinct nodes of one key, each with a free group once the victims are gone.
   // plan_gang() with too many candidates to try every set. `base_fit`: the nodes that
   // fit without victims; `touched_set`: the nodes that do not.
+  // `listed`: nodes of a short nodelist that do not fit without victims (they must once
+  // the victims are gone).
   std::optional<Choice> greedy_gang(int k, int base_fit, const std::unordered_set<uint32_t>& touched_set,
-                                    const std::vector<size_t>& relevant) {
+                                    const std::vector<size_t>& relevant, const std::vector<uint32_t>& listed) {
     // Newest first until the job fits, then drop (oldest first) each victim not
     // needed. The victims' cards by node and the count of nodes that fit with them
     // are kept up to date, so each step costs the victim's own nodes.
@@ -270,7 +273,7 @@ class Planner {
         fit += static_cast<int>(node_fits(n)) - static_cast<int>(before);
       }
     };
-    auto enough = [&] { return base_fit + fit >= job_.nodes; };
+    auto enough = [&] { return base_fit + fit >= job_.nodes && std::all_of(listed.begin(), listed.end(), node_fits); };
     Choice c;
     for (size_t v : relevant) {
       c.victims.push_back(v);
@@ -300,7 +303,7 @@ class Planner {
     for (uint32_t n : st_.keys[k].nodes) {
       const Node& node = st_.nodes[n];
       const NodeKey* nk = node.find_key(k);
-      if (nk == nullptr) continue;
+      if (nk == nullptr || !eligible(node, job_)) continue;  // Never stops jobs where it could not run.
       if (ClusterState::fit_class(node, node.usable(*nk) & ~node.held, job_.devices) != kNoFit) {
         base.push_back(n);
         continue;
@@ -308,7 +311,18 @@ class Planner {
       touched.push_back(n);
       touched_set.insert(n);
     }
-    if (static_cast<int>(base.size()) >= job_.nodes) {
+    // A nodelist shorter than the gang: its nodes must be among those the job takes.
+    std::vector<uint32_t> listed;
+    if (lists_some(job_)) {
+      for (const std::string& name : job_.constraints->nodelist) {
+        auto n = st_.find_node(name);
+        if (!n || (!touched_set.count(*n) && std::find(base.begin(), base.end(), *n) == base.end()))
+          return std::nullopt;
+        listed.push_back(*n);
+      }
+    }
+    auto in_base = [&](uint32_t n) { return std::find(base.begin(), base.end(), n) != base.end(); };
+    if (static_cast<int>(base.size()) >= job_.nodes && std::all_of(listed.begin(), listed.end(), in_base)) {
       fits_now_ = true;
       return std::nullopt;
     }
@@ -333,7 +347,12 @@ class Planner {
       return out;
     };
     auto feasible = [&](const std::vector<size_t>& victims) {
-      return static_cast<int>(base.size() + fitting(victims).size()) >= job_.nodes;
+      const auto fit = fitting(victims);
+      auto fits_listed = [&](uint32_t n) {
+        return in_base(n) || std::any_of(fit.begin(), fit.end(), [&](const auto& g) { return g.first == n; });
+      };
+      return static_cast<int>(base.size() + fit.size()) >= job_.nodes &&
+             std::all_of(listed.begin(), listed.end(), fits_listed);
     };
     std::optional<Choice> best;
     if (relevant.size() <= kExactCandidates) {
@@ -348,16 +367,22 @@ class Planner {
         }
       }
     } else {
-      best = greedy_gang(k, static_cast<int>(base.size()), touched_set, relevant);
+      std::vector<uint32_t> listed_touched;
+      for (uint32_t n : listed)
+        if (!in_base(n)) listed_touched.push_back(n);
+      best = greedy_gang(k, static_cast<int>(base.size()), touched_set, relevant, listed_touched);
     }
     if (!best) return std::nullopt;
-    // The nodes the victims free first, then nodes free already.
+    // The nodelist's nodes first, then the nodes the victims free, then nodes free already.
     best->groups = fitting(best->victims);
     for (uint32_t n : base) {
       const Node& node = st_.nodes[n];
       const Mask free = node.usable(*node.find_key(k)) & ~node.held;
       best->groups.emplace_back(n, ClusterState::pick_group(node, free, job_.devices));
     }
+    std::stable_partition(best->groups.begin(), best->groups.end(), [&](const auto& g) {
+      return std::find(listed.begin(), listed.end(), g.first) != listed.end();
+    });
     best->groups.resize(static_cast<size_t>(job_.nodes));
     return best;
   }

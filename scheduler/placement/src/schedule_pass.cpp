@@ -198,7 +198,11 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_without_cards(const Pending
     const auto& nodes = state_.keys[k].nodes;
     if (static_cast<int>(nodes.size()) < job.nodes) continue;
     Plan plan;
+    std::vector<uint32_t> taken;
+    const bool listed = lists_some(job);
+    if (listed && !take_listed(job, k, may_use_reserved(job), plan, taken)) continue;
     for (uint32_t n : nodes) {
+      if (listed && std::find(taken.begin(), taken.end(), n) != taken.end()) continue;
       const Node& node = state_.nodes[n];
       const Need need = need_on(node, job);
       if (!eligible(node, job) || !fits(node, need, /*honour_blocked=*/!may_use_reserved(job))) continue;
@@ -225,18 +229,21 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
     return eligible(node, job) && fits(node, need_on(node, job), !use_reserved);
   };
   // A reserved node's best group when reserved cards may be used, or nullopt.
-  auto from_reserved = [&](uint32_t n, int k) -> std::optional<std::pair<uint64_t, Choice>> {
-    const Node& node = state_.nodes[n];
-    const NodeKey* nk = node.find_key(k);
-    if (!node.in_key_nodes || nk == nullptr || !eligible(node, job)) return std::nullopt;
-    const Need need = need_on(node, job);
-    if (!fits(node, need, false)) return std::nullopt;
-    Mask free = node.free_cards(*nk, false);
-    uint32_t cls = ClusterState::fit_class(node, free, size);
-    if (cls == kNoFit) return std::nullopt;
-    return std::make_pair((uint64_t{cls} << 32) | n, Choice{n, ClusterState::pick_group(node, free, size), need});
-  };
+  auto from_reserved = [&](uint32_t n, int k) { return choice_on(job, n, k, /*honour_blocked=*/false); };
 
+  if (job.nodes == 1 && job.constraints && !job.constraints->nodelist.empty()) {
+    // The one node it may use: looked at directly, not found by a scan of the index.
+    std::optional<std::pair<uint64_t, Choice>> pick;
+    const auto n = state_.find_node(job.constraints->nodelist.front());
+    for (int k : keys) {
+      if (!n) break;
+      auto c = choice_on(job, *n, k, /*honour_blocked=*/true);
+      if (!c && use_reserved) c = choice_on(job, *n, k, /*honour_blocked=*/false);
+      if (c && (!pick || c->first < pick->first)) pick = c;
+    }
+    if (pick) return Plan{pick->second};
+    return std::nullopt;
+  }
   if (job.nodes == 1) {
     std::optional<std::pair<uint64_t, int>> best;  // (entry, key)
     for (int k : keys) {
@@ -255,11 +262,14 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
   }
 
   // Gangs: distinct nodes of one key (so one vendor), best fits first.
+  const bool listed = lists_some(job);
   for (int k : keys) {
     Plan plan;
     std::vector<uint32_t> taken;
+    if (listed && !take_listed(job, k, use_reserved, plan, taken)) continue;
     for (uint64_t entry : state_.keys[k].fit[lg]) {
       if (!usable(entry)) continue;
+      if (listed && std::find(taken.begin(), taken.end(), node_of(entry)) != taken.end()) continue;
       plan.push_back(from_index(node_of(entry), k));
       taken.push_back(node_of(entry));
       if (static_cast<int>(plan.size()) == job.nodes) return plan;
@@ -279,6 +289,34 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
   return std::nullopt;
 }
 
+std::optional<std::pair<uint64_t, SchedulePass::Choice>> SchedulePass::choice_on(const PendingJob& job, uint32_t n,
+                                                                                 int k, bool honour_blocked) const {
+  const Node& node = state_.nodes[n];
+  const NodeKey* nk = node.find_key(k);
+  if (!node.in_key_nodes || nk == nullptr || !eligible(node, job)) return std::nullopt;
+  const Need need = need_on(node, job);
+  if (!fits(node, need, honour_blocked)) return std::nullopt;
+  if (job.devices == 0) return std::make_pair(uint64_t{n}, Choice{n, 0, need});
+  const Mask free = node.free_cards(*nk, honour_blocked);
+  const uint32_t cls = ClusterState::fit_class(node, free, job.devices);
+  if (cls == kNoFit) return std::nullopt;
+  return std::make_pair((uint64_t{cls} << 32) | n, Choice{n, ClusterState::pick_group(node, free, job.devices), need});
+}
+
+bool SchedulePass::take_listed(const PendingJob& job, int k, bool use_reserved, Plan& plan,
+                               std::vector<uint32_t>& taken) const {
+  for (const std::string& name : job.constraints->nodelist) {
+    auto n = state_.find_node(name);
+    if (!n) return false;
+    auto c = choice_on(job, *n, k, /*honour_blocked=*/true);
+    if (!c && use_reserved) c = choice_on(job, *n, k, /*honour_blocked=*/false);
+    if (!c) return false;
+    plan.push_back(c->second);
+    taken.push_back(*n);
+  }
+  return true;
+}
+
 bool SchedulePass::may_use_reserved(const PendingJob& job) const {
   if (!reserved_ || !reserved_->start_ms || !job.time_limit_s) return false;
   return add_seconds(now_ms_, *job.time_limit_s) <= *reserved_->start_ms;
@@ -289,6 +327,8 @@ std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<in
   if (state_.schedulable_count == 0) return reasons::no_ready_nodes();
   int cluster = static_cast<int>(state_.nodes.size());
   if (job.nodes > cluster) return reasons::cluster_too_small(cluster);
+  if (job.constraints && !keys.empty())
+    if (std::string why = constraint_reason(job, keys); !why.empty()) return why;
   int capable = 0;
   for (int k : keys) {
     int c = job.devices == 0 ? static_cast<int>(state_.keys[k].nodes.size())
@@ -304,11 +344,34 @@ std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<in
   }
   if (std::string shortage = short_of_resources(job, keys); !shortage.empty()) {
     *waiting = job.devices > 0;  // Jobs without cards get no reservation.
-    return reasons::waiting_for_resources(shortage);
+    return reasons::with_constraints(reasons::waiting_for_resources(shortage), job.constraints);
   }
   if (job.devices == 0) return reasons::never_fits(job.devices, job.nodes, capable, job.vendor, job.model);
   *waiting = true;
-  return reasons::waiting_for_cards(job.devices, job.nodes, job.vendor, job.model);
+  return reasons::with_constraints(reasons::waiting_for_cards(job.devices, job.nodes, job.vendor, job.model),
+                                   job.constraints);
+}
+
+std::string SchedulePass::constraint_reason(const PendingJob& job, const std::vector<int>& keys) const {
+  const api::NodeConstraints& c = *job.constraints;
+  for (const std::string& name : c.nodelist) {
+    auto n = state_.find_node(name);
+    if (!n) return reasons::listed_node(name, "is not known");
+    const Node& node = state_.nodes[*n];
+    if (!node.in_key_nodes) return reasons::listed_node(name, "is not ready");
+    if (std::none_of(keys.begin(), keys.end(), [&](int k) { return node.find_key(k) != nullptr; }))
+      return reasons::listed_node(name, "has no " + reasons::cards_phrase(job.vendor, job.model));
+    if (std::string note = exclusion_note(node, job); !note.empty()) return reasons::listed_node(name, "is " + note);
+  }
+  if (c.node_selector.empty() && c.exclude.empty()) return "";
+  int best = 0;
+  for (int k : keys) {
+    int admitted = 0;
+    for (uint32_t n : state_.keys[k].nodes) admitted += admits(state_.nodes[n], c, job.nodes) ? 1 : 0;
+    best = std::max(best, admitted);
+  }
+  if (best >= job.nodes) return "";
+  return reasons::too_few_matching(best, job.nodes, describe_filter(c));
 }
 
 std::string SchedulePass::never_fits_resources(const PendingJob& job, const std::vector<int>& keys) {
@@ -406,11 +469,6 @@ int64_t SchedulePass::resources_free_at(uint32_t n, const Need& need, int64_t no
   return kNever;
 }
 
-bool SchedulePass::eligible(const Node& node, const PendingJob& job) {
-  return (job.nodes == 1 || node.gang_block.empty()) &&
-         api::driver_version_matches(job.driver_version, node.driver_version);
-}
-
 std::string SchedulePass::filtered_reason(const PendingJob& job, const std::vector<int>& keys) const {
   const int size = job.devices;
   int best = 0;
@@ -426,10 +484,7 @@ std::string SchedulePass::filtered_reason(const PendingJob& job, const std::vect
       if (eligible(node, job)) {
         ++capable;
       } else if (excluded.size() < 3) {
-        excluded.push_back(node.name + ": " +
-                           (job.nodes > 1 && !node.gang_block.empty()
-                                ? node.gang_block
-                                : "driver " + (node.driver_version.empty() ? "unknown" : node.driver_version)));
+        excluded.push_back(node.name + ": " + exclusion_note(node, job));
       }
     }
     if (capable >= job.nodes) return "";  // The filters leave enough capable nodes.
@@ -469,6 +524,11 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
     return false;
   };
   const int size = job.devices;
+  auto latest = [](const std::vector<Candidate>& chosen) {
+    int64_t at = 0;
+    for (const Candidate& c : chosen) at = std::max(at, c.free_at);
+    return at;
+  };
   std::optional<std::vector<Candidate>> best;
   for (int k : keys) {
     std::vector<Candidate> cands;
@@ -498,15 +558,23 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
       if (node_best) cands.push_back(*node_best);
     }
     if (static_cast<int>(cands.size()) < job.nodes) continue;
-    std::partial_sort(cands.begin(), cands.begin() + job.nodes, cands.end());
+    auto first = cands.begin();
+    if (lists_some(job)) {  // The nodelist's nodes first, then the best of the others.
+      const auto& list = job.constraints->nodelist;
+      first = std::stable_partition(cands.begin(), cands.end(), [&](const Candidate& c) {
+        return std::find(list.begin(), list.end(), state_.nodes[c.node].name) != list.end();
+      });
+      if (first - cands.begin() != static_cast<std::ptrdiff_t>(list.size())) continue;
+    }
+    std::partial_sort(first, cands.begin() + job.nodes, cands.end());
     cands.resize(job.nodes);
-    if (!best || cands.back().free_at < best->back().free_at) best = std::move(cands);
+    if (!best || latest(cands) < latest(*best)) best = std::move(cands);
   }
   if (!best) return;
 
   Reserved r;
   r.job_id = job.id;
-  int64_t start = best->back().free_at;
+  int64_t start = latest(*best);
   if (start != kNever) r.start_ms = start;
   Reservation shown{job.id, r.start_ms, {}};
   ClusterState::LastReservation last{job.id, {}};

@@ -16,9 +16,11 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "cluster_state.hpp"
+#include "node_filter.hpp"
 #include "tessel/scheduler/allocator.hpp"
 
 namespace tessel::scheduler::detail {
@@ -127,10 +129,19 @@ class SchedulePass {
   std::vector<uint32_t> scheduling_order(const std::vector<PendingJob>& queue);
   // The (vendor, model) keys the job may use, found once per vendor and model a pass.
   const std::vector<int>& keys_of(const PendingJob& job);
-  // Whether the job may run on the node at all: its driver version constraint, and
-  // for gangs the node's gang_block. filtered(): whether some node may fail that.
-  static bool eligible(const Node& node, const PendingJob& job);
-  static bool filtered(const PendingJob& job) { return job.nodes > 1 || !job.driver_version.empty(); }
+  // Whether the job may run on the node at all (node_filter.hpp: its driver version,
+  // for gangs the node's gang_block, its node constraints). filtered(): whether some
+  // node may fail that.
+  static bool eligible(const Node& node, const PendingJob& job) { return detail::eligible(node, job); }
+  static bool filtered(const PendingJob& job) {
+    return job.nodes > 1 || !job.driver_version.empty() || job.constraints != nullptr;
+  }
+  // For a job with node constraints: why too few ready nodes pass them ("no ready node
+  // with rack=r9", "node n3 of the nodelist is not ready"), or "".
+  std::string constraint_reason(const PendingJob& job, const std::vector<int>& keys) const;
+  // The job's choice on node `n` of key `k` with its best group free there (with
+  // `honour_blocked`, leaving reserved cards alone), keyed as the fit index is; nullopt
+  // when the node cannot take it now.
   // For a filtered job whose capacity the filters take away: the reason, naming
   // up to three excluded nodes; "" when the filters exclude no capable node.
   std::string filtered_reason(const PendingJob& job, const std::vector<int>& keys) const;
@@ -153,6 +164,11 @@ class SchedulePass {
   // For a job that fits no node now although enough could hold it: the first node with
   // the cards but short of CPUs or memory, as "n1: 6 of 8 CPUs in use, job needs 4"; "".
   std::string short_of_resources(const PendingJob& job, const std::vector<int>& keys) const;
+  std::optional<std::pair<uint64_t, Choice>> choice_on(const PendingJob& job, uint32_t n, int k,
+                                                       bool honour_blocked) const;
+  // A nodelist shorter than the job's nodes (lists_some()): its nodes' choices for key
+  // `k` into `plan` and `taken`; false when one of them cannot take the job now.
+  bool take_listed(const PendingJob& job, int k, bool use_reserved, Plan& plan, std::vector<uint32_t>& taken) const;
   std::optional<Plan> plan_without_cards(const PendingJob& job, const std::vector<int>& keys) const;
   // `use_reserved`: may also take reserved cards (only after unreserved ones).
   std::optional<Plan> plan_cards(const PendingJob& job, const std::vector<int>& keys, bool use_reserved) const;
@@ -179,21 +195,40 @@ class SchedulePass {
   std::optional<ClusterState::LastReservation> previous_;
   // The keys below view strings of run()'s queue, which outlives the pass: with 100,000
   // pending jobs, copying them into every lookup's key was a large share of a pass.
-  // (vendor or -1, model, devices, may use reserved, driver version, cpus, memory) -> fewest nodes that failed.
-  using FailKey = std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t>;
+  // (vendor or -1, model, devices, may use reserved, driver version, cpus, memory,
+  // constraints) -> fewest nodes that failed.
+  // The constraints are the pass's one object of their content (same_constraints()),
+  // so the keys compare them as pointers.
+  using FailKey =
+      std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t, const api::NodeConstraints*>;
   // The job's key there, viewing its strings.
-  static FailKey fail_key_of(const PendingJob& job, bool use_reserved) {
+  FailKey fail_key_of(const PendingJob& job, bool use_reserved) {
     return {job.vendor ? static_cast<int>(*job.vendor) : -1,
             job.model,
             job.devices,
             use_reserved,
             job.driver_version,
             job.cpus,
-            job.memory_mib};
+            job.memory_mib,
+            same_constraints(job.constraints)};
   }
   std::map<FailKey, int> failed_;
   // (the same, nodes) -> pending reason (its index in the result's texts), for jobs that failed.
-  std::map<std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t, int>, uint32_t> reason_cache_;
+  std::map<
+      std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t, const api::NodeConstraints*, int>,
+      uint32_t>
+      reason_cache_;
+  // The first constraints of each content this pass met, by the constraints of each job
+  // (null for none): jobs with equal constraints share cached failures, and a key
+  // compares them by pointer, not by content.
+  const api::NodeConstraints* same_constraints(const api::NodeConstraints* c) {
+    if (c == nullptr) return nullptr;
+    auto [it, fresh] = constraints_seen_.try_emplace(c, nullptr);
+    if (fresh) it->second = constraints_by_content_.try_emplace(ConstraintsKey{c}, c).first->second;
+    return it->second;
+  }
+  std::unordered_map<const api::NodeConstraints*, const api::NodeConstraints*> constraints_seen_;
+  std::map<ConstraintsKey, const api::NodeConstraints*> constraints_by_content_;
   // For resources_free_at(): each node's holders of CPUs or memory as (end, cpus,
   // memory), by end; built on first use in a pass.
   std::optional<std::map<uint32_t, std::vector<std::tuple<int64_t, int, int64_t>>>> share_ends_;

@@ -1,4 +1,4 @@
-// REST: /v1/nodes, /v1/nodes/{name}/history, /v1/nodes/{name}/token, /v1/node-tokens,
+// REST: /v1/nodes, /v1/nodes/{name}/labels, /v1/nodes/{name}/history, /v1/nodes/{name}/token, /v1/node-tokens,
 // /v1/inventory.
 #include "tessel/scheduler/http_util.hpp"
 
@@ -23,6 +23,8 @@ json to_json(const NodeView& v) {
               {"last_heartbeat", api::format_rfc3339(v.rec.last_heartbeat_ms)},
               {"inventory", inv},
               {"free_groups", groups}};
+  out["labels"] = effective_labels(v.rec);
+  out["admin_labels"] = v.rec.labels;
   if (!v.degraded.empty()) out["degraded"] = v.degraded;
   if (v.rec.inventory.cpus > 0) out["cpus_used"] = v.cpus_used;
   if (v.rec.inventory.memory_mib > 0) out["memory_used_mib"] = v.memory_used_mib;
@@ -97,6 +99,19 @@ void add_node_routes(http::Router& r, RouteContext& ctx) {
         },
         http::Exec::blocking);
   }
+  r.add(
+      "PUT", "/v1/nodes/{name}/labels",
+      [&ctx](http::Request& req, const http::Reply& reply) {
+        if (auto who = authorize(ctx, req, Action::admin); !who) return reply(who.error());
+        auto body = parse_body(req);
+        if (!body) return reply(body.error());
+        auto change = api::parse_label_change(*body);
+        if (!change) return reply(change.error());
+        auto node = ctx.state.set_node_labels(req.captures[0], *change);
+        if (!node) return reply(node.error());
+        reply(json_reply(200, to_json(*node)));
+      },
+      http::Exec::blocking);
   r.add(
       "DELETE", "/v1/nodes/{name}",
       [&ctx](http::Request& req, const http::Reply& reply) {

@@ -93,6 +93,17 @@ Status ClusterState::resolve_project_locked(api::JobSpec& spec) const {
   return Error::invalid("project: unknown project " + spec.project, "project");
 }
 
+Status ClusterState::check_node_names_locked(const api::JobSpec& spec) const {
+  for (const char* field : {"nodelist", "exclude"}) {
+    const auto& names = field[0] == 'n' ? spec.constraints.nodelist : spec.constraints.exclude;
+    for (size_t i = 0; i < names.size(); ++i)
+      if (!nodes_.contains(names[i]))
+        return Error::invalid(std::string(field) + ": unknown node " + names[i],
+                              std::string(field) + "[" + std::to_string(i) + "]");
+  }
+  return ok_status();
+}
+
 Status ClusterState::admit_locked(const api::JobSpec& spec, const std::string& user, int64_t n) {
   const std::optional<int64_t> project_cap = projects_.max_active_jobs_per_user(spec.project);
   if (auto s = admit_jobs(active_counts_, opts_.limits, project_cap, user, spec.project, n); !s) {

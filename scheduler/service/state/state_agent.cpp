@@ -16,7 +16,7 @@ namespace {
 // True when two inventories differ in more than telemetry (worth a DB write).
 bool same_shape(const api::NodeInventory& a, const api::NodeInventory& b) {
   if (a.vendor != b.vendor || a.driver_version != b.driver_version || a.ports_error != b.ports_error ||
-      a.devices.size() != b.devices.size())
+      a.devices.size() != b.devices.size() || a.labels != b.labels)
     return false;
   for (size_t i = 0; i < a.devices.size(); ++i) {
     const auto &x = a.devices[i], &y = b.devices[i];

@@ -117,14 +117,15 @@ void ClusterState::plan_preemption_locked(Txn& txn, const std::vector<PendingJob
   std::set<std::string> placed;
   for (const auto& p : res.placed) placed.insert(p.job_id);
   std::vector<RunningJob> running;
-  // Shapes (project, vendor, model, devices, nodes) that found no plan: the same again finds none.
-  std::set<std::tuple<int32_t, int, std::string, int, int>> failed;
+  // Shapes (project, vendor, model, devices, nodes, the job's node constraints if any)
+  // that found no plan: the same again finds none.
+  std::set<std::tuple<int32_t, int, std::string, int, int, const api::NodeConstraints*>> failed;
   int plans = 0;
   for (uint32_t i : res.order) {
     const PendingJob& job = queue[i];
     if (!job.within_guarantee || placed.count(job.id)) continue;
     auto shape = std::make_tuple(job.project, job.vendor ? static_cast<int>(*job.vendor) : -1, job.model, job.devices,
-                                 job.nodes);
+                                 job.nodes, job.constraints);
     if (failed.count(shape)) continue;
     if (++plans > kPlansPerPass) break;
     if (running.empty()) {

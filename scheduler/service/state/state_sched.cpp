@@ -71,6 +71,7 @@ void ClusterState::pass_queue_locked(const PassPolicy& policy, std::vector<Pendi
     queue.push_back(PendingJob{j.id, j.spec.devices, j.spec.nodes, j.spec.priority, seq, j.spec.time_limit_s,
                                j.spec.vendor, j.spec.model, j.spec.driver_version});
     ask_resources(opts_.task_defaults, j.spec, queue.back());
+    if (!j.spec.constraints.empty()) queue.back().constraints = &j.spec.constraints;
     apply_policy(policy, j, queue.back());
     entries.push_back(entry);
   }

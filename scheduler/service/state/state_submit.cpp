@@ -48,6 +48,7 @@ Result<api::Job> ClusterState::submit(api::JobSpec spec, const std::string& user
 Result<ClusterState::Submission> ClusterState::prepare_submission_locked(api::JobSpec spec, const std::string& user) {
   if (stopping_) return Error::unavailable("scheduler is shutting down");
   if (auto s = resolve_project_locked(spec); !s) return s.error();
+  if (auto s = check_node_names_locked(spec); !s) return s.error();
   Submission sub;
   const int64_t seq = jobs_.next_seq();
   api::Job job = make_job(seq, std::move(spec), user);

@@ -2,6 +2,7 @@
 // and node draining.
 #include <spdlog/spdlog.h>
 
+#include "tessel/base/log_safe.hpp"
 #include "tessel/scheduler/state.hpp"
 #include "tessel/scheduler/version_skew.hpp"
 
@@ -25,6 +26,7 @@ NodeSpec ClusterState::node_spec_locked(const NodeEntry& n) const {
   s.memory_mib = n.rec.inventory.memory_mib;
   if (std::string down = api::modules_with_ports_down(n.rec.inventory); !down.empty())
     s.gang_block = "ports down on " + down;
+  s.labels = effective_labels(n.rec);
   return s;
 }
 
@@ -71,6 +73,29 @@ Result<NodeView> ClusterState::set_drained(const std::string& name, bool drained
     mark_dirty_locked();
   });
   if (!commit_locked(txn, "drain")) return storage_unavailable("the node's drain state");
+  return node_view_locked(it->second);
+}
+
+Result<NodeView> ClusterState::set_node_labels(const std::string& name, const api::LabelChange& change) {
+  MutexLock lk(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return Error::not_found("node " + name + " not found");
+  auto labels = api::apply_label_change(it->second.rec.labels, change);
+  if (!labels) return labels.error();
+  if (*labels == it->second.rec.labels) return node_view_locked(it->second);
+  Txn txn;
+  NodeRecord rec = it->second.rec;
+  rec.labels = *labels;
+  txn.batch.nodes.push_back(rec);
+  txn.apply.push_back([this, name, labels = *labels]() REQUIRES(mu_) {
+    NodeEntry& n = nodes_.at(name);
+    n.rec.labels = labels;
+    alloc_.upsert_node(node_spec_locked(n));
+    spdlog::info("node {}: labels set by admins now {}", name, log_safe(api::format_labels(labels)));
+    mark_dirty_locked();
+    ++nodes_changes_;
+  });
+  if (!commit_locked(txn, "node labels")) return storage_unavailable("the node's labels");
   return node_view_locked(it->second);
 }
 

@@ -50,6 +50,7 @@ std::string node_record_to_json(const NodeRecord& n) {
             {"inventory", api::to_json(n.inventory)},
             {"last_heartbeat_ms", n.last_heartbeat_ms}};
   if (!n.scheduler_key.empty()) j["scheduler_key"] = n.scheduler_key;
+  if (!n.labels.empty()) j["labels"] = n.labels;
   return j.dump();
 }
 
@@ -64,6 +65,11 @@ Result<NodeRecord> node_record_from_json(const std::string& text) {
     n.drained = j.at("drained").get<bool>();
     n.last_heartbeat_ms = ints.at<int64_t>(j, "last_heartbeat_ms");
     n.scheduler_key = j.value("scheduler_key", "");
+    if (j.contains("labels")) {
+      auto labels = api::labels_from_json(j["labels"], "labels");
+      if (!labels) return labels.error().wrap("node record " + n.name);
+      n.labels = std::move(*labels);
+    }
     json inv = j.at("inventory");
     inv.erase("groups");  // Computed on output; not part of the agent's form.
     auto parsed = api::inventory_from_json(inv);

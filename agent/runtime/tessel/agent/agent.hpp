@@ -84,6 +84,8 @@ struct AgentConfig {
   // Fencing (epoch_guard.hpp): answers of an older leader epoch are refused. Null: no
   // fencing (every answer is acted on).
   EpochGuard* epochs = nullptr;
+  // The node's labels (tessel-agent --label, issue 32): sent in every inventory.
+  api::Labels labels;
 };
 
 class Agent {

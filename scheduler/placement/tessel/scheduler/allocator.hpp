@@ -48,6 +48,8 @@ struct NodeSpec {
   // counted on this node).
   int cpus = 0;
   int64_t memory_mib = 0;
+  // Its labels, the agent's and the admins' (issue 32), matched against a job's node_selector.
+  api::Labels labels;
 };
 
 struct PendingJob {
@@ -71,6 +73,9 @@ struct PendingJob {
   bool within_guarantee = false;  // Its project is under its guarantee: ordered ahead at equal priority.
   double fair_share = 1.0;        // Its project's fair-share factor (higher first, after within_guarantee).
   double user_usage = 0.0;        // Its user's decayed usage (lower first, after fair_share).
+  // Where it may run (issue 32: node_selector, nodelist, exclude); null: anywhere, and
+  // placement does no work for it. Not owned: the job's spec, which outlives the call.
+  const api::NodeConstraints* constraints = nullptr;
 };
 
 // One project's card limits during a pass (quotas). Counts are cards by model

@@ -30,6 +30,14 @@ struct NodeEntry {
   int64_t inventory_tag = 0;
 };
 
+// The labels placement sees on a node (issue 32): its agent's, with admins' winning
+// for the same key.
+inline api::Labels effective_labels(const NodeRecord& rec) {
+  api::Labels out = rec.inventory.labels;
+  for (const auto& [k, v] : rec.labels) out[k] = v;
+  return out;
+}
+
 class NodeTable {
  public:
   using Map = std::map<std::string, NodeEntry>;

@@ -195,6 +195,9 @@ class ClusterState {
   std::vector<NodeView> nodes() const EXCLUDES(mu_);
   Result<NodeView> node(const std::string& name) const EXCLUDES(mu_);
   Result<NodeView> set_drained(const std::string& name, bool drained) EXCLUDES(mu_);
+  // Changes the labels admins set on a node (issue 32; api::LabelChange): stored, and
+  // placed by from the next pass. 404 for an unknown node, 400 past api::kMaxLabels.
+  Result<NodeView> set_node_labels(const std::string& name, const api::LabelChange& change) EXCLUDES(mu_);
   // Forgets a node that holds no cards (conflict otherwise); returns its last view.
   // An agent still running on it registers it again with its next heartbeat.
   Result<NodeView> remove_node(const std::string& name) EXCLUDES(mu_);
@@ -333,6 +336,8 @@ class ClusterState {
   // Projects (state_projects.cpp).
   // Fills in the default project; 400 naming `project` when it does not exist.
   Status resolve_project_locked(api::JobSpec& spec) const REQUIRES(mu_);
+  // The nodes of the spec's nodelist and exclude are known (400 naming the entry otherwise).
+  Status check_node_names_locked(const api::JobSpec& spec) const REQUIRES(mu_);
   // Tenant limits (tenant_limits.hpp): whether `n` more jobs of `user` with `spec`
   // (project resolved) fit; if so, counts them at once, before their write, so
   // submissions waiting for the store together cannot pass a limit. The caller

@@ -36,6 +36,9 @@ struct NodeRecord {
   // The scheduler's credential towards the node's agent (RegisterResponse::scheduler_key),
   // kept so log reads work across a scheduler restart. Never shown by the API.
   std::string scheduler_key;
+  // The labels admins set (PUT /v1/nodes/{name}/labels, issue 32). They win over the
+  // agent's (inventory.labels) of the same key; "labels" in the record, absent when none.
+  api::Labels labels;
 };
 
 // Cards still held for an assignment the scheduler no longer wants, until a

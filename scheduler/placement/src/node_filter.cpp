@@ -1,0 +1,75 @@
+// Which nodes a pending job may use (node_filter.hpp).
+#include "node_filter.hpp"
+
+#include <algorithm>
+
+namespace tessel::scheduler::detail {
+namespace {
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+// The node's value of label `key`, or null.
+const std::string* label_of(const Node& node, const std::string& key) {
+  if (!node.labels) return nullptr;
+  auto it = node.labels->find(key);
+  return it == node.labels->end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+bool admits(const Node& node, const api::NodeConstraints& c, int nodes) {
+  for (const auto& [key, value] : c.node_selector) {
+    const std::string* has = label_of(node, key);
+    if (has == nullptr || *has != value) return false;
+  }
+  if (!c.exclude.empty() && contains(c.exclude, node.name)) return false;
+  if (!c.nodelist.empty() && static_cast<int>(c.nodelist.size()) >= nodes && !contains(c.nodelist, node.name))
+    return false;
+  return true;
+}
+
+std::string constraint_note(const Node& node, const api::NodeConstraints& c, int nodes) {
+  for (const auto& [key, value] : c.node_selector) {
+    const std::string* has = label_of(node, key);
+    if (has == nullptr || *has != value) return std::string("not ").append(key).append("=").append(value);
+  }
+  if (contains(c.exclude, node.name)) return "in exclude";
+  if (!c.nodelist.empty() && static_cast<int>(c.nodelist.size()) >= nodes && !contains(c.nodelist, node.name))
+    return "not in nodelist";
+  return "";
+}
+
+std::string exclusion_note(const Node& node, const PendingJob& job) {
+  if (job.nodes > 1 && !node.gang_block.empty()) return node.gang_block;
+  if (!api::driver_version_matches(job.driver_version, node.driver_version))
+    return "driver " + (node.driver_version.empty() ? "unknown" : node.driver_version);
+  return job.constraints ? constraint_note(node, *job.constraints, job.nodes) : "";
+}
+
+std::string describe_filter(const api::NodeConstraints& c) {
+  std::string out;
+  for (const auto& [key, value] : c.node_selector)
+    out.append(out.empty() ? "with " : ",").append(key).append("=").append(value);
+  if (!c.exclude.empty())
+    out.append(out.empty() ? "" : " ").append("outside exclude (").append(joined(c.exclude)).append(")");
+  return out;
+}
+
+std::string describe(const api::NodeConstraints& c) {
+  std::string out;
+  for (const auto& [key, value] : c.node_selector)
+    out.append(out.empty() ? "" : ",").append(key).append("=").append(value);
+  if (!c.nodelist.empty()) out.append(out.empty() ? "" : "; ").append("nodelist ").append(joined(c.nodelist));
+  if (!c.exclude.empty()) out.append(out.empty() ? "" : "; ").append("exclude ").append(joined(c.exclude));
+  return out;
+}
+
+}  // namespace tessel::scheduler::detail

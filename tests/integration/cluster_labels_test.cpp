@@ -1,0 +1,100 @@
+// Node labels and job node constraints with the real scheduler and agents (issue 32):
+// three agents on fake hl-smi (8 HL-225 cards each) labelled from their command line;
+// jobs with node_selector, nodelist and exclude land where they must, an unmatched
+// selector waits naming it until an admin labels a node, and the admins' label and
+// the agents' survive a scheduler restart.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "cluster.hpp"
+
+using namespace tessel::itest;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The nodes a finished job ran on.
+std::set<std::string> ran_on(const json& job) {
+  std::set<std::string> out;
+  for (const auto& a : job["allocations"]) out.insert(a["node"].get<std::string>());
+  return out;
+}
+
+// Runs `spec` (a short command) to its end; the nodes it ran on, or {} with a failure.
+std::set<std::string> run(Cluster& c, json spec) {
+  spec["command"] = {"/bin/true"};
+  const json job = c.submit(spec);
+  auto done = c.wait_job(job.value("id", ""), {"succeeded", "failed"});
+  if (!done) return {};
+  EXPECT_EQ((*done)["state"], "succeeded") << done->dump();
+  return ran_on(*done);
+}
+
+void start_labelled(Cluster& c, const std::string& node, std::vector<std::string> labels) {
+  c.agent_args.clear();
+  for (const auto& l : labels) c.agent_args.insert(c.agent_args.end(), {"--label", l});
+  c.start_agent(node);
+}
+
+TEST(ClusterLabels, SelectorNodelistAndExcludeWithRealAgentsAcrossARestart) {
+  Cluster c;
+  c.start_scheduler();
+  start_labelled(c, "n1", {"rack=r1"});
+  start_labelled(c, "n2", {"rack=r2", "fabric=ib"});
+  start_labelled(c, "n3", {"rack=r2"});
+  for (const char* n : {"n1", "n2", "n3"}) ASSERT_TRUE(c.wait_node_state(n, "ready"));
+  EXPECT_EQ(c.get("/v1/nodes/n2")["labels"], json({{"fabric", "ib"}, {"rack", "r2"}}));
+
+  // Whole nodes, so each job's node is decided by its constraint alone.
+  EXPECT_EQ(run(c, {{"devices", 8}, {"node_selector", {{"rack", "r2"}, {"fabric", "ib"}}}}),
+            std::set<std::string>{"n2"});
+  EXPECT_EQ(run(c, {{"devices", 8}, {"node_selector", {{"rack", "r1"}}}}), std::set<std::string>{"n1"});
+  EXPECT_EQ(run(c, {{"devices", 8}, {"nodelist", {"n3"}}}), std::set<std::string>{"n3"});
+  EXPECT_EQ(run(c, {{"devices", 8}, {"exclude", {"n1", "n2"}}}), std::set<std::string>{"n3"});
+  const auto gang = run(c, {{"devices", 8}, {"nodes", 2}, {"nodelist", {"n1"}}, {"exclude", {"n3"}}});
+  EXPECT_EQ(gang, (std::set<std::string>{"n1", "n2"}));
+
+  // Unknown nodes are a 400 naming the entry.
+  auto bad = c.rest().post("/v1/jobs", {{"command", {"/bin/true"}}, {"nodelist", {"n9"}}});
+  EXPECT_EQ(bad.status, 400) << bad.text;
+  EXPECT_EQ(bad.body["error"]["field"], "nodelist[0]") << bad.text;
+
+  // No node in rack r9: the job waits naming it, until an admin puts n1 there.
+  const std::string r9 =
+      c.submit({{"command", {"/bin/true"}}, {"devices", 1}, {"node_selector", {{"rack", "r9"}}}})["id"];
+  ASSERT_TRUE(c.wait_reason(r9, "no ready node with rack=r9"));
+  auto put = c.rest().put("/v1/nodes/n1/labels", {{"labels", {{"rack", "r9"}}}});
+  ASSERT_EQ(put.status, 200) << put.text;
+  auto done = c.wait_job(r9, {"succeeded", "failed"});
+  ASSERT_TRUE(done);
+  EXPECT_EQ(ran_on(*done), std::set<std::string>{"n1"});
+
+  // A restart keeps the admins' label (stored) and the agents' (they register again).
+  c.stop_scheduler();
+  c.start_scheduler();
+  for (const char* n : {"n1", "n2", "n3"}) ASSERT_TRUE(c.wait_node_state(n, "ready"));
+  const json n1 = c.get("/v1/nodes/n1");
+  EXPECT_EQ(n1["admin_labels"], json({{"rack", "r9"}})) << n1.dump();
+  EXPECT_EQ(n1["labels"], json({{"rack", "r9"}})) << n1.dump();
+  EXPECT_EQ(n1["inventory"]["labels"], json({{"rack", "r1"}})) << n1.dump();
+  EXPECT_EQ(run(c, {{"devices", 8}, {"node_selector", {{"rack", "r9"}}}}), std::set<std::string>{"n1"});
+  EXPECT_EQ(run(c, {{"devices", 8}, {"node_selector", {{"fabric", "ib"}}}}), std::set<std::string>{"n2"});
+  // Removing the admins' label shows the agent's again.
+  ASSERT_EQ(c.rest().put("/v1/nodes/n1/labels", {{"labels", {{"rack", nullptr}}}}).status, 200);
+  EXPECT_EQ(c.get("/v1/nodes/n1")["labels"], json({{"rack", "r1"}}));
+}
+
+TEST(ClusterLabels, AnAgentWithABadLabelRefusesToStart) {
+  Cluster c;
+  c.start_scheduler();
+  auto r = tessel::testkit::run_process(
+      tessel::testkit::command({TESSEL_AGENT_BIN, "--scheduler", "http://127.0.0.1:" + std::to_string(c.port()),
+                                "--node", "nx", "--state-dir", c.root() + "/nx", "--label", "rack=r 7"}),
+      20s);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--label"), std::string::npos) << r.err;
+}
+
+}  // namespace
