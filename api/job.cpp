@@ -520,6 +520,7 @@ json to_json(const JobEvent& e) {
             {"nodes", e.nodes}};
   if (!e.reason.empty()) j["reason"] = e.reason;
   if (e.exit_code) j["exit_code"] = *e.exit_code;
+  if (!e.by.empty()) j["by"] = e.by;
   return j;
 }
 
@@ -542,6 +543,7 @@ Result<JobEvent> event_from_json(const json& j) {
   e.nodes = j.value("nodes", std::vector<std::string>{});
   e.reason = j.value("reason", "");
   if (j.contains("exit_code") && !j["exit_code"].is_null()) e.exit_code = json_int_at<int>(j, "exit_code");
+  e.by = j.value("by", "");
   return e;
 }
 }  // namespace
@@ -577,6 +579,7 @@ json to_json(const Job& job) {
     j["last_preempted_at"] = format_rfc3339(job.last_preempted_at_ms);
     j["last_preempted_by"] = job.last_preempted_by;
   }
+  if (!job.held_by.empty()) j["held_by"] = job.held_by;
   if (!job.master_addr.empty()) {
     j["master_addr"] = job.master_addr;
     j["master_port"] = job.master_port;
@@ -660,6 +663,7 @@ Result<Job> job_from_json(const json& j) {
       job.allocations.push_back(*al);
     }
     job.last_preempted_by = j.value("last_preempted_by", "");
+    job.held_by = j.value("held_by", "");
     if (j.contains("preempting") && j["preempting"].is_object()) {
       const json& p = j["preempting"];
       for (const auto& a : p.value("allocations", json::array())) {

@@ -40,7 +40,7 @@ struct CommandLine {
   SubmitOptions submit;
   JobsOptions jobs;
   std::string show_id;
-  std::vector<std::string> cancel_ids;
+  std::vector<std::string> cancel_ids, hold_ids, release_ids;
   LogsOptions logs;
   WaitOptions wait;
   bool nodes_wide = false;
@@ -104,7 +104,7 @@ void add_submit_command(CLI::App& app, CommandLine& cl) {
   submit->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_submit(s, cl.submit); }; });
 }
 
-// jobs, show, cancel, logs and wait: reading and stopping jobs.
+// jobs, show, cancel, hold, release, logs and wait: reading and controlling jobs.
 void add_job_commands(CLI::App& app, CommandLine& cl) {
   auto* jobs = app.add_subcommand("jobs", "List jobs (default: not yet finished)");
   jobs->add_option("--state", cl.jobs.state, "Only jobs in this state");
@@ -119,6 +119,14 @@ void add_job_commands(CLI::App& app, CommandLine& cl) {
   auto* cancel = app.add_subcommand("cancel", "Cancel jobs");
   cancel->add_option("jobs", cl.cancel_ids, "Job ids")->required();
   cancel->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_cancel(s, cl.cancel_ids); }; });
+
+  auto* hold = app.add_subcommand("hold", "Hold pending jobs (an array: its pending elements) out of the queue");
+  hold->add_option("jobs", cl.hold_ids, "Job ids")->required();
+  hold->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_control(s, "hold", cl.hold_ids); }; });
+
+  auto* release = app.add_subcommand("release", "Release held jobs back into the queue");
+  release->add_option("jobs", cl.release_ids, "Job ids")->required();
+  release->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_control(s, "release", cl.release_ids); }; });
 
   auto* logs = app.add_subcommand("logs", "Print a job's output (one rank)");
   logs->add_option("job", cl.logs.id, "Job id")->required();

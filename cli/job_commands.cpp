@@ -86,23 +86,29 @@ int cmd_show(Session& s, const std::string& id) {
   return kExitOk;
 }
 
-int cmd_cancel(Session& s, const std::vector<std::string>& ids) {
-  auto* c = s.client("cancel");
+int cmd_cancel(Session& s, const std::vector<std::string>& ids) { return cmd_control(s, "cancel", ids); }
+
+int cmd_control(Session& s, const std::string& action, const std::vector<std::string>& ids) {
+  auto* c = s.client(action);
   if (!c) return kExitUsage;
   int rc = kExitOk;
   json answers = json::array();
   for (const auto& id : ids) {
-    auto r = c->post(job_path(id) + "/cancel", json::object());
+    auto r = c->post(job_path(id) + "/" + action, json::object());
     if (!r) {
-      rc = s.fail("cancel", r.error().wrap(id));
+      rc = s.fail(action, r.error().wrap(id));
       continue;
     }
     if (s.json_output()) {
       answers.push_back(*r);
-    } else {
-      auto state = get_string(*r, "state");
-      s.env().out << id << ": " << (state.empty() ? "cancel requested" : state) << '\n';
+      continue;
     }
+    // "j-1: cancelled", "j-2: pending (held by alice)".
+    auto state = get_string(*r, "state");
+    auto reason = get_string(*r, "reason");
+    s.env().out << id << ": " << (state.empty() ? action + " requested" : state);
+    if (action != "cancel" && state == "pending" && !reason.empty()) s.env().out << " (" << reason << ")";
+    s.env().out << '\n';
   }
   if (s.json_output()) s.print_json(ids.size() == 1 && answers.size() == 1 ? answers[0] : answers);
   return rc;

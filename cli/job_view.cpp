@@ -199,6 +199,7 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   line("User", get_string(job, "user"));
   line("State", get_string(job, "state"));
   line("Reason", get_string(job, "reason"));
+  line("Held by", get_string(job, "held_by"));
   line("Queue position", get_text(job, "queue_position"));
   line("Estimated start", get_string(job, "estimated_start"));
   line("Project", get_string(spec, "project"));
@@ -274,7 +275,10 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
           reason += ')';
         }
       }
-      t.add_row({"  " + get_string(e, "at"), get_string(e, "event"), get_text(e, "attempt"), ids(get_field(e, "nodes")),
+      // A user's action names who: "held by alice".
+      std::string event = get_string(e, "event");
+      if (auto by = get_string(e, "by"); !by.empty()) event += " by " + by;
+      t.add_row({"  " + get_string(e, "at"), printable(event), get_text(e, "attempt"), ids(get_field(e, "nodes")),
                  printable(reason)});
     }
     o << t.render();

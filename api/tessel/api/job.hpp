@@ -177,9 +177,11 @@ struct ArrayView {
 
 // One step of a job's state history (GET /v1/jobs/{id}/events): what happened
 // ("submitted", "assigned", "running", "preempted", "requeued", "succeeded",
-// "failed", "cancelled"), when, the state it left the job in, the attempt it
+// "failed", "cancelled"; a user's job control: "held", "released", "updated",
+// "signalled", "requeued"), when, the state it left the job in, the attempt it
 // belongs to (for "preempted" and "requeued", the attempt that ended), the nodes
-// of that attempt, and the reason or exit code where there is one.
+// of that attempt, the reason or exit code where there is one, and who asked for
+// it (`by`: a user's action; empty for the scheduler's own).
 struct JobEvent {
   int64_t at_ms = 0;
   std::string event;
@@ -188,6 +190,7 @@ struct JobEvent {
   std::vector<std::string> nodes;
   std::string reason;
   std::optional<int> exit_code;
+  std::string by;
 
   bool operator==(const JobEvent&) const = default;
 };
@@ -209,7 +212,10 @@ struct Job {
   // retry: retries used = attempt - preemptions.
   int preemptions = 0;
   int64_t last_preempted_at_ms = 0;  // When it was last preempted; 0 = never.
-  std::string last_preempted_by;     // The job that preempted it last.
+  // A pending job held by a user (POST /v1/jobs/{id}/hold): who held it; empty when
+  // not held. Stored: a held job stays out of placement until released, restarts too.
+  std::string held_by;
+  std::string last_preempted_by;  // The job that preempted it last.
   // A pending job whose preemption is in flight: the cards it will take once its
   // victims' tasks are gone, and those victims. Stored, so that a restarted
   // scheduler still gives it those cards first; shown only while it is pending.

@@ -1,5 +1,5 @@
 #pragma once
-// Subcommands about jobs: submit, jobs, show, cancel, logs, wait.
+// Subcommands about jobs: submit, jobs, show, cancel, hold, release, logs, wait.
 // Each returns the process exit code (see app.hpp) and prints through the Session.
 
 #include <optional>
@@ -24,6 +24,9 @@ int cmd_jobs(Session& s, const JobsOptions& o);
 
 int cmd_show(Session& s, const std::string& id);
 int cmd_cancel(Session& s, const std::vector<std::string>& ids);
+// POST /v1/jobs/{id}/<action> (cancel, hold, release) for each id; prints each job's
+// state (a pending one's reason: "held by alice"). 1 when any was refused.
+int cmd_control(Session& s, const std::string& action, const std::vector<std::string>& ids);
 
 struct LogsOptions {
   std::string id;

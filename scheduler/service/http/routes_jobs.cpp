@@ -1,4 +1,4 @@
-// REST: /v1/jobs (submit, list, get, cancel, state history).
+// REST: /v1/jobs (submit, list, get, cancel, state history, hold, release).
 #include "tessel/scheduler/http_util.hpp"
 
 namespace tessel::scheduler {
@@ -22,6 +22,24 @@ json job_json(const api::Job& job, const Principal& who) {
   if (j.contains("reason")) j["reason"] = without_job_secrets(job.reason, job.spec);
   j["private"] = true;
   return j;
+}
+
+// Job control (issue 31): the job's owner or an admin; the state decides the rest.
+void add_job_control_routes(http::Router& r, RouteContext& ctx) {
+  using Control = Result<api::Job> (ClusterState::*)(const std::string&, const Principal&);
+  for (auto [path, control] : {std::pair<const char*, Control>{"/v1/jobs/{id}/hold", &ClusterState::hold},
+                               std::pair<const char*, Control>{"/v1/jobs/{id}/release", &ClusterState::release}}) {
+    r.add(
+        "POST", path,
+        [&ctx, control](http::Request& req, const http::Reply& reply) {
+          auto who = authorize(ctx, req, Action::cancel);
+          if (!who) return reply(who.error());
+          auto job = (ctx.state.*control)(req.captures[0], *who);
+          if (!job) return reply(job.error());
+          reply(json_reply(200, job_json(*job, *who)));
+        },
+        http::Exec::blocking);
+  }
 }
 
 }  // namespace
@@ -103,6 +121,8 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
         reply(json_reply(200, public_json(*job)));
       },
       http::Exec::blocking);
+
+  add_job_control_routes(r, ctx);
 }
 
 }  // namespace tessel::scheduler

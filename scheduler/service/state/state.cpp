@@ -302,6 +302,7 @@ void ClusterState::cancel_pending_locked(Txn& txn, const JobEntry& e, const std:
   api::Job nj = e.job;
   nj.state = api::JobState::cancelled;
   nj.reason = reason;
+  nj.held_by.clear();
   nj.finished_at_ms = clock_.now_ms();
   txn.batch.jobs.push_back(nj);
   const int64_t seq = job_key(nj.id);

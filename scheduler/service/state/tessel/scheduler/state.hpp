@@ -159,6 +159,14 @@ class ClusterState {
   JobPage list_jobs(const JobFilter& f) const EXCLUDES(mu_);
   // Idempotent. Only admins or the job's owner may cancel.
   Result<api::Job> cancel(const std::string& id, const Principal& who) EXCLUDES(mu_);
+  // Job control (state_control.cpp): the job's owner or an admin (403 otherwise), 404
+  // for an unknown job, 409 for one in the wrong state; each writes an event naming who.
+  // hold: keeps a pending job (an array: its pending elements) out of placement,
+  // reservations and backfill until released; a held job stays held. release: queues
+  // a held job (an array: its held elements) again; a user may release only what they
+  // held themselves.
+  Result<api::Job> hold(const std::string& id, const Principal& who) EXCLUDES(mu_);
+  Result<api::Job> release(const std::string& id, const Principal& who) EXCLUDES(mu_);
   Result<LogTarget> log_target(const std::string& job_id, int rank) const EXCLUDES(mu_);
   // The job's state history, oldest first (state_events.cpp); nullopt for an unknown job.
   std::optional<std::vector<api::JobEvent>> job_events(const std::string& id) const EXCLUDES(mu_);
@@ -310,6 +318,11 @@ class ClusterState {
   NodeView node_view_locked(const NodeEntry& n) const REQUIRES(mu_);
 
   api::Job make_job(int64_t seq, api::JobSpec spec, const std::string& user) const;
+  // Job control (state_control.cpp). The key of job `id` if `who` may control it (404, 403).
+  Result<int64_t> controlled_job_locked(const std::string& id, const Principal& who) const REQUIRES(mu_);
+  // Add to `txn` holding (releasing) the pending (held) job at `key`, by user `by`.
+  void hold_locked(Txn& txn, int64_t key, const std::string& by) REQUIRES(mu_);
+  void release_locked(Txn& txn, int64_t key, const std::string& by) REQUIRES(mu_);
   // Ends pending job `e` (queued or waiting for its dependencies) as cancelled.
   void cancel_pending_locked(Txn& txn, const JobEntry& e, const std::string& reason) REQUIRES(mu_);
   // Stops job `e`'s current attempt early: fences the ranks not known gone,
