@@ -404,6 +404,7 @@ SpecParse parse_job_spec(const json& j) {
   r.optional_int("memory_mib", memory_mib, 0, kMaxTaskMemoryMib);
   s.memory_mib = memory_mib.value_or(0);
   read_container_fields(r, j, s);
+  read_warning_signal(r, j, s);
   std::optional<FieldError> array_error;
   if (r.has("array")) {
     ArraySpec a;
@@ -460,6 +461,7 @@ json to_json(const JobSpec& s) {
     j["mounts"] = std::move(mounts);
   }
   if (s.shm_size_mib > 0) j["shm_size_mib"] = s.shm_size_mib;
+  if (s.signal) j["signal"] = to_json(*s.signal);
   if (s.array) {
     j["array"] = {{"count", s.array->count}, {"parallel", s.array->parallel}};
     if (!s.array->indices.empty()) j["array"]["indices"] = s.array->indices;
@@ -579,7 +581,9 @@ json to_json(const Job& job) {
     j["last_preempted_at"] = format_rfc3339(job.last_preempted_at_ms);
     j["last_preempted_by"] = job.last_preempted_by;
   }
+  if (job.requeues > 0) j["requeues"] = job.requeues;
   if (!job.held_by.empty()) j["held_by"] = job.held_by;
+  if (!job.signals.empty()) j["signals"] = to_json(job.signals);
   if (!job.master_addr.empty()) {
     j["master_addr"] = job.master_addr;
     j["master_port"] = job.master_port;
@@ -645,6 +649,7 @@ Result<Job> job_from_json(const json& j) {
     if (shared) share_parent_spec(job);
     job.attempt = json_int_or<int>(j, "attempt", 0);
     job.preemptions = json_int_or<int>(j, "preemptions", 0);
+    job.requeues = json_int_or<int>(j, "requeues", 0);
     for (auto [key, out] :
          {std::pair{"submitted_at", &job.submitted_at_ms}, std::pair{"started_at", &job.started_at_ms},
           std::pair{"finished_at", &job.finished_at_ms}, std::pair{"last_preempted_at", &job.last_preempted_at_ms}}) {
@@ -664,6 +669,11 @@ Result<Job> job_from_json(const json& j) {
     }
     job.last_preempted_by = j.value("last_preempted_by", "");
     job.held_by = j.value("held_by", "");
+    if (j.contains("signals")) {
+      auto sigs = signals_from_json(j["signals"]);
+      if (!sigs) return sigs.error().wrap("job");
+      job.signals = std::move(*sigs);
+    }
     if (j.contains("preempting") && j["preempting"].is_object()) {
       const json& p = j["preempting"];
       for (const auto& a : p.value("allocations", json::array())) {

@@ -88,6 +88,41 @@ int cmd_show(Session& s, const std::string& id) {
 
 int cmd_cancel(Session& s, const std::vector<std::string>& ids) { return cmd_control(s, "cancel", ids); }
 
+int cmd_signal(Session& s, const std::string& id, const std::string& name) {
+  auto* c = s.client("signal");
+  if (!c) return kExitUsage;
+  std::string sig = name;
+  if (sig.rfind("SIG", 0) == 0) sig = sig.substr(3);  // SIGUSR1 as USR1, as scancel takes both.
+  auto r = c->post(job_path(id) + "/signal", json{{"name", sig}});
+  if (!r) return s.fail("signal", r.error().wrap(id));
+  if (s.json_output())
+    s.print_json(*r);
+  else
+    s.env().out << id << ": SIG" << sig << " sent to every rank\n";
+  return kExitOk;
+}
+
+int cmd_update(Session& s, const UpdateOptions& o) {
+  json body = json::object();
+  if (o.priority) body["priority"] = *o.priority;
+  if (o.name) body["name"] = *o.name;
+  if (o.time_limit) {
+    auto d = parse_duration(*o.time_limit);
+    if (!d) return s.usage("update", d.error().wrap("--time-limit"));
+    body["time_limit_s"] = *d;
+  }
+  if (body.empty()) return s.usage("update", Error::invalid("give --priority, --time-limit or --name"));
+  auto* c = s.client("update");
+  if (!c) return kExitUsage;
+  auto r = c->patch(job_path(o.id), body);
+  if (!r) return s.fail("update", r.error().wrap(o.id));
+  if (s.json_output())
+    s.print_json(*r);
+  else
+    s.env().out << o.id << ": updated (priority " << get_text(get_field(*r, "spec"), "priority") << ")\n";
+  return kExitOk;
+}
+
 int cmd_control(Session& s, const std::string& action, const std::vector<std::string>& ids) {
   auto* c = s.client(action);
   if (!c) return kExitUsage;

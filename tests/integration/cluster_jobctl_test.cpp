@@ -1,8 +1,12 @@
-// Job control (issue 31) with the real scheduler and agent (fake hl-smi, 8 HL-225
-// cards): a job held behind a busy node is passed over by a later job, stays held
-// across a scheduler restart (kill -9), and runs once released.
+// Job control (issue 31) with the real scheduler and agents (fake hl-smi, 8 HL-225
+// cards each): a job held behind a busy node is passed over by a later job, stays held
+// across a scheduler restart (kill -9), and runs once released; a signal reaches
+// every rank of a two-node gang; a warning signal comes before the time limit, and a
+// job ended by its time limit fails with that reason even when it exits 0; a requeued
+// job is stopped, runs again and succeeds without using a retry.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "cluster.hpp"
@@ -51,6 +55,84 @@ TEST(ClusterJobControl, AHeldJobWaitsBehindABusyNodeSurvivesARestartAndRunsOnceR
   EXPECT_EQ(names[1], "held/anonymous");
   EXPECT_EQ(names[2], "released/anonymous");
   EXPECT_EQ(names.back(), "succeeded/");
+}
+
+// Each rank waits for SIGUSR1 and exits 0 on it: the gang succeeds only if both got it.
+TEST(ClusterJobControl, ASignalReachesEveryRankOfAGang) {
+  Cluster c;
+  c.start_scheduler();
+  c.start_agent("n1");
+  c.start_agent("n2");
+  ASSERT_TRUE(c.wait_node_state("n1", "ready"));
+  ASSERT_TRUE(c.wait_node_state("n2", "ready"));
+  json gang = eight_cards("trap 'exit 0' USR1; while :; do sleep 0.05; done");
+  gang["nodes"] = 2;
+  const std::string id = c.submit(gang)["id"];
+  int status = 0;
+  c.get("/v1/jobs/" + id + "/signal", &status);
+  EXPECT_EQ(status, 405);
+  ASSERT_TRUE(c.wait_job(id, {"running"}));
+  EXPECT_EQ(c.post("/v1/jobs/" + id + "/signal", {{"name", "KILL"}}), 400);
+  ASSERT_EQ(c.post("/v1/jobs/" + id + "/signal", {{"name", "USR1"}}), 200);
+  auto done = c.wait_job(id, {"succeeded", "failed"});
+  ASSERT_TRUE(done);
+  EXPECT_EQ((*done)["state"], "succeeded") << done->dump();
+  const json events = c.get("/v1/jobs/" + id + "/events")["events"];
+  bool signalled = false;
+  for (const auto& e : events)
+    if (e["event"] == "signalled" && e.value("reason", "") == "SIGUSR1 to every rank") signalled = true;
+  EXPECT_TRUE(signalled) << events.dump();
+}
+
+// The job writes `warned` on SIGUSR1 (3 s before its 6 s limit) and exits 0 on the
+// SIGTERM at the limit: it fails all the same, with the time limit as its reason.
+TEST(ClusterJobControl, AWarningSignalBeforeTheTimeLimitThenFailedWithTheLimitAsReason) {
+  Cluster c;
+  c.start_scheduler();
+  c.start_agent("n1");
+  ASSERT_TRUE(c.wait_node_state("n1", "ready"));
+  json spec = eight_cards("trap 'touch warned' USR1; trap 'exit 0' TERM; while :; do sleep 0.05; done");
+  spec["time_limit_s"] = 6;
+  spec["kill_grace_s"] = 1;
+  spec["max_retries"] = 2;  // A time limit is never retried.
+  spec["signal"] = {{"name", "USR1"}, {"before_s", 3}};
+  const std::string id = c.submit(spec)["id"];
+  ASSERT_TRUE(c.wait_job(id, {"running"}));
+  EXPECT_TRUE(eventually([&] { return std::filesystem::exists(c.work_dir("n1", id) + "/warned"); }, 20s));
+  auto done = c.wait_job(id, {"failed", "succeeded"}, 30s);
+  ASSERT_TRUE(done);
+  EXPECT_EQ((*done)["state"], "failed");
+  EXPECT_EQ(done->value("reason", ""), "time limit of 6s reached") << done->dump();
+  EXPECT_EQ((*done)["attempt"], 0);
+
+  spec["signal"]["before_s"] = 7;  // Past the time limit.
+  auto r = c.rest().post("/v1/jobs", spec);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body["error"].value("field", ""), "signal.before_s") << r.text;
+}
+
+// The first run marks `once` and runs until stopped; the second finds it and exits 0.
+TEST(ClusterJobControl, ARequeuedJobRunsTwiceAndSucceeds) {
+  Cluster c;
+  c.start_scheduler();
+  c.start_agent("n1");
+  ASSERT_TRUE(c.wait_node_state("n1", "ready"));
+  const std::string mark = c.root() + "/once";
+  const std::string id = c.submit(
+      eight_cards("if [ -e " + mark + " ]; then exit 0; fi; touch " + mark + "; while :; do sleep 0.05; done"))["id"];
+  ASSERT_TRUE(c.wait_job(id, {"running"}));
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(mark); }, 20s));
+  ASSERT_EQ(c.post("/v1/jobs/" + id + "/requeue", json::object()), 200);
+  auto done = c.wait_job(id, {"succeeded", "failed"}, 30s);
+  ASSERT_TRUE(done);
+  EXPECT_EQ((*done)["state"], "succeeded") << done->dump();
+  EXPECT_EQ((*done)["attempt"], 1);
+  EXPECT_EQ((*done)["requeues"], 1);
+  const json events = c.get("/v1/jobs/" + id + "/events")["events"];
+  bool requeued = false;
+  for (const auto& e : events)
+    if (e["event"] == "requeued" && e.value("by", "") == "anonymous" && e["attempt"] == 0) requeued = true;
+  EXPECT_TRUE(requeued) << events.dump();
 }
 
 }  // namespace

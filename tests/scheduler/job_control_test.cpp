@@ -150,6 +150,141 @@ TEST(JobControl, AReleasedJobWhoseDependencyFailedIsCancelled) {
   EXPECT_EQ(r->reason, "dependency " + dep + " failed");
 }
 
+TEST(JobControl, ASignalReachesTheAssignmentsOfARunningJob) {
+  Control c;
+  c.add_node("n1");
+  const std::string id = c.submit(eight_cards());
+  EXPECT_EQ(c.state->signal(id, "USR1", kAlice).error().code, ErrorCode::conflict);  // Pending.
+  c.state->schedule_pass();
+  auto r = c.state->signal(id, "USR1", kAlice);
+  ASSERT_FALSE(r.ok());  // Assigned, its ranks not all running yet.
+  EXPECT_EQ(r.error().message, "job " + id + " is assigned: only a running job can be signalled");
+  ASSERT_TRUE(c.report(id, std::nullopt).ok());
+  EXPECT_EQ(c.state->signal(id, "USR1", kBob).error().code, ErrorCode::permission_denied);
+  ASSERT_TRUE(c.state->signal(id, "USR1", kAlice).ok());
+  ASSERT_TRUE(c.state->signal(id, "TERM", kRoot).ok());
+  std::vector<api::Assignment> desired;
+  ASSERT_TRUE(
+      c.state->watch_desired("n1", -1, [&](const Result<api::DesiredState>& d) { desired = d->assignments; }).ok());
+  ASSERT_EQ(desired.size(), 1u);
+  EXPECT_EQ(desired[0].signals, (std::vector<api::JobSignal>{{1, "USR1"}, {2, "TERM"}}));
+  EXPECT_EQ(c.last_event(id).event, "signalled");
+  EXPECT_EQ(c.last_event(id).by, "root");
+  EXPECT_EQ(c.last_event(id).reason, "SIGTERM to every rank");
+  EXPECT_EQ(c.last_event(id).nodes, std::vector<std::string>{"n1"});
+  // Only the latest are kept, their ids still rising.
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(c.state->signal(id, "HUP", kAlice).ok());
+  EXPECT_EQ(c.job(id).signals.size(), api::kMaxJobSignals);
+  EXPECT_EQ(c.job(id).signals.back().id, 22);
+}
+
+api::JobUpdate priority(int p) {
+  api::JobUpdate u;
+  u.priority = p;
+  return u;
+}
+api::JobUpdate time_limit(int64_t s) {
+  api::JobUpdate u;
+  u.time_limit_s = s;
+  return u;
+}
+
+TEST(JobControl, AnUpdateMovesAJobUpTheQueueAndOnlyAdminsRaise) {
+  Control c;
+  const std::string running = c.busy();
+  const std::string first = c.submit({{"command", {"x"}}, {"devices", 8}, {"time_limit_s", 3600}});
+  const std::string second = c.submit(eight_cards());
+  EXPECT_EQ(c.state->update(second, priority(10), kAlice).error().code, ErrorCode::permission_denied);
+  EXPECT_EQ(c.state->update(first, time_limit(7200), kAlice).error().code, ErrorCode::permission_denied);
+  EXPECT_EQ(c.state->update(running, priority(-1), kAlice).error().code, ErrorCode::conflict);
+  EXPECT_EQ(c.state->update(first, priority(-1), kBob).error().code, ErrorCode::permission_denied);
+  // The owner may lower and shorten; an admin may raise.
+  ASSERT_TRUE(c.state->update(first, time_limit(600), kAlice).ok());
+  ASSERT_TRUE(c.state->update(second, time_limit(600), kAlice).ok());  // It had none: shorter still.
+  ASSERT_TRUE(c.state->update(first, priority(-5), kAlice).ok());
+  auto up = c.state->update(second, priority(10), kRoot);
+  ASSERT_TRUE(up.ok()) << up.error().message;
+  EXPECT_EQ(up->spec.priority, 10);
+  EXPECT_EQ(c.job(first).spec.time_limit_s, 600);
+  EXPECT_EQ(c.last_event(second).event, "updated");
+  EXPECT_EQ(c.last_event(second).by, "root");
+  EXPECT_EQ(c.last_event(second).reason, "priority 10");
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(second).queue_position, 1);
+  EXPECT_EQ(c.job(first).queue_position, 2);
+  ASSERT_TRUE(c.report(running, 0).ok());
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(second).state, JobState::assigned);
+  EXPECT_EQ(c.job(first).state, JobState::pending);
+}
+
+TEST(JobControl, AnUpdateChecksTheWarningSignalAndDependencies) {
+  Control c;
+  c.add_node("n1");
+  const std::string done = c.submit({{"command", {"x"}}, {"devices", 8}});
+  c.state->schedule_pass();
+  c.run_to_end(done, 1);
+  const std::string id = c.submit(
+      {{"command", {"x"}}, {"devices", 8}, {"time_limit_s", 600}, {"signal", {{"name", "USR1"}, {"before_s", 120}}}});
+  ASSERT_TRUE(c.state->hold(id, kAlice).ok());
+  auto r = c.state->update(id, time_limit(60), kAlice);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().field, "time_limit_s");
+  api::JobUpdate deps;
+  deps.after_ok = std::vector<std::string>{done};
+  r = c.state->update(id, deps, kAlice);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::conflict);  // It failed: the job could never start.
+  deps.after_ok = std::vector<std::string>{"j-00000077"};
+  EXPECT_EQ(c.state->update(id, deps, kAlice).error().field, "after_ok");
+  deps.after_ok.reset();
+  deps.after_not_ok = std::vector<std::string>{done};
+  ASSERT_TRUE(c.state->update(id, deps, kAlice).ok());
+  EXPECT_EQ(c.job(id).held_by, "alice");  // Still held.
+  ASSERT_TRUE(c.state->release(id, kAlice).ok());
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(id).state, JobState::assigned);
+}
+
+TEST(JobControl, ARequeueIsANewAttemptThatUsesNoRetry) {
+  Control c;
+  c.add_node("n1");
+  const std::string id = c.submit({{"command", {"x"}}, {"devices", 8}, {"max_retries", 1}});
+  EXPECT_EQ(c.state->requeue(id, kAlice).error().code, ErrorCode::conflict);  // Pending.
+  c.state->schedule_pass();
+  ASSERT_TRUE(c.report(id, std::nullopt).ok());
+  EXPECT_EQ(c.state->requeue(id, kBob).error().code, ErrorCode::permission_denied);
+  auto r = c.state->requeue(id, kAlice);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->state, JobState::pending);
+  EXPECT_EQ(r->attempt, 1);
+  EXPECT_EQ(r->requeues, 1);
+  EXPECT_EQ(r->reason, "requeued by alice");
+  EXPECT_EQ(c.last_event(id).event, "requeued");
+  EXPECT_EQ(c.last_event(id).by, "alice");
+  EXPECT_EQ(c.last_event(id).attempt, 0);
+  // Its tasks are stopped as for a cancel: out of the desired state, cards fenced until gone.
+  std::vector<api::Assignment> desired;
+  ASSERT_TRUE(
+      c.state->watch_desired("n1", -1, [&](const Result<api::DesiredState>& d) { desired = d->assignments; }).ok());
+  EXPECT_TRUE(desired.empty());
+  api::TaskReport killed;
+  killed.assignment_id = api::assignment_id(id, 0, 0);
+  killed.state = api::TaskState::exited;
+  killed.signal = 15;
+  ASSERT_TRUE(c.state->report(api::ReportRequest{"n1", {killed}}, "").ok());
+  c.state->schedule_pass();
+  ASSERT_EQ(c.job(id).state, JobState::assigned);
+  // The attempt fails: its one retry is still there.
+  ASSERT_TRUE(c.report(id, std::nullopt).ok());
+  ASSERT_TRUE(c.report(id, 3).ok());
+  EXPECT_EQ(c.job(id).state, JobState::pending);
+  EXPECT_EQ(c.job(id).attempt, 2);
+  c.state->schedule_pass();
+  c.run_to_end(id, 0);
+  EXPECT_EQ(c.job(id).state, JobState::succeeded);
+}
+
 TEST(JobControlApi, HoldAndReleaseOverHttp) {
   Harness h(tokens_from("admintok admin root\nalicetok user alice\nbobtok user bob\n"));
   const std::string id = h.submit({{"command", {"x"}}}, "alicetok")["id"];
@@ -175,6 +310,46 @@ TEST(JobControlApi, HoldAndReleaseOverHttp) {
   events = Harness::body(h.get("/v1/jobs/" + id + "/events", "alicetok"))["events"];
   EXPECT_EQ(events.back()["event"], "released");
   EXPECT_EQ(events.back()["by"], "root");
+}
+
+TEST(JobControlApi, UpdateBodiesAreCheckedAndNamed) {
+  Harness h(tokens_from("admintok admin root\nalicetok user alice\n"));
+  const std::string id = h.submit({{"command", {"x"}}, {"priority", 5}}, "alicetok")["id"];
+  auto patch = [&](const json& body, const std::string& token) {
+    return h.client->Patch(("/v1/jobs/" + id).c_str(), h.auth(token), body.dump(), "application/json");
+  };
+  auto r = patch({{"priority", 2000}}, "alicetok");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(Harness::body(r)["error"]["field"], "priority") << r->body;
+  r = patch({{"devices", 1}}, "alicetok");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(Harness::body(r)["error"]["field"], "devices") << r->body;
+  EXPECT_EQ(patch(json::object(), "alicetok")->status, 400);
+  EXPECT_EQ(patch({{"priority", 6}}, "alicetok")->status, 403);
+  r = patch({{"priority", 1}, {"name", "smaller"}}, "alicetok");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Harness::body(r)["spec"]["priority"], 1);
+  EXPECT_EQ(Harness::body(r)["name"], "smaller");
+  EXPECT_EQ(patch({{"priority", 6}}, "admintok")->status, 200);
+  EXPECT_EQ(h.post("/v1/jobs/" + id + "/requeue", json::object(), "alicetok")->status, 409);
+}
+
+TEST(JobControlApi, SignalNamesAreCheckedAndNamed) {
+  Harness h;
+  const std::string id = h.submit({{"command", {"x"}}})["id"];
+  auto expect_field = [&](const json& body, const std::string& field) {
+    auto r = h.post("/v1/jobs/" + id + "/signal", body);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_EQ(Harness::body(r)["error"].value("field", ""), field) << r->body;
+  };
+  expect_field({{"name", "KILL"}}, "name");
+  expect_field({{"name", 10}}, "name");
+  expect_field(json::object(), "name");
+  expect_field({{"name", "USR1"}, {"pid", 1}}, "pid");
+  auto r = h.post("/v1/jobs/" + id + "/signal", {{"name", "USR1"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 409) << r->body;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "tessel/api/inventory.hpp"
 #include "tessel/api/json_fields.hpp"
+#include "tessel/api/signals.hpp"
 
 namespace tessel::api {
 
@@ -99,6 +100,8 @@ struct JobSpec {
   bool image_pull_always = false;
   std::vector<Mount> mounts;
   int64_t shm_size_mib = 0;
+  // A warning before the time limit and at preemption (issue 31; signals.hpp).
+  std::optional<WarningSignal> signal;
 
   bool has_dependencies() const { return !after_ok.empty() || !after_any.empty() || !after_not_ok.empty(); }
   bool operator==(const JobSpec&) const = default;
@@ -209,12 +212,18 @@ struct Job {
   JobSpec spec;
   int attempt = 0;
   // Times the job was preempted. Each requeued it as a new attempt that uses no
-  // retry: retries used = attempt - preemptions.
+  // retry: retries used = attempt - preemptions - requeues.
   int preemptions = 0;
+  // Times a user requeued it (POST /v1/jobs/{id}/requeue): new attempts that use no retry.
+  int requeues = 0;
   int64_t last_preempted_at_ms = 0;  // When it was last preempted; 0 = never.
   // A pending job held by a user (POST /v1/jobs/{id}/hold): who held it; empty when
   // not held. Stored: a held job stays out of placement until released, restarts too.
   std::string held_by;
+  // Signals users sent the current attempt's ranks (POST /v1/jobs/{id}/signal), the
+  // latest kMaxJobSignals; a new attempt starts with none. Stored, and carried in the
+  // attempt's assignments (api::Assignment::signals).
+  std::vector<JobSignal> signals;
   std::string last_preempted_by;  // The job that preempted it last.
   // A pending job whose preemption is in flight: the cards it will take once its
   // victims' tasks are gone, and those victims. Stored, so that a restarted

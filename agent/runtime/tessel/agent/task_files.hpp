@@ -56,6 +56,10 @@ struct LaunchPlan {
   std::vector<RankLaunch> ranks;
   int64_t time_limit_s = 0;  // 0 = none.
   int64_t kill_grace_s = 10;
+  // The job's warning signal (api::WarningSignal): its number (0: none), sent to every
+  // rank `warn_before_s` seconds before the time limit.
+  int warn_signal = 0;
+  int64_t warn_before_s = 0;
   std::optional<int> uid;  // Switch to this user (with gid + groups) when set.
   std::optional<int> gid;
   std::string user;  // For initgroups.
