@@ -228,19 +228,24 @@ void TaskManager::apply(const api::DesiredState& desired, const api::NodeInvento
 }
 
 void TaskManager::deliver_signals_locked(const api::Assignment& a, Entry& e) {
-  const int latest = a.signals.empty() ? 0 : a.signals.back().id;
-  if (!e.signals_done) e.signals_done = latest;  // Loaded from the state dir: see Entry.
-  if (latest <= *e.signals_done || e.kill_requested || e.snap.result) return;
+  e.signals = a.signals;
+  if (!e.signals_done) e.signals_done = e.signals.empty() ? 0 : e.signals.back().id;  // Loaded: see Entry.
+  flush_signals_locked(e);
+}
+
+void TaskManager::flush_signals_locked(Entry& e) {
+  const int latest = e.signals.empty() ? 0 : e.signals.back().id;
+  if (!e.signals_done || latest <= *e.signals_done || e.kill_requested || e.snap.result) return;
   // Only through a supervisor that has recorded itself: by then it takes the signal (it
-  // blocks SIGRTMIN before it writes its record). Otherwise: at the next desired state.
+  // blocks SIGRTMIN before it writes its record). Until then the next report retries.
   if (!e.snap.supervisor || !alive_locked(e)) return;
-  for (const auto& sig : a.signals) {
+  for (const auto& sig : e.signals) {
     if (sig.id <= *e.signals_done) continue;
     const auto signo = api::signal_number(sig.name);
     if (!signo) continue;  // The parser refuses such names.
-    spdlog::info("assignment {}: signal {} (SIG{}) to its ranks", a.id, sig.id, sig.name);
+    spdlog::info("assignment {}: signal {} (SIG{}) to its ranks", e.snap.id, sig.id, sig.name);
     if (auto st = launcher_.signal(*e.snap.supervisor, *signo); !st)
-      spdlog::error("assignment {}: signal {}: {}", a.id, sig.name, st.error().message);
+      spdlog::error("assignment {}: signal {}: {}", e.snap.id, sig.name, st.error().message);
   }
   e.signals_done = latest;
 }
@@ -266,6 +271,7 @@ std::vector<api::TaskReport> TaskManager::reports() {
     MutexLock lock(mu_);
     for (auto& [id, e] : tasks_) {
       out.push_back(report_locked(e));
+      flush_signals_locked(e);  // Those whose supervisor had not yet recorded itself.
       const bool died =
           e.snap.supervisor && !e.snap.result && e.unrecorded.empty() && out.back().state == api::TaskState::exited;
       if (cfg_.isolation && died && !e.cgroup_cleared) {

@@ -65,13 +65,22 @@ TEST(ClusterJobControl, ASignalReachesEveryRankOfAGang) {
   c.start_agent("n2");
   ASSERT_TRUE(c.wait_node_state("n1", "ready"));
   ASSERT_TRUE(c.wait_node_state("n2", "ready"));
-  json gang = eight_cards("trap 'exit 0' USR1; while :; do sleep 0.05; done");
+  json gang = eight_cards("trap 'exit 0' USR1; touch trapping; while :; do sleep 0.05; done");
   gang["nodes"] = 2;
   const std::string id = c.submit(gang)["id"];
   int status = 0;
   c.get("/v1/jobs/" + id + "/signal", &status);
   EXPECT_EQ(status, 405);
   ASSERT_TRUE(c.wait_job(id, {"running"}));
+  // Running means its processes started; each shell has set its trap once it says so.
+  ASSERT_TRUE(eventually(
+      [&] {
+        int ready = 0;
+        for (const char* node : {"n1", "n2"})
+          for (int rank : {0, 1}) ready += std::filesystem::exists(c.work_dir(node, id, rank) + "/trapping") ? 1 : 0;
+        return ready == 2;
+      },
+      20s));
   EXPECT_EQ(c.post("/v1/jobs/" + id + "/signal", {{"name", "KILL"}}), 400);
   ASSERT_EQ(c.post("/v1/jobs/" + id + "/signal", {{"name", "USR1"}}), 200);
   auto done = c.wait_job(id, {"succeeded", "failed"});

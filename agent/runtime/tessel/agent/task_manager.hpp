@@ -104,9 +104,13 @@ class TaskManager {
     // which takes the ids listed then as delivered (in memory only: an agent that
     // restarts does not deliver a signal twice, and misses one sent while it was down).
     std::optional<int> signals_done;
+    std::vector<api::JobSignal> signals;  // As its assignment last listed them.
   };
-  // Delivers to `e`'s ranks, through its supervisor, the signals of `a` it has not yet.
+  // Takes `a`'s signals and delivers to `e`'s ranks, through its supervisor, those it has
+  // not yet; flush_signals_locked() delivers them once its supervisor has recorded itself
+  // (reports() calls it again).
   void deliver_signals_locked(const api::Assignment& a, Entry& e) REQUIRES(mu_);
+  void flush_signals_locked(Entry& e) REQUIRES(mu_);
   void start_locked(const api::Assignment& a, const api::NodeInventory& inv) REQUIRES(mu_);
   // Reserves ports, makes the work dir and writes launch.json.
   // `taken`: the CPUs of running tasks (its cpuset is chosen among the others).
