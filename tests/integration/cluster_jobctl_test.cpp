@@ -3,11 +3,14 @@
 // across a scheduler restart (kill -9), and runs once released; a signal reaches
 // every rank of a two-node gang; a warning signal comes before the time limit, and a
 // job ended by its time limit fails with that reason even when it exits 0; a requeued
-// job is stopped, runs again and succeeds without using a retry.
+// job is stopped, runs again and succeeds without using a retry; a priority update moves a
+// job ahead of one submitted before it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include <httplib.h>
 
 #include "cluster.hpp"
 
@@ -142,6 +145,29 @@ TEST(ClusterJobControl, ARequeuedJobRunsTwiceAndSucceeds) {
   for (const auto& e : events)
     if (e["event"] == "requeued" && e.value("by", "") == "anonymous" && e["attempt"] == 0) requeued = true;
   EXPECT_TRUE(requeued) << events.dump();
+}
+
+TEST(ClusterJobControl, APriorityUpdateMovesAJobUpTheQueue) {
+  Cluster c;
+  c.start_scheduler();
+  c.start_agent("n1");
+  ASSERT_TRUE(c.wait_node_state("n1", "ready"));
+  const std::string busy = c.submit(eight_cards("while [ ! -e go ]; do sleep 0.05; done"))["id"];
+  ASSERT_TRUE(c.wait_job(busy, {"running"}));
+  const std::string first = c.submit(eight_cards("true"))["id"];
+  const std::string second = c.submit(eight_cards("true"))["id"];
+  httplib::Client http("127.0.0.1", c.port());
+  auto r = http.Patch(("/v1/jobs/" + second).c_str(), json{{"priority", 10}}.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["spec"]["priority"], 10);
+  ASSERT_TRUE(c.wait_reason(first, "waiting"));  // The pass has run since.
+  EXPECT_EQ(c.get("/v1/jobs/" + second).value("queue_position", 0), 1);
+  { std::ofstream(c.work_dir("n1", busy) + "/go") << "go\n"; }
+  auto a = c.wait_job(first, {"succeeded"});
+  auto b = c.wait_job(second, {"succeeded"});
+  ASSERT_TRUE(a && b);
+  EXPECT_LT((*b)["started_at"].get<std::string>(), (*a)["started_at"].get<std::string>());
 }
 
 }  // namespace

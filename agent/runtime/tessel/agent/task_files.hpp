@@ -56,10 +56,6 @@ struct LaunchPlan {
   std::vector<RankLaunch> ranks;
   int64_t time_limit_s = 0;  // 0 = none.
   int64_t kill_grace_s = 10;
-  // The job's warning signal (api::WarningSignal): its number (0: none), sent to every
-  // rank `warn_before_s` seconds before the time limit.
-  int warn_signal = 0;
-  int64_t warn_before_s = 0;
   std::optional<int> uid;  // Switch to this user (with gid + groups) when set.
   std::optional<int> gid;
   std::string user;  // For initgroups.
@@ -76,6 +72,10 @@ struct LaunchPlan {
   // Set: the ranks run in containers (podman), started as root; uid and gid are then
   // unset and the job's user is podman's --user.
   std::optional<ContainerPlan> container;
+  // The job's warning signal (api::WarningSignal): its number (0: none), sent to every
+  // rank `warn_before_s` seconds before the time limit. Last: tests build plans by position.
+  int warn_signal = 0;
+  int64_t warn_before_s = 0;
   bool operator==(const LaunchPlan&) const = default;
 };
 
