@@ -28,11 +28,12 @@ json job_json(const api::Job& job, const Principal& who) {
 // Job control (issue 31): the job's owner or an admin; the state decides the rest.
 void add_job_control_routes(http::Router& r, RouteContext& ctx) {
   using Control = Result<api::Job> (ClusterState::*)(const std::string&, const Principal&);
-  for (auto [path, control] : {std::pair<const char*, Control>{"/v1/jobs/{id}/hold", &ClusterState::hold},
-                               std::pair<const char*, Control>{"/v1/jobs/{id}/release", &ClusterState::release},
-                               std::pair<const char*, Control>{"/v1/jobs/{id}/requeue", &ClusterState::requeue}}) {
+  for (const auto& route : {std::pair<const char*, Control>{"/v1/jobs/{id}/hold", &ClusterState::hold},
+                            std::pair<const char*, Control>{"/v1/jobs/{id}/release", &ClusterState::release},
+                            std::pair<const char*, Control>{"/v1/jobs/{id}/requeue", &ClusterState::requeue}}) {
+    const Control control = route.second;  // A plain variable: clang 14 captures no structured binding.
     r.add(
-        "POST", path,
+        "POST", route.first,
         [&ctx, control](http::Request& req, const http::Reply& reply) {
           auto who = authorize(ctx, req, Action::cancel);
           if (!who) return reply(who.error());

@@ -122,8 +122,13 @@ Result<api::Job> ClusterState::release(const std::string& id, const Principal& w
   for (int64_t k : keys) {
     const std::string& by = jobs_.at(k).job.held_by;
     // As Slurm's: a user may not release what an admin (or another user) held.
-    if (who.role != Role::admin && by != who.name)
-      return Error::forbidden("job " + id + " was held by " + by + ": only " + by + " or an admin may release it");
+    if (who.role != Role::admin && by != who.name) {
+      std::string why = "job " + id;
+      why += " was held by " + by;
+      why += ": only " + by;
+      why += " or an admin may release it";
+      return Error::forbidden(std::move(why));
+    }
     release_locked(txn, k, who.name);
   }
   if (!commit_locked(txn, "release")) return storage_unavailable("the release");
