@@ -55,6 +55,7 @@ json to_json(const Assignment& a) {
   if (a.preemptions > 0) j["preemptions"] = a.preemptions;
   if (a.cpus > 0) j["cpus"] = a.cpus;
   if (a.memory_mib > 0) j["memory_mib"] = a.memory_mib;
+  if (!a.signals.empty()) j["signals"] = to_json(a.signals);
   return j;
 }
 
@@ -82,6 +83,11 @@ Result<Assignment> assignment_from_json(const json& j) {
     a.spec = std::move(*sp);
     if (a.module_ids.size() != a.indices.size())
       return Error::invalid("assignment: module_ids and indices differ in length", "indices");
+    if (j.contains("signals")) {
+      auto sigs = signals_from_json(j["signals"]);
+      if (!sigs) return Error::invalid("assignment." + sigs.error().message, "signals");
+      a.signals = std::move(*sigs);
+    }
     return a;
   });
 }

@@ -441,6 +441,7 @@ Result<JobSpec> parse_job_spec(const json& j) {
   s.memory_mib = memory_mib.value_or(0);
   read_container_fields(r, j, s);
   read_node_constraints(r, j, s);
+  read_warning_signal(r, j, s);
   std::optional<FieldError> array_error;
   if (r.has("array")) {
     ArraySpec a;
@@ -493,6 +494,7 @@ json to_json(const JobSpec& s) {
   if (!s.constraints.node_selector.empty()) j["node_selector"] = s.constraints.node_selector;
   if (!s.constraints.nodelist.empty()) j["nodelist"] = s.constraints.nodelist;
   if (!s.constraints.exclude.empty()) j["exclude"] = s.constraints.exclude;
+  if (s.signal) j["signal"] = to_json(*s.signal);
   if (s.array) {
     j["array"] = {{"count", s.array->count}, {"parallel", s.array->parallel}};
     if (!s.array->indices.empty()) j["array"]["indices"] = s.array->indices;
@@ -551,6 +553,7 @@ json to_json(const JobEvent& e) {
             {"nodes", e.nodes}};
   if (!e.reason.empty()) j["reason"] = e.reason;
   if (e.exit_code) j["exit_code"] = *e.exit_code;
+  if (!e.by.empty()) j["by"] = e.by;
   return j;
 }
 
@@ -573,6 +576,7 @@ Result<JobEvent> event_from_json(const json& j, JsonInts& ints) {
   e.nodes = j.value("nodes", std::vector<std::string>{});
   e.reason = j.value("reason", "");
   if (j.contains("exit_code") && !j["exit_code"].is_null()) e.exit_code = ints.at<int>(j, "exit_code");
+  e.by = j.value("by", "");
   return e;
 }
 }  // namespace
@@ -608,6 +612,9 @@ json to_json(const Job& job) {
     j["last_preempted_at"] = format_rfc3339(job.last_preempted_at_ms);
     j["last_preempted_by"] = job.last_preempted_by;
   }
+  if (job.requeues > 0) j["requeues"] = job.requeues;
+  if (!job.held_by.empty()) j["held_by"] = job.held_by;
+  if (!job.signals.empty()) j["signals"] = to_json(job.signals);
   if (!job.master_addr.empty()) {
     j["master_addr"] = job.master_addr;
     j["master_port"] = job.master_port;
@@ -673,6 +680,7 @@ Result<Job> job_from_json(const json& j) {
     if (shared) share_parent_spec(job);
     job.attempt = ints.at_or<int>(j, "attempt", 0);
     job.preemptions = ints.at_or<int>(j, "preemptions", 0);
+    job.requeues = ints.at_or<int>(j, "requeues", 0);
     for (auto [key, out] :
          {std::pair{"submitted_at", &job.submitted_at_ms}, std::pair{"started_at", &job.started_at_ms},
           std::pair{"finished_at", &job.finished_at_ms}, std::pair{"last_preempted_at", &job.last_preempted_at_ms}}) {
@@ -690,6 +698,12 @@ Result<Job> job_from_json(const json& j) {
       job.allocations.push_back(*al);
     }
     job.last_preempted_by = j.value("last_preempted_by", "");
+    job.held_by = j.value("held_by", "");
+    if (j.contains("signals")) {
+      auto sigs = signals_from_json(j["signals"]);
+      if (!sigs) return sigs.error().wrap("job");
+      job.signals = std::move(*sigs);
+    }
     if (j.contains("preempting") && j["preempting"].is_object()) {
       const json& p = j["preempting"];
       for (const auto& a : p.value("allocations", json::array())) {

@@ -253,6 +253,11 @@ Result<json> ApiClient::put(const std::string& path, const json& body) {
   return exchange([&](httplib::Client& c) { return c.Put(path, text, "application/json"); }, false);
 }
 
+Result<json> ApiClient::patch(const std::string& path, const json& body) {
+  const std::string text = body.dump();
+  return exchange([&](httplib::Client& c) { return c.Patch(path, text, "application/json"); }, false);
+}
+
 Result<json> ApiClient::del(const std::string& path) {
   return exchange([&](httplib::Client& c) { return c.Delete(path); }, false);
 }

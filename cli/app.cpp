@@ -40,7 +40,10 @@ struct CommandLine {
   SubmitOptions submit;
   JobsOptions jobs;
   std::string show_id;
-  std::vector<std::string> cancel_ids;
+  std::vector<std::string> cancel_ids, hold_ids, release_ids;
+  std::string signal_id, signal_name;
+  UpdateOptions update;
+  std::vector<std::string> requeue_ids;
   LogsOptions logs;
   WaitOptions wait;
   bool nodes_wide = false;
@@ -72,6 +75,8 @@ void add_submit_command(CLI::App& app, CommandLine& cl) {
   add_opt(submit, "--priority", so.priority, "Priority, -1000..1000 (higher first)");
   add_opt(submit, "--time-limit", so.time_limit, "Wall-clock limit (a duration)");
   add_opt(submit, "--kill-grace", so.kill_grace, "Time between SIGTERM and SIGKILL (a duration)");
+  add_opt(submit, "--signal", so.signal,
+          "Warning signal NAME[@BEFORE] (USR1@120): sent to every rank BEFORE (default 60 s) ahead of the time limit");
   submit->add_option("--env", so.env, "Environment variable KEY=VALUE (repeatable)")->allow_extra_args(false);
   add_opt(submit, "--name", so.name, "Job name");
   add_opt(submit, "--model", so.model, "Card model, e.g. HL-225");
@@ -114,7 +119,7 @@ void add_submit_command(CLI::App& app, CommandLine& cl) {
   submit->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_submit(s, cl.submit); }; });
 }
 
-// jobs, show, cancel, logs and wait: reading and stopping jobs.
+// jobs, show, cancel, hold, release, signal, logs and wait: reading and controlling jobs.
 void add_job_commands(CLI::App& app, CommandLine& cl) {
   auto* jobs = app.add_subcommand("jobs", "List jobs (default: not yet finished)");
   jobs->add_option("--state", cl.jobs.state, "Only jobs in this state");
@@ -129,6 +134,31 @@ void add_job_commands(CLI::App& app, CommandLine& cl) {
   auto* cancel = app.add_subcommand("cancel", "Cancel jobs");
   cancel->add_option("jobs", cl.cancel_ids, "Job ids")->required();
   cancel->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_cancel(s, cl.cancel_ids); }; });
+
+  auto* hold = app.add_subcommand("hold", "Hold pending jobs (an array: its pending elements) out of the queue");
+  hold->add_option("jobs", cl.hold_ids, "Job ids")->required();
+  hold->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_control(s, "hold", cl.hold_ids); }; });
+
+  auto* release = app.add_subcommand("release", "Release held jobs back into the queue");
+  release->add_option("jobs", cl.release_ids, "Job ids")->required();
+  release->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_control(s, "release", cl.release_ids); }; });
+
+  auto* sig = app.add_subcommand("signal", "Send a signal to every rank of a running job");
+  sig->add_option("job", cl.signal_id, "Job id")->required();
+  sig->add_option("signal", cl.signal_name, "USR1, USR2, TERM, INT, HUP, URG or CONT (SIG prefix optional)")
+      ->required();
+  sig->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_signal(s, cl.signal_id, cl.signal_name); }; });
+
+  auto* update = app.add_subcommand("update", "Change a pending job's priority, time limit or name");
+  update->add_option("job", cl.update.id, "Job id")->required();
+  add_opt(update, "--priority", cl.update.priority, "-1000 to 1000 (raising it is for admins)");
+  add_opt(update, "--time-limit", cl.update.time_limit, "A duration (lengthening it is for admins)");
+  add_opt(update, "--name", cl.update.name, "A name to show");
+  update->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_update(s, cl.update); }; });
+
+  auto* requeue = app.add_subcommand("requeue", "Stop running jobs and put them back in the queue (no retry used)");
+  requeue->add_option("jobs", cl.requeue_ids, "Job ids")->required();
+  requeue->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_control(s, "requeue", cl.requeue_ids); }; });
 
   auto* logs = app.add_subcommand("logs", "Print a job's output (one rank)");
   logs->add_option("job", cl.logs.id, "Job id")->required();

@@ -86,23 +86,64 @@ int cmd_show(Session& s, const std::string& id) {
   return kExitOk;
 }
 
-int cmd_cancel(Session& s, const std::vector<std::string>& ids) {
-  auto* c = s.client("cancel");
+int cmd_cancel(Session& s, const std::vector<std::string>& ids) { return cmd_control(s, "cancel", ids); }
+
+int cmd_signal(Session& s, const std::string& id, const std::string& name) {
+  auto* c = s.client("signal");
+  if (!c) return kExitUsage;
+  std::string sig = name;
+  if (sig.rfind("SIG", 0) == 0) sig = sig.substr(3);  // SIGUSR1 as USR1, as scancel takes both.
+  auto r = c->post(job_path(id) + "/signal", json{{"name", sig}});
+  if (!r) return s.fail("signal", r.error().wrap(id));
+  if (s.json_output())
+    s.print_json(*r);
+  else
+    s.env().out << id << ": SIG" << sig << " sent to every rank\n";
+  return kExitOk;
+}
+
+int cmd_update(Session& s, const UpdateOptions& o) {
+  json body = json::object();
+  if (o.priority) body["priority"] = *o.priority;
+  if (o.name) body["name"] = *o.name;
+  if (o.time_limit) {
+    auto d = parse_duration(*o.time_limit);
+    if (!d) return s.usage("update", d.error().wrap("--time-limit"));
+    body["time_limit_s"] = *d;
+  }
+  if (body.empty()) return s.usage("update", Error::invalid("give --priority, --time-limit or --name"));
+  auto* c = s.client("update");
+  if (!c) return kExitUsage;
+  auto r = c->patch(job_path(o.id), body);
+  if (!r) return s.fail("update", r.error().wrap(o.id));
+  if (s.json_output())
+    s.print_json(*r);
+  else
+    s.env().out << o.id << ": updated (priority " << get_text(get_field(*r, "spec"), "priority") << ")\n";
+  return kExitOk;
+}
+
+int cmd_control(Session& s, const std::string& action, const std::vector<std::string>& ids) {
+  auto* c = s.client(action);
   if (!c) return kExitUsage;
   int rc = kExitOk;
   json answers = json::array();
   for (const auto& id : ids) {
-    auto r = c->post(job_path(id) + "/cancel", json::object());
+    auto r = c->post(job_path(id) + "/" + action, json::object());
     if (!r) {
-      rc = s.fail("cancel", r.error().wrap(id));
+      rc = s.fail(action, r.error().wrap(id));
       continue;
     }
     if (s.json_output()) {
       answers.push_back(*r);
-    } else {
-      auto state = get_string(*r, "state");
-      s.env().out << id << ": " << (state.empty() ? "cancel requested" : state) << '\n';
+      continue;
     }
+    // "j-1: cancelled", "j-2: pending (held by alice)".
+    auto state = get_string(*r, "state");
+    auto reason = get_string(*r, "reason");
+    s.env().out << id << ": " << (state.empty() ? action + " requested" : state);
+    if (action != "cancel" && state == "pending" && !reason.empty()) s.env().out << " (" << reason << ")";
+    s.env().out << '\n';
   }
   if (s.json_output()) s.print_json(ids.size() == 1 && answers.size() == 1 ? answers[0] : answers);
   return rc;

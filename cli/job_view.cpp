@@ -190,6 +190,33 @@ void render_allocations(const json& allocs, std::ostream& o) {
   o << t.render();
 }
 
+// The job's event history as a table under "History:"; nothing when it has none.
+void render_history(const json& events, std::ostringstream& o) {
+  if (!events.is_array() || events.empty()) return;
+  o << "History:\n";
+  Table t({"  TIME", "EVENT", "ATTEMPT", "NODES", "REASON"});
+  for (const auto& e : events) {
+    std::string reason = get_string(e, "reason");
+    if (auto code = get_int(e, "exit_code")) {
+      std::string exit = "exit ";
+      exit += std::to_string(*code);
+      if (reason.empty()) {
+        reason = exit;
+      } else {
+        reason += " (";
+        reason += exit;
+        reason += ')';
+      }
+    }
+    // A user's action names who: "held by alice".
+    std::string event = get_string(e, "event");
+    if (auto by = get_string(e, "by"); !by.empty()) event += " by " + by;
+    t.add_row({"  " + get_string(e, "at"), printable(event), get_text(e, "attempt"), ids(get_field(e, "nodes")),
+               printable(reason)});
+  }
+  o << t.render();
+}
+
 }  // namespace
 
 std::string render_job_detail(const json& job, int64_t now_ms) {
@@ -208,6 +235,7 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   line("User", get_string(job, "user"));
   line("State", get_string(job, "state"));
   line("Reason", get_string(job, "reason"));
+  line("Held by", get_string(job, "held_by"));
   line("Queue position", get_text(job, "queue_position"));
   line("Estimated start", get_string(job, "estimated_start"));
   line("Project", get_string(spec, "project"));
@@ -268,28 +296,7 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
       o << "  " << printable(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump())) << '\n';
   }
   render_allocations(get_field(job, "allocations"), o);
-  const auto& events = get_field(job, "events");
-  if (events.is_array() && !events.empty()) {
-    o << "History:\n";
-    Table t({"  TIME", "EVENT", "ATTEMPT", "NODES", "REASON"});
-    for (const auto& e : events) {
-      std::string reason = get_string(e, "reason");
-      if (auto code = get_int(e, "exit_code")) {
-        std::string exit = "exit ";
-        exit += std::to_string(*code);
-        if (reason.empty()) {
-          reason = exit;
-        } else {
-          reason += " (";
-          reason += exit;
-          reason += ')';
-        }
-      }
-      t.add_row({"  " + get_string(e, "at"), get_string(e, "event"), get_text(e, "attempt"), ids(get_field(e, "nodes")),
-                 printable(reason)});
-    }
-    o << t.render();
-  }
+  render_history(get_field(job, "events"), o);
   return o.str();
 }
 

@@ -149,6 +149,24 @@ Result<int64_t> parse_memory_mib(const std::string& text) {
   return bad();
 }
 
+namespace {
+// --signal NAME[@BEFORE], Slurm's form: {"name", "before_s"} (the server checks the
+// name and that BEFORE is within the time limit). BEFORE is a duration; without it the
+// server's default (60 s).
+Result<json> warning_signal_json(const std::string& text) {
+  const auto at = text.find('@');
+  std::string name = text.substr(0, at);
+  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+  if (name.empty()) return Error::invalid("--signal: expected NAME[@SECONDS], e.g. USR1@120", "--signal");
+  json j = {{"name", name}};
+  if (at == std::string::npos) return j;
+  auto d = parse_duration(text.substr(at + 1));
+  if (!d) return d.error().wrap("--signal");
+  j["before_s"] = *d;
+  return j;
+}
+}  // namespace
+
 Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
   if (o.command.empty())
     return Error::invalid("a command is required after '--' (tessel submit [flags] -- CMD ARGS...)", "command");
@@ -170,6 +188,11 @@ Result<json> build_job_request(const SubmitOptions& o, const std::string& cwd) {
     auto d = parse_duration(*o.kill_grace);
     if (!d) return d.error().wrap("--kill-grace");
     j["kill_grace_s"] = *d;
+  }
+  if (o.signal) {
+    auto w = warning_signal_json(*o.signal);
+    if (!w) return w.error();
+    j["signal"] = std::move(*w);
   }
   if (!o.env.empty()) {
     json env = json::object();

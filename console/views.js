@@ -313,7 +313,8 @@ function historyTable(j, events) {
     h('thead', {}, h('tr', {}, ['when', 'event', 'attempt', 'nodes', 'reason'].map((c) => h('th', {}, c)))),
     h('tbody', {}, events.map((e) => h('tr', { 'data-event': e.event, 'data-attempt': e.attempt },
       h('td', { title: e.at }, when(e.at)),
-      h('td', {}, stateBadge(e.state), e.event !== e.state ? h('span', { class: 'event' }, ` ${e.event}`) : null),
+      h('td', {}, stateBadge(e.state), e.event !== e.state ? h('span', { class: 'event' }, ` ${e.event}`) : null,
+        e.by ? h('span', { class: 'by' }, ` by ${e.by}`) : null),
       h('td', {}, e.attempt),
       h('td', {}, (e.nodes || []).flatMap((n, i) => [i ? ', ' : '', h('a', { href: `#/node/${encodeURIComponent(n)}` }, n)])),
       h('td', { class: 'reason' }, e.reason || '', e.exit_code !== undefined ? ` (exit ${e.exit_code})` : ''))))));
@@ -359,14 +360,19 @@ export function jobView(root, id, ctx) {
     h('h2', {}, 'Log'), h('div', { class: 'filters' }, h('label', { for: 'log-rank' }, 'rank'), rank, follow), pane]);
   let logStarted = false;
   const actions = h('div', { class: 'actions' });
-  const cancel = h('button', {
-    id: 'cancel', type: 'button', class: 'danger', hidden: true,
+  // POST /v1/jobs/{id}/<action>: cancel, and (issue 31) hold, release and requeue.
+  const control = (action, label, cls) => h('button', {
+    id: action, type: 'button', class: cls, hidden: true,
     onclick: async () => {
-      try { await ctx.api.post(`/v1/jobs/${encodeURIComponent(id)}/cancel`); } catch (e) { ctx.data.error = e.message; }
+      try { await ctx.api.post(`/v1/jobs/${encodeURIComponent(id)}/${action}`); } catch (e) { ctx.data.error = e.message; }
       ctx.refresh(['job']);
     },
-  }, 'Cancel job');
-  actions.append(cancel);
+  }, label);
+  const hold = control('hold', 'Hold', '');
+  const release = control('release', 'Release', '');
+  const requeue = control('requeue', 'Requeue', '');
+  const cancel = control('cancel', 'Cancel job', 'danger');
+  actions.append(hold, release, requeue, cancel);
   head.after(actions);
   return {
     update(data) {
@@ -384,6 +390,10 @@ export function jobView(root, id, ctx) {
           j.exit_code !== undefined && j.exit_code !== null ? ` · exit ${j.exit_code}` : ''),
         errorLine(data));
       cancel.hidden = !mayCancel;
+      // A user may release only their own hold; an admin any.
+      hold.hidden = !mayCancel || j.state !== 'pending' || Boolean(j.held_by);
+      release.hidden = !mayCancel || !j.held_by || (who.role !== 'admin' && who.name !== j.held_by);
+      requeue.hidden = !mayCancel || (j.state !== 'assigned' && j.state !== 'running');
       if (j.array) body.append(arraySection(j, j.elements));
       const events = data.events && data.events.job_id === id ? data.events.events : null;
       body.append(h('div', { class: 'cols' },

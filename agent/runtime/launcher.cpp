@@ -73,6 +73,15 @@ Status DetachedLauncher::stop(const SupervisorRecord& sup) {
   return ok_status();
 }
 
+Status DetachedLauncher::signal(const SupervisorRecord& sup, int signo) {
+  if (!is_same_process_alive(sup.pid, sup.start_time)) return ok_status();
+  union sigval value {};
+  value.sival_int = signo;
+  if (::sigqueue(sup.pid, SIGRTMIN, value) != 0 && errno != ESRCH)
+    return Error{"sigqueue " + std::to_string(sup.pid) + ": " + std::strerror(errno)};
+  return ok_status();
+}
+
 Result<int> reserve_free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Error{std::string("socket: ") + std::strerror(errno)};

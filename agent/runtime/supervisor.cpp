@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tessel/agent/container_image.hpp"
+#include "tessel/api/signals.hpp"
 #include "tessel/agent/durable_file.hpp"
 #include "tessel/agent/log_cap.hpp"
 #include "tessel/base/env_block.hpp"
@@ -324,12 +325,16 @@ TaskResult start_failure(std::string message) {
   return r;
 }
 
-// The ranks of a running task, watched until the last one ends: the time limit, a
-// stop's SIGTERM and (after the grace) SIGKILL, the log cap, each rank's exit.
+// The ranks of a running task, watched until the last one ends: the warning signal
+// and the time limit, a stop's SIGTERM and (after the grace) SIGKILL, users' signals,
+// the log cap, each rank's exit.
 class RankWatch {
  public:
   RankWatch(const LaunchPlan& plan, std::vector<Rank>& ranks) : plan_(plan), ranks_(ranks) {
-    if (plan_.time_limit_s > 0) limit_ = Clock::now() + std::chrono::seconds(plan_.time_limit_s);
+    if (plan_.time_limit_s <= 0) return;
+    limit_ = Clock::now() + std::chrono::seconds(plan_.time_limit_s);
+    if (plan_.warn_signal > 0)
+      warn_at_ = *limit_ - std::chrono::seconds(std::min(plan_.warn_before_s, plan_.time_limit_s));
   }
 
   // Waits (taking the signals in `set`) until every rank has ended.
@@ -338,19 +343,23 @@ class RankWatch {
     while (live > 0) {
       cap_logs();
       auto now = Clock::now();
-      if (limit_ && now >= *limit_) stop("time limit exceeded (" + std::to_string(plan_.time_limit_s) + " s)");
+      if (warn_at_ && now >= *warn_at_) warn();
+      if (limit_ && now >= *limit_) stop("time limit of " + std::to_string(plan_.time_limit_s) + "s reached");
       if (kill_at_ && now >= *kill_at_) {
         signal_groups(ranks_, SIGKILL);
         kill_at_ = now + std::chrono::hours(24);
       }
       auto next = now + (plan_.log_cap_bytes > 0 ? std::chrono::seconds(1) : std::chrono::seconds(5));
       if (limit_ && !kill_at_) next = std::min(next, *limit_);
+      if (warn_at_) next = std::min(next, *warn_at_);
       if (kill_at_) next = std::min(next, *kill_at_);
       auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(next - now);
       if (wait.count() < 0) wait = {};
       timespec ts{static_cast<time_t>(wait.count() / 1000000000), static_cast<long>(wait.count() % 1000000000)};
-      int sig = sigtimedwait(&set, nullptr, &ts);
+      siginfo_t info{};
+      int sig = sigtimedwait(&set, &info, &ts);
       if (sig == SIGTERM || sig == SIGINT) stop("stopped by the agent");
+      if (sig == SIGRTMIN) forward(info);
       reap(live);
     }
   }
@@ -378,6 +387,27 @@ class RankWatch {
   }
 
  private:
+  // A user's signal, from the agent (TaskLauncher::signal): SIGRTMIN carrying the
+  // signal's number, sent on to every rank's process group when it is one of the list.
+  void forward(const siginfo_t& info) {
+    const int signo = info.si_value.sival_int;
+    if (!api::is_job_signal(signo)) {
+      spdlog::warn("supervisor: ignored a request for signal {}: not one a job may be sent", signo);
+      return;
+    }
+    spdlog::info("supervisor: signal {} to every rank", signo);
+    signal_groups(ranks_, signo);
+  }
+
+  // The warning signal, once, unless a stop came first.
+  void warn() {
+    warn_at_.reset();
+    if (kill_at_) return;
+    spdlog::info("supervisor: warning signal {} to every rank, {} s before the time limit", plan_.warn_signal,
+                 plan_.warn_before_s);
+    signal_groups(ranks_, plan_.warn_signal);
+  }
+
   // SIGTERM to every rank (and the rest of the task's cgroup); SIGKILL after the grace.
   void stop(const std::string& reason) {
     if (kill_at_) return;
@@ -409,6 +439,7 @@ class RankWatch {
   const LaunchPlan& plan_;
   std::vector<Rank>& ranks_;
   std::optional<Clock::time_point> limit_;
+  std::optional<Clock::time_point> warn_at_;  // When the warning signal is due; reset once sent.
   std::optional<Clock::time_point> kill_at_;
   std::optional<Clock::time_point> grace_end_;  // Of a stop: kill_at_ as it was first set.
   std::string why_;
@@ -434,14 +465,16 @@ Result<std::vector<Rank>> start_ranks(const LaunchPlan& plan, const std::vector<
   return ranks;
 }
 
-// Blocks the signals the supervisor takes with sigtimedwait (SIGTERM, SIGINT, SIGCHLD)
-// and ignores SIGPIPE and SIGHUP. Returns the blocked set.
+// Blocks the signals the supervisor takes with sigtimedwait (SIGTERM, SIGINT, SIGCHLD,
+// and SIGRTMIN: a user's signal for the ranks) and ignores SIGPIPE and SIGHUP. Returns
+// the blocked set.
 sigset_t block_supervisor_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGCHLD);
+  sigaddset(&set, SIGRTMIN);
   sigprocmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGHUP, SIG_IGN);

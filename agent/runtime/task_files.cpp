@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessel/api/json_int.hpp"
+#include "tessel/api/signals.hpp"
 
 namespace tessel::agent {
 
@@ -37,6 +38,10 @@ std::string serialize(const LaunchPlan& p) {
   if (p.gid) j["gid"] = *p.gid;
   if (p.cgroup) j["cgroup"] = to_json(*p.cgroup);
   if (p.log_cap_bytes > 0) j["log_cap_bytes"] = p.log_cap_bytes;
+  if (p.warn_signal > 0) {
+    j["warn_signal"] = p.warn_signal;
+    j["warn_before_s"] = p.warn_before_s;
+  }
   if (p.container) {
     const ContainerPlan& c = *p.container;
     j["container"] = {{"podman", c.podman},           {"image", c.image},
@@ -57,6 +62,10 @@ Result<LaunchPlan> parse_launch_plan(const std::string& text) {
     p.workdir_as_user = j.value("workdir_as_user", true);
     p.log_cap_bytes = ints.at_or<int64_t>(j, "log_cap_bytes", 0);
     if (p.log_cap_bytes < 0) return Error::invalid("launch.json: log_cap_bytes: must not be negative", "log_cap_bytes");
+    p.warn_signal = ints.at_or<int>(j, "warn_signal", 0);
+    p.warn_before_s = ints.at_or<int64_t>(j, "warn_before_s", 0);
+    if (p.warn_signal != 0 && (!api::is_job_signal(p.warn_signal) || p.warn_before_s < 0))
+      return Error::invalid("launch.json: warn_signal: not a job's signal", "warn_signal");
     if (j.contains("uid")) p.uid = ints.at<int>(j, "uid");
     if (j.contains("gid")) p.gid = ints.at<int>(j, "gid");
     if (j.contains("cgroup")) {

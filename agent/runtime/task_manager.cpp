@@ -46,6 +46,10 @@ Result<LaunchPlan> make_launch_plan(const api::Assignment& a, const api::NodeInv
   p.workdir_as_user = !a.spec.workdir.empty();
   p.time_limit_s = a.spec.time_limit_s.value_or(0);
   p.kill_grace_s = a.spec.kill_grace_s.value_or(api::kDefaultKillGraceS);
+  if (a.spec.signal) {
+    p.warn_signal = api::signal_number(a.spec.signal->name).value_or(0);
+    p.warn_before_s = a.spec.signal->before_s;
+  }
   p.log_cap_bytes = cfg.log_cap_bytes;
   if (cfg.run_as) {
     p.uid = cfg.run_as->uid;
@@ -104,6 +108,7 @@ void TaskManager::start_locked(const api::Assignment& a, const api::NodeInventor
   e.snap.id = a.id;
   e.snap.assignment = a;
   e.snap.started_unix_ms = clock_.now_ms();
+  e.signals_done = a.signals.empty() ? 0 : a.signals.back().id;  // A new attempt's: none sent to it yet.
   if (auto st = dir_.record_started(a); !st) {
     // Already started, or an unsafe id: nothing of ours to report. A state dir that
     // cannot be written: fail it at once, so its report frees the cards.
@@ -218,6 +223,31 @@ void TaskManager::apply(const api::DesiredState& desired, const api::NodeInvento
     spdlog::info("assignment {}: no longer desired, stopping (supervisor pid {})", id, sup.pid);
     if (auto st = launcher_.stop(sup); !st) spdlog::error("assignment {}: stop: {}", id, st.error().message);
   }
+  for (const auto& a : desired.assignments)
+    if (auto it = tasks_.find(a.id); it != tasks_.end()) deliver_signals_locked(a, it->second);
+}
+
+void TaskManager::deliver_signals_locked(const api::Assignment& a, Entry& e) {
+  e.signals = a.signals;
+  if (!e.signals_done) e.signals_done = e.signals.empty() ? 0 : e.signals.back().id;  // Loaded: see Entry.
+  flush_signals_locked(e);
+}
+
+void TaskManager::flush_signals_locked(Entry& e) {
+  const int latest = e.signals.empty() ? 0 : e.signals.back().id;
+  if (!e.signals_done || latest <= *e.signals_done || e.kill_requested || e.snap.result) return;
+  // Only through a supervisor that has recorded itself: by then it takes the signal (it
+  // blocks SIGRTMIN before it writes its record). Until then the next report retries.
+  if (!e.snap.supervisor || !alive_locked(e)) return;
+  for (const auto& sig : e.signals) {
+    if (sig.id <= *e.signals_done) continue;
+    const auto signo = api::signal_number(sig.name);
+    if (!signo) continue;  // The parser refuses such names.
+    spdlog::info("assignment {}: signal {} (SIG{}) to its ranks", e.snap.id, sig.id, sig.name);
+    if (auto st = launcher_.signal(*e.snap.supervisor, *signo); !st)
+      spdlog::error("assignment {}: signal {}: {}", e.snap.id, sig.name, st.error().message);
+  }
+  e.signals_done = latest;
 }
 
 api::TaskReport TaskManager::report_locked(Entry& e) {
@@ -241,6 +271,7 @@ std::vector<api::TaskReport> TaskManager::reports() {
     MutexLock lock(mu_);
     for (auto& [id, e] : tasks_) {
       out.push_back(report_locked(e));
+      flush_signals_locked(e);  // Those whose supervisor had not yet recorded itself.
       const bool died =
           e.snap.supervisor && !e.snap.result && e.unrecorded.empty() && out.back().state == api::TaskState::exited;
       if (cfg_.isolation && died && !e.cgroup_cleared) {

@@ -430,3 +430,53 @@ TEST(JobSpec, DriverVersionConstraint) {
   EXPECT_EQ(error_field(json{{"command", {"true"}}, {"driver_version", "1.17 0"}}), "driver_version");
   EXPECT_EQ(error_field(json{{"command", {"true"}}, {"driver_version", 1.17}}), "driver_version");
 }
+
+namespace {
+
+// Issue 31: the warning signal, Slurm's --signal NAME@BEFORE.
+TEST(JobSpec, AWarningSignalRoundTripsAndItsFieldsAreChecked) {
+  auto r = parse_job_spec(
+      json{{"command", {"x"}}, {"time_limit_s", 600}, {"signal", {{"name", "USR1"}, {"before_s", 120}}}});
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_TRUE(r->signal);
+  EXPECT_EQ(r->signal->name, "USR1");
+  EXPECT_EQ(r->signal->before_s, 120);
+  EXPECT_EQ(tessel::api::to_json(*r)["signal"], (json{{"name", "USR1"}, {"before_s", 120}}));
+  EXPECT_EQ(*parse_job_spec(tessel::api::to_json(*r)), *r);
+  // Without before_s: Slurm's 60 s; without a time limit: only at preemption.
+  r = parse_job_spec(json{{"command", {"x"}}, {"signal", {{"name", "TERM"}}}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->signal->before_s, 60);
+  EXPECT_FALSE(parse_job_spec(json{{"command", {"x"}}})->signal);
+
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"signal", {{"name", "KILL"}}}}), "signal.name");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"signal", {{"name", "SIGUSR1"}}}}), "signal.name");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"signal", {{"before_s", 5}}}}), "signal.name");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"signal", "USR1"}}), "signal");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"signal", {{"name", "USR1"}, {"before_s", 0}}}}), "signal.before_s");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"signal", {{"name", "USR1"}, {"whenever", 1}}}}), "signal.whenever");
+  EXPECT_EQ(error_field(json{{"command", {"x"}}, {"time_limit_s", 6}, {"signal", {{"name", "USR1"}, {"before_s", 7}}}}),
+            "signal.before_s");
+  auto bad = parse_job_spec(json{{"command", {"x"}}, {"signal", {{"name", "KILL"}}}});
+  EXPECT_EQ(bad.error().message, "signal.name: must be one of USR1, USR2, TERM, INT, HUP, URG, CONT");
+}
+
+TEST(JobJson, HeldBySignalsAndEventsByRoundTrip) {
+  Job job;
+  job.id = "j-00000001";
+  job.user = "alice";
+  job.spec.command = {"x"};
+  job.held_by = "alice";
+  job.signals = {{1, "USR1"}, {2, "TERM"}};
+  job.events.push_back({1000, "held", JobState::pending, 0, {}, "held by alice", std::nullopt, "alice"});
+  auto back = job_from_json(tessel::api::to_json(job));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->held_by, "alice");
+  EXPECT_EQ(back->signals, job.signals);
+  EXPECT_EQ(back->events, job.events);
+  json j = tessel::api::to_json(job);
+  j["signals"] = json::array({{{"id", 2}, {"name", "USR1"}}, {{"id", 1}, {"name", "USR1"}}});
+  EXPECT_FALSE(job_from_json(j).ok());  // Ids must rise.
+}
+
+}  // namespace

@@ -215,9 +215,12 @@ try {
   await page.waitForFunction((n) => (document.getElementById('log').textContent.match(/tick \d+/g) || []).length > n + 2,
     { timeout: TIMEOUT }, ticks);
   await shot(page, 'job-1280x800');
+  await page.waitForSelector('#requeue:not([hidden])', { timeout: TIMEOUT });
+  assert.ok(await page.$('#hold[hidden]'), 'no hold button on a running job');
   await call('POST', `/v1/jobs/${job.id}/cancel`, ADMIN);
   await page.waitForSelector('#job-state [data-state="cancelled"]', { timeout: TIMEOUT });
   assert.equal(await page.$('#cancel:not([hidden])'), null, 'no cancel button on an ended job');
+  assert.equal(await page.$('#requeue:not([hidden])'), null, 'no requeue button on an ended job');
   console.log(`ok: job view followed rank 0's log and showed the cancel of ${job.id} live`);
   // The state history is the scheduler's stored one, not what the page saw.
   await page.waitForFunction(() => document.querySelector('#history tbody tr[data-event="cancelled"]'), { timeout: TIMEOUT });
@@ -240,6 +243,21 @@ try {
   assert.ok(await page.$(`#recent [data-job="${job.id}"]`), 'the cancelled job is among the recent ones');
   await shot(page, 'queue-1280x800');
   await page.evaluate((id) => { location.hash = `#/job/${id}`; }, big.id);
+  // Issue 31: Hold, then Release, from the job view; each in the stored history with who.
+  await page.waitForSelector('#hold:not([hidden])', { timeout: TIMEOUT });
+  assert.ok(await page.$('#release[hidden]'), 'no release button on a job that is not held');
+  await clickNow(page, '#hold');
+  await page.waitForSelector('#release:not([hidden])', { timeout: TIMEOUT });
+  assert.ok(await page.$('#hold[hidden]'), 'no hold button on a held job');
+  assert.equal((await call('GET', `/v1/jobs/${big.id}`, ADMIN)).reason, 'held by alice');
+  await page.waitForFunction(() => /held by alice/.test(document.querySelector('#history tbody tr[data-event="held"]')?.textContent || ''),
+    { timeout: TIMEOUT });
+  await shot(page, 'job-held-1280x800');
+  await clickNow(page, '#release');
+  await page.waitForSelector('#hold:not([hidden])', { timeout: TIMEOUT });
+  await page.waitForSelector('#history tbody tr[data-event="released"]', { timeout: TIMEOUT });
+  assert.equal((await call('GET', `/v1/jobs/${big.id}`, ADMIN)).held_by, undefined);
+  console.log(`ok: the job view held and released ${big.id}, and its history names alice for both`);
   await page.waitForSelector('#cancel:not([hidden])', { timeout: TIMEOUT });
   await clickNow(page, '#cancel');
   await page.waitForSelector('#job-state [data-state="cancelled"]', { timeout: TIMEOUT });

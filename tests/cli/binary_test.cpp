@@ -274,6 +274,33 @@ TEST_F(CliBinary, CancelContinuesPastFailures) {
   EXPECT_EQ(api.requests().size(), 3u);
 }
 
+// Issue 31: hold, release, requeue, signal and update send what the API takes.
+TEST_F(CliBinary, JobControlCommands) {
+  json held = sample_job("j-1", "pending");
+  held["reason"] = "held by alice";
+  api.on("POST", "/v1/jobs/j-1/hold", 200, held.dump());
+  api.on("POST", "/v1/jobs/j-1/release", 200, sample_job("j-1", "pending").dump());
+  api.on("POST", "/v1/jobs/j-2/requeue", 200, sample_job("j-2", "pending").dump());
+  api.on("POST", "/v1/jobs/j-2/signal", 200, sample_job("j-2", "running").dump());
+  api.on("PATCH", "/v1/jobs/j-1", 200, sample_job("j-1", "pending").dump());
+  auto r = run_tessel(with_server({"hold", "j-1"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "j-1: pending (held by alice)\n");
+  EXPECT_EQ(run_tessel(with_server({"release", "j-1"})).exit_code, 0);
+  EXPECT_EQ(run_tessel(with_server({"requeue", "j-2"})).exit_code, 0);
+  r = run_tessel(with_server({"signal", "j-2", "SIGUSR1"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "j-2: SIGUSR1 sent to every rank\n");
+  r = run_tessel(with_server({"update", "j-1", "--priority", "-5", "--time-limit", "1h"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(run_tessel(with_server({"update", "j-1"})).exit_code, 2);
+  const auto reqs = api.requests();
+  ASSERT_EQ(reqs.size(), 5u);
+  EXPECT_EQ(json::parse(reqs[3].body), (json{{"name", "USR1"}}));
+  EXPECT_EQ(reqs[4].method, "PATCH");
+  EXPECT_EQ(json::parse(reqs[4].body), (json{{"priority", -5}, {"time_limit_s", 3600}}));
+}
+
 TEST_F(CliBinary, LogsStreamsBodyToStdout) {
   std::string text;
   for (int i = 0; i < 2000; ++i) text += "line " + std::to_string(i) + "\n";

@@ -10,6 +10,7 @@ FakeApiServer::FakeApiServer(int port) {
   server_.Get(".*", h);
   server_.Post(".*", h);
   server_.Put(".*", h);
+  server_.Patch(".*", h);
   server_.Delete(".*", h);
   port_ = port == 0 ? server_.bind_to_any_port("127.0.0.1") : (server_.bind_to_port("127.0.0.1", port) ? port : -1);
   if (port_ <= 0) throw std::runtime_error("fake API server: cannot bind 127.0.0.1:" + std::to_string(port));

@@ -173,6 +173,23 @@ TEST(SubmitArgs, UsageErrorsNameTheFlag) {
   EXPECT_EQ(build_job_request(o, "/").error().message.rfind("--kill-grace:", 0), 0u);
 }
 
+TEST(SubmitArgs, SignalInSlurmSyntax) {
+  SubmitOptions o;
+  o.command = {"true"};
+  for (const auto& [flag, want] : {std::pair<std::string, json>{"USR1@120", {{"name", "USR1"}, {"before_s", 120}}},
+                                   {"SIGUSR2@2m", {{"name", "USR2"}, {"before_s", 120}}},
+                                   {"TERM", {{"name", "TERM"}}}}) {
+    o.signal = flag;
+    auto r = build_job_request(o, "/");
+    ASSERT_TRUE(r.ok()) << flag;
+    EXPECT_EQ((*r)["signal"], want) << flag;
+  }
+  o.signal = "@120";
+  EXPECT_EQ(build_job_request(o, "/").error().message, "--signal: expected NAME[@SECONDS], e.g. USR1@120");
+  o.signal = "USR1@soon";
+  EXPECT_EQ(build_job_request(o, "/").error().message.rfind("--signal: invalid duration", 0), 0u);
+}
+
 TEST(SubmitArgs, ImageFlagsMapToTheContainerFields) {
   SubmitOptions o;
   o.command = {"python3", "train.py"};

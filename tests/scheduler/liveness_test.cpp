@@ -77,7 +77,7 @@ TEST(Liveness, TimeLimitBackstopFailsOverdueJob) {
   }
   auto j = Harness::body(h.get("/v1/jobs/" + id));
   EXPECT_EQ(j["state"], "failed");
-  EXPECT_EQ(j["reason"], "time limit exceeded");
+  EXPECT_EQ(j["reason"], "time limit of 60s reached");
   EXPECT_TRUE(h.desired("n1", 0, 0)["assignments"].empty());
 }
 

@@ -31,9 +31,10 @@
 // agent starts each assignment id it has never started (it records started ids
 // durably, so nothing is launched twice), and kills (SIGTERM, then SIGKILL after
 // kill_grace_s) any running task whose assignment is no longer listed: that is
-// how cancel and fencing work. Reports carry every assignment the agent still
-// remembers; the scheduler frees cards only when a report says the assignment's
-// processes are gone (or it was never started).
+// how cancel and fencing work. A listed assignment's `signals` that are new to the
+// agent are delivered to its running task's ranks (users' signals). Reports carry
+// every assignment the agent still remembers; the scheduler frees cards only when a
+// report says the assignment's processes are gone (or it was never started).
 //
 // Fencing: every answer (RegisterResponse, HeartbeatResponse, ReportResponse,
 // DesiredState) carries `epoch`, the leader lease's epoch of the scheduler that gave
@@ -52,6 +53,7 @@
 
 #include "tessel/api/inventory.hpp"
 #include "tessel/api/job.hpp"
+#include "tessel/api/signals.hpp"
 
 namespace tessel::api {
 
@@ -74,6 +76,10 @@ struct Assignment {
   // 0 (absent on the wire): not set, no such limit.
   int cpus = 0;
   int64_t memory_mib = 0;
+  // Signals users sent the attempt's ranks (POST /v1/jobs/{id}/signal), the latest
+  // api::kMaxJobSignals: the agent delivers to every rank of its running task each
+  // one whose id is above the last it delivered. Absent on the wire when none.
+  std::vector<JobSignal> signals;
 
   bool operator==(const Assignment&) const = default;
 };

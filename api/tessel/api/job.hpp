@@ -14,6 +14,7 @@
 #include "tessel/api/inventory.hpp"
 #include "tessel/api/json_fields.hpp"
 #include "tessel/api/labels.hpp"
+#include "tessel/api/signals.hpp"
 
 namespace tessel::api {
 
@@ -116,6 +117,8 @@ struct JobSpec {
   int64_t shm_size_mib = 0;
   // node_selector, nodelist and exclude (issue 32).
   NodeConstraints constraints;
+  // A warning before the time limit and at preemption (issue 31; signals.hpp).
+  std::optional<WarningSignal> signal;
 
   bool has_dependencies() const { return !after_ok.empty() || !after_any.empty() || !after_not_ok.empty(); }
   bool operator==(const JobSpec&) const = default;
@@ -190,9 +193,11 @@ struct ArrayView {
 
 // One step of a job's state history (GET /v1/jobs/{id}/events): what happened
 // ("submitted", "assigned", "running", "preempted", "requeued", "succeeded",
-// "failed", "cancelled"), when, the state it left the job in, the attempt it
+// "failed", "cancelled"; a user's job control: "held", "released", "updated",
+// "signalled", "requeued"), when, the state it left the job in, the attempt it
 // belongs to (for "preempted" and "requeued", the attempt that ended), the nodes
-// of that attempt, and the reason or exit code where there is one.
+// of that attempt, the reason or exit code where there is one, and who asked for
+// it (`by`: a user's action; empty for the scheduler's own).
 struct JobEvent {
   int64_t at_ms = 0;
   std::string event;
@@ -201,6 +206,7 @@ struct JobEvent {
   std::vector<std::string> nodes;
   std::string reason;
   std::optional<int> exit_code;
+  std::string by;
 
   bool operator==(const JobEvent&) const = default;
 };
@@ -219,10 +225,19 @@ struct Job {
   JobSpec spec;
   int attempt = 0;
   // Times the job was preempted. Each requeued it as a new attempt that uses no
-  // retry: retries used = attempt - preemptions.
+  // retry: retries used = attempt - preemptions - requeues.
   int preemptions = 0;
+  // Times a user requeued it (POST /v1/jobs/{id}/requeue): new attempts that use no retry.
+  int requeues = 0;
   int64_t last_preempted_at_ms = 0;  // When it was last preempted; 0 = never.
-  std::string last_preempted_by;     // The job that preempted it last.
+  // A pending job held by a user (POST /v1/jobs/{id}/hold): who held it; empty when
+  // not held. Stored: a held job stays out of placement until released, restarts too.
+  std::string held_by;
+  // Signals users sent the current attempt's ranks (POST /v1/jobs/{id}/signal), the
+  // latest kMaxJobSignals; a new attempt starts with none. Stored, and carried in the
+  // attempt's assignments (api::Assignment::signals).
+  std::vector<JobSignal> signals;
+  std::string last_preempted_by;  // The job that preempted it last.
   // A pending job whose preemption is in flight: the cards it will take once its
   // victims' tasks are gone, and those victims. Stored, so that a restarted
   // scheduler still gives it those cards first; shown only while it is pending.

@@ -70,6 +70,7 @@ class ApiClient {
   Result<nlohmann::json> get(const std::string& path_and_query);
   Result<nlohmann::json> post(const std::string& path, const nlohmann::json& body);
   Result<nlohmann::json> put(const std::string& path, const nlohmann::json& body);
+  Result<nlohmann::json> patch(const std::string& path, const nlohmann::json& body);
   Result<nlohmann::json> del(const std::string& path);
 
   // GET whose 2xx body is handed to `sink` piece by piece as it arrives; `sink`

@@ -1,5 +1,6 @@
 #pragma once
-// Subcommands about jobs: submit, jobs, show, cancel, logs, wait.
+// Subcommands about jobs: submit, jobs, show, cancel, hold, release, signal, update,
+// requeue, logs, wait.
 // Each returns the process exit code (see app.hpp) and prints through the Session.
 
 #include <optional>
@@ -24,6 +25,19 @@ int cmd_jobs(Session& s, const JobsOptions& o);
 
 int cmd_show(Session& s, const std::string& id);
 int cmd_cancel(Session& s, const std::vector<std::string>& ids);
+// POST /v1/jobs/{id}/<action> (cancel, hold, release, requeue) for each id; prints each job's
+// state (a pending one's reason: "held by alice"). 1 when any was refused.
+int cmd_control(Session& s, const std::string& action, const std::vector<std::string>& ids);
+// PATCH /v1/jobs/{id}: what is given of priority, time limit (a duration) and name.
+struct UpdateOptions {
+  std::string id;
+  std::optional<int> priority;
+  std::optional<std::string> time_limit;
+  std::optional<std::string> name;
+};
+int cmd_update(Session& s, const UpdateOptions& o);
+// POST /v1/jobs/{id}/signal: `name` as USR1 or SIGUSR1.
+int cmd_signal(Session& s, const std::string& id, const std::string& name);
 
 struct LogsOptions {
   std::string id;

@@ -23,6 +23,7 @@ struct SubmitOptions {
   std::optional<int> retries;             // max_retries.
   std::optional<std::string> time_limit;  // A duration (see duration.hpp).
   std::optional<std::string> kill_grace;  // A duration.
+  std::optional<std::string> signal;      // The warning signal, NAME[@BEFORE] (Slurm's --signal).
   std::vector<std::string> env;           // "KEY=VALUE"; a later KEY wins.
   std::optional<std::string> workdir;     // Relative paths are resolved against cwd.
   std::optional<std::string> vendor;

@@ -1,4 +1,5 @@
-// REST: /v1/jobs (submit, list, get, cancel, state history).
+// REST: /v1/jobs (submit, list, get, cancel, state history; job control: hold,
+// release, signal, update, requeue).
 #include "tessel/scheduler/http_util.hpp"
 
 namespace tessel::scheduler {
@@ -22,6 +23,54 @@ json job_json(const api::Job& job, const Principal& who) {
   if (j.contains("reason")) j["reason"] = without_job_secrets(job.reason, job.spec);
   j["private"] = true;
   return j;
+}
+
+// Job control (issue 31): the job's owner or an admin; the state decides the rest.
+void add_job_control_routes(http::Router& r, RouteContext& ctx) {
+  using Control = Result<api::Job> (ClusterState::*)(const std::string&, const Principal&);
+  for (const auto& route : {std::pair<const char*, Control>{"/v1/jobs/{id}/hold", &ClusterState::hold},
+                            std::pair<const char*, Control>{"/v1/jobs/{id}/release", &ClusterState::release},
+                            std::pair<const char*, Control>{"/v1/jobs/{id}/requeue", &ClusterState::requeue}}) {
+    const Control control = route.second;  // A plain variable: clang 14 captures no structured binding.
+    r.add(
+        "POST", route.first,
+        [&ctx, control](http::Request& req, const http::Reply& reply) {
+          auto who = authorize(ctx, req, Action::cancel);
+          if (!who) return reply(who.error());
+          auto job = (ctx.state.*control)(req.captures[0], *who);
+          if (!job) return reply(job.error());
+          reply(json_reply(200, job_json(*job, *who)));
+        },
+        http::Exec::blocking);
+  }
+  r.add(
+      "PATCH", "/v1/jobs/{id}",
+      [&ctx](http::Request& req, const http::Reply& reply) {
+        auto who = authorize(ctx, req, Action::cancel);
+        if (!who) return reply(who.error());
+        auto body = parse_body(req);
+        if (!body) return reply(body.error());
+        auto update = api::parse_job_update(*body);
+        if (!update) return reply(update.error());
+        auto job = ctx.state.update(req.captures[0], *update, *who);
+        if (!job) return reply(job.error());
+        reply(json_reply(200, job_json(*job, *who)));
+      },
+      http::Exec::blocking);
+  r.add(
+      "POST", "/v1/jobs/{id}/signal",
+      [&ctx](http::Request& req, const http::Reply& reply) {
+        auto who = authorize(ctx, req, Action::cancel);
+        if (!who) return reply(who.error());
+        auto body = parse_body(req);
+        if (!body) return reply(body.error());
+        auto name = api::parse_signal_request(*body);
+        if (!name) return reply(name.error());
+        auto job = ctx.state.signal(req.captures[0], *name, *who);
+        if (!job) return reply(job.error());
+        reply(json_reply(200, job_json(*job, *who)));
+      },
+      http::Exec::blocking);
 }
 
 }  // namespace
@@ -103,6 +152,8 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
         reply(json_reply(200, public_json(*job)));
       },
       http::Exec::blocking);
+
+  add_job_control_routes(r, ctx);
 }
 
 }  // namespace tessel::scheduler

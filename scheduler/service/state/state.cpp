@@ -280,6 +280,7 @@ void ClusterState::cancel_pending_locked(Txn& txn, const JobEntry& e, const std:
   api::Job nj = e.job;
   nj.state = api::JobState::cancelled;
   nj.reason = reason;
+  nj.held_by.clear();
   nj.finished_at_ms = clock_.now_ms();
   txn.batch.jobs.push_back(nj);
   const int64_t seq = job_key(nj.id);
@@ -291,7 +292,8 @@ void ClusterState::cancel_pending_locked(Txn& txn, const JobEntry& e, const std:
 }
 
 void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState final_state, const std::string& reason,
-                                   std::optional<int> exit_code, bool retry, const std::string& preempted_by) {
+                                   std::optional<int> exit_code, bool retry, const std::string& preempted_by,
+                                   const std::string& requeued_by) {
   const api::Job& j = e.job;
   std::vector<Fence> fences;
   std::set<std::string> nodes;
@@ -305,7 +307,8 @@ void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState fi
   txn.batch.put_fences.insert(txn.batch.put_fences.end(), fences.begin(), fences.end());
   const bool preempted = !preempted_by.empty();
   // Attempts that ended by preemption used no retry.
-  const bool requeue = preempted || (retry && j.attempt - j.preemptions < j.spec.max_retries);
+  const bool requeue =
+      preempted || !requeued_by.empty() || (retry && j.attempt - j.preemptions - j.requeues < j.spec.max_retries);
   const int64_t now = clock_.now_ms();
   api::Job nj = j;
   if (requeue) {
@@ -317,12 +320,17 @@ void ClusterState::stop_job_locked(Txn& txn, const JobEntry& e, api::JobState fi
     nj.endpoint.clear();
     nj.started_at_ms = 0;
     nj.exit_code.reset();
+    nj.signals.clear();  // Sent to the attempt that ended.
     nj.reason = "requeued after attempt " + std::to_string(j.attempt) + ": " + reason;
     if (preempted) {
       nj.preemptions = j.preemptions + 1;
       nj.last_preempted_at_ms = now;
       nj.last_preempted_by = preempted_by;
       nj.reason = "preempted by " + preempted_by;
+    }
+    if (!requeued_by.empty()) {
+      nj.requeues = j.requeues + 1;
+      nj.reason = "requeued by " + requeued_by;
     }
   } else {
     nj.state = final_state;

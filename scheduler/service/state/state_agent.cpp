@@ -39,16 +39,25 @@ Status check_address(const std::string& address, int port) {
   return ok_status();
 }
 
+// A rank its agent stopped at the job's time limit ("time limit of 6s reached"): failed,
+// whatever it exited with (it may trap SIGTERM and exit 0), and not retried (Slurm's
+// TIMEOUT).
+bool timed_out(const api::TaskReport& r) {
+  return r.state == api::TaskState::exited && r.message.rfind("time limit of ", 0) == 0;
+}
+
 // A rank that failed, or whose result could not be recorded (no exit code, no signal).
 bool failed_exit(const api::TaskReport& r) {
-  return r.state == api::TaskState::exited && (r.signal || r.exit_code.value_or(1) != 0);
+  return r.state == api::TaskState::exited && (r.signal || r.exit_code.value_or(1) != 0 || timed_out(r));
 }
 
 // Why a failed rank ended its job, and the job's exit code.
 std::pair<std::string, std::optional<int>> failure_of(const api::TaskReport& r) {
   // The agent saw the kernel kill it at its memory limit (its cgroup's OOM events).
-  if (r.message.rfind("out of memory: ", 0) == 0)
-    return {r.message, r.exit_code.value_or(r.signal ? 128 + *r.signal : 1)};
+  if (r.message.rfind("out of memory: ", 0) == 0 || timed_out(r)) {
+    const int code = r.exit_code.value_or(0) != 0 ? *r.exit_code : (r.signal ? 128 + *r.signal : 1);
+    return {r.message, code};
+  }
   if (r.signal) {
     const int code = r.exit_code.value_or(0) != 0 ? *r.exit_code : 128 + *r.signal;
     return {"rank killed by signal " + std::to_string(*r.signal), code};
@@ -332,7 +341,8 @@ bool ClusterState::evaluate_job_locked(Txn& txn, const JobEntry& e) {
   if (!capped.empty()) capped = "output of rank " + capped + " passed its node's log cap; the rest was dropped";
   if (failed) {
     const auto [why, code] = failure_of(*failed);
-    stop_job_locked(txn, e, api::JobState::failed, capped.empty() ? why : why + "; " + capped, code, true);
+    stop_job_locked(txn, e, api::JobState::failed, capped.empty() ? why : why + "; " + capped, code,
+                    /*retry=*/!timed_out(*failed));
     return true;
   }
   if (ok == j.allocations.size()) {
@@ -441,6 +451,7 @@ std::vector<api::Assignment> ClusterState::assignments_locked(const std::string&
       x.master_port = j.master_port;
       x.spec = whole_spec_locked(seq, j);
       x.preemptions = j.preemptions;  // The agent sets TESSEL_PREEMPTED=1.
+      x.signals = j.signals;          // Users' signals: the agent delivers the new ones.
       // What placement gave the job on this node (allocations stored before CPUs were
       // placed carry none: then as asked); in the assignment's own fields, which older
       // agents ignore (their spec parser would not).

@@ -83,6 +83,10 @@ Status ClusterState::enqueue_restored_locked() {
   Txn txn;
   for (auto& [seq, entry] : jobs_) {
     if (entry.job.state != api::JobState::pending || arrays_.count(seq)) continue;  // A parent is never queued.
+    if (!entry.job.held_by.empty()) {  // Held: out of every pass until released; its dependencies wait too.
+      jobs_.hold(seq);
+      continue;
+    }
     const DepCheck check = check_dependencies_locked(entry.job.spec);
     if (check.verdict == DepCheck::Verdict::never)
       cancel_pending_locked(txn, entry, check.reason);

@@ -23,6 +23,8 @@ std::vector<std::string> nodes_of(const api::Job& j) {
   return out;
 }
 
+const std::string kRequeuedBy = "requeued by ";  // stop_job_locked's reason for a user's requeue.
+
 // The event that takes `before` to `after`, if their state or attempt differ.
 std::optional<api::JobEvent> transition(const api::Job& before, const api::Job& after, int64_t now) {
   if (before.state == after.state && before.attempt == after.attempt) return std::nullopt;
@@ -32,6 +34,8 @@ std::optional<api::JobEvent> transition(const api::Job& before, const api::Job& 
   e.reason = after.reason;
   if (after.attempt != before.attempt) {  // The attempt before ended and the job went back to pending.
     e.event = after.preemptions > before.preemptions ? "preempted" : "requeued";
+    if (after.requeues > before.requeues && after.reason.rfind(kRequeuedBy, 0) == 0)  // A user's requeue.
+      e.by = after.reason.substr(kRequeuedBy.size());
     e.attempt = before.attempt;
     e.nodes = nodes_of(before);
     return e;

@@ -119,6 +119,7 @@ Result<size_t> ClusterState::prune_history(size_t max_jobs) {
   };
   for (const auto& [_, e] : jobs_.pending()) keep_dependencies(e->job.spec);
   for (const auto& [_, e] : jobs_.waiting()) keep_dependencies(e->job.spec);
+  for (const auto& [_, e] : jobs_.held()) keep_dependencies(e->job.spec);
   for (int64_t seq : active_) keep_dependencies(jobs_.at(seq).job.spec);
   for (const auto& [_, f] : nodes_.fences()) keep.insert(f.job_id);
   Txn txn;

@@ -126,7 +126,7 @@ void ClusterState::project_stats_locked(StatsSnapshot& s) const {
     if (it == by_name.end()) continue;
     for (const auto& [model, n] : cards_by_model_locked(j.allocations)) it->second.held[model] += n;
   }
-  for (const auto* queue : {&jobs_.pending(), &jobs_.waiting()})
+  for (const auto* queue : {&jobs_.pending(), &jobs_.waiting(), &jobs_.held()})
     for (const auto& [_, e] : *queue)
       if (auto it = by_name.find(e->job.spec.project); it != by_name.end()) ++it->second.pending;
   for (auto& [_, ps] : by_name) s.projects.push_back(std::move(ps));

@@ -219,7 +219,8 @@ void ClusterState::check_liveness() {
     const int64_t deadline = e.job.started_at_ms + (*spec.time_limit_s + grace_s) * 1000 + opts_.heartbeat_timeout_ms;
     if (now < deadline) continue;
     stopped.insert(seq);
-    stop_job_locked(txn, e, api::JobState::failed, "time limit exceeded", std::nullopt, false);
+    stop_job_locked(txn, e, api::JobState::failed, "time limit of " + std::to_string(*spec.time_limit_s) + "s reached",
+                    std::nullopt, false);
   }
   if (gone.empty() && stopped.empty()) return;
   for (const auto& name : gone) {

@@ -20,6 +20,13 @@ class TaskLauncher {
   virtual Result<int> launch(const std::string& task_dir) = 0;
   // Asks a supervisor to stop its task (SIGTERM). Ok when it is already gone.
   virtual Status stop(const SupervisorRecord& sup) = 0;
+  // Asks a supervisor to send `signo` (api::is_job_signal) to every rank of its task:
+  // SIGRTMIN queued with the signal's number (sigqueue). Ok when it is already gone.
+  virtual Status signal(const SupervisorRecord& sup, int signo) {
+    (void)sup;
+    (void)signo;
+    return Error{"this launcher cannot signal tasks"};
+  }
 };
 
 class DetachedLauncher final : public TaskLauncher {
@@ -28,6 +35,7 @@ class DetachedLauncher final : public TaskLauncher {
   explicit DetachedLauncher(std::string supervisor) : supervisor_(std::move(supervisor)) {}
   Result<int> launch(const std::string& task_dir) override;
   Status stop(const SupervisorRecord& sup) override;
+  Status signal(const SupervisorRecord& sup, int signo) override;
 
  private:
   std::string supervisor_;

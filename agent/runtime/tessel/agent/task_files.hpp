@@ -72,6 +72,10 @@ struct LaunchPlan {
   // Set: the ranks run in containers (podman), started as root; uid and gid are then
   // unset and the job's user is podman's --user.
   std::optional<ContainerPlan> container;
+  // The job's warning signal (api::WarningSignal): its number (0: none), sent to every
+  // rank `warn_before_s` seconds before the time limit. Last: tests build plans by position.
+  int warn_signal = 0;
+  int64_t warn_before_s = 0;
   bool operator==(const LaunchPlan&) const = default;
 };
 

@@ -66,7 +66,8 @@ class TaskManager {
 
   // Reads the state dir (after an agent restart); logs and skips corrupt tasks.
   void load() EXCLUDES(mu_);
-  // Starts listed assignments never started and stops unlisted running tasks. A start
+  // Starts listed assignments never started and stops unlisted running tasks, and
+  // delivers to running tasks the user signals their assignments list anew. A start
   // that fails (the state dir cannot be written, no port, the supervisor cannot be
   // started) is remembered as failed_to_start with the reason, so its report frees the
   // cards; in memory only when even that cannot be written.
@@ -98,7 +99,18 @@ class TaskManager {
     bool kill_requested = false;
     std::string unrecorded;       // Why its supervisor could not write result.json.
     bool cgroup_cleared = false;  // Its supervisor died: what it left was killed.
+    // The id of the last user signal (api::Assignment::signals) delivered to its ranks;
+    // nullopt for a task loaded from the state dir until its assignment is next seen,
+    // which takes the ids listed then as delivered (in memory only: an agent that
+    // restarts does not deliver a signal twice, and misses one sent while it was down).
+    std::optional<int> signals_done;
+    std::vector<api::JobSignal> signals;  // As its assignment last listed them.
   };
+  // Takes `a`'s signals and delivers to `e`'s ranks, through its supervisor, those it has
+  // not yet; flush_signals_locked() delivers them once its supervisor has recorded itself
+  // (reports() calls it again).
+  void deliver_signals_locked(const api::Assignment& a, Entry& e) REQUIRES(mu_);
+  void flush_signals_locked(Entry& e) REQUIRES(mu_);
   void start_locked(const api::Assignment& a, const api::NodeInventory& inv) REQUIRES(mu_);
   // Reserves ports, makes the work dir and writes launch.json.
   // `taken`: the CPUs of running tasks (its cpuset is chosen among the others).

@@ -1,10 +1,12 @@
 #pragma once
 // The scheduler's table of jobs, by key (job_key(): a job's sequence number, an
-// array element's right after its parent's), with the two queues of pending jobs
-// that index it: `pending` (offered to the scheduling pass) and `waiting` (their
-// dependencies not all met yet; never offered). It is the only owner of the
+// array element's right after its parent's), with the three queues of pending jobs
+// that index it: `pending` (offered to the scheduling pass), `waiting` (their
+// dependencies not all met yet; never offered) and `held` (held by a user,
+// api::Job::held_by; never offered, dependencies not looked at until released). A
+// pending job is in exactly one of them. It is the only owner of the
 // entries: the queues point into the table (std::map entries do not move), and
-// erase() drops a job from both, so neither can hold a job the table lost. It also
+// erase() drops a job from all three, so none can hold a job the table lost. It also
 // hands out sequence numbers (persisted with each job; past the highest restored).
 //
 // Not thread-safe: its owner (ClusterState) keeps it under its mutex. at() on a key
@@ -61,23 +63,33 @@ class JobTable {
   }
 
   // --- The queues ---
-  // Offers the (pending) job at `key` to the scheduling pass; takes it out of waiting.
+  // Offers the (pending) job at `key` to the scheduling pass; takes it out of the others.
   void queue(int64_t key) {
     waiting_.erase(key);
+    held_.erase(key);
     pending_[key] = &jobs_.at(key);
   }
   // Keeps the (pending) job at `key` from the pass until its dependencies are met.
   void hold_back(int64_t key) {
     pending_.erase(key);
+    held_.erase(key);
     waiting_[key] = &jobs_.at(key);
   }
-  // Takes the job off both queues (placed, cancelled or ended).
+  // Keeps the (pending) job at `key` from the pass until a user releases it.
+  void hold(int64_t key) {
+    pending_.erase(key);
+    waiting_.erase(key);
+    held_[key] = &jobs_.at(key);
+  }
+  // Takes the job off every queue (placed, cancelled, ended, or released to be queued again).
   void dequeue(int64_t key) {
     pending_.erase(key);
     waiting_.erase(key);
+    held_.erase(key);
   }
   const Queue& pending() const { return pending_; }
   const Queue& waiting() const { return waiting_; }
+  const Queue& held() const { return held_; }
 
   // --- Sequence numbers ---
   // Reserves `n` sequence numbers; returns the first.
@@ -96,6 +108,7 @@ class JobTable {
   Map jobs_;
   Queue pending_;
   Queue waiting_;
+  Queue held_;
   int64_t next_seq_ = 1;
 };
 

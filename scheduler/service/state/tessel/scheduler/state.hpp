@@ -37,6 +37,7 @@
 
 #include "tessel/api/agent_protocol.hpp"
 #include "tessel/api/job.hpp"
+#include "tessel/api/job_update.hpp"
 #include "tessel/api/project.hpp"
 #include "tessel/scheduler/accounting.hpp"
 #include "tessel/scheduler/active_jobs.hpp"
@@ -158,6 +159,25 @@ class ClusterState {
   JobPage list_jobs(const JobFilter& f) const EXCLUDES(mu_);
   // Idempotent. Only admins or the job's owner may cancel.
   Result<api::Job> cancel(const std::string& id, const Principal& who) EXCLUDES(mu_);
+  // Job control (state_control.cpp): the job's owner or an admin (403 otherwise), 404
+  // for an unknown job, 409 for one in the wrong state; each writes an event naming who.
+  // hold: keeps a pending job (an array: its pending elements) out of placement,
+  // reservations and backfill until released; a held job stays held. release: queues
+  // a held job (an array: its held elements) again; a user may release only what they
+  // held themselves.
+  Result<api::Job> hold(const std::string& id, const Principal& who) EXCLUDES(mu_);
+  Result<api::Job> release(const std::string& id, const Principal& who) EXCLUDES(mu_);
+  // Sends signal `name` (api::signal_number) to every rank of a running job (an array:
+  // of its running elements), through the desired state of its nodes' agents.
+  Result<api::Job> signal(const std::string& id, const std::string& name, const Principal& who) EXCLUDES(mu_);
+  // PATCH: a pending (or held) job's priority, time limit, name or dependencies; a
+  // user may only lower its priority and shorten its time limit (403 otherwise). The
+  // queue reflects it at the next pass. Not an array's parent (409).
+  Result<api::Job> update(const std::string& id, const api::JobUpdate& u, const Principal& who) EXCLUDES(mu_);
+  // Stops an assigned or running job's tasks as a cancel does and puts it back in the
+  // queue as a new attempt that counts neither as a failure nor against max_retries
+  // (an array: its assigned and running elements).
+  Result<api::Job> requeue(const std::string& id, const Principal& who) EXCLUDES(mu_);
   Result<LogTarget> log_target(const std::string& job_id, int rank) const EXCLUDES(mu_);
   // The job's state history, oldest first (state_events.cpp); nullopt for an unknown job.
   std::optional<std::vector<api::JobEvent>> job_events(const std::string& id) const EXCLUDES(mu_);
@@ -312,14 +332,24 @@ class ClusterState {
   NodeView node_view_locked(const NodeEntry& n) const REQUIRES(mu_);
 
   api::Job make_job(int64_t seq, api::JobSpec spec, const std::string& user) const;
+  // Job control (state_control.cpp). The key of job `id` if `who` may control it (404, 403).
+  Result<int64_t> controlled_job_locked(const std::string& id, const Principal& who) const REQUIRES(mu_);
+  // Add to `txn` holding (releasing) the pending (held) job at `key`, by user `by`.
+  void hold_locked(Txn& txn, int64_t key, const std::string& by) REQUIRES(mu_);
+  void release_locked(Txn& txn, int64_t key, const std::string& by) REQUIRES(mu_);
+  void signal_locked(Txn& txn, int64_t key, const std::string& name, const std::string& by) REQUIRES(mu_);
+  // 409, 403 or 400 when `who` may not make update `u` to job `j`.
+  Status check_update_locked(const api::Job& j, const api::JobUpdate& u, const Principal& who) const REQUIRES(mu_);
   // Ends pending job `e` (queued or waiting for its dependencies) as cancelled.
   void cancel_pending_locked(Txn& txn, const JobEntry& e, const std::string& reason) REQUIRES(mu_);
   // Stops job `e`'s current attempt early: fences the ranks not known gone,
   // then requeues (attempt+1) when `retry` and retries remain, else ends it in
   // `final_state` with `reason`/`exit_code`. With `preempted_by` (a job id) it
   // always requeues, uses no retry, counts a preemption and gives that reason.
+  // With `requeued_by` (a user) it always requeues, uses no retry and counts a requeue.
   void stop_job_locked(Txn& txn, const JobEntry& e, api::JobState final_state, const std::string& reason,
-                       std::optional<int> exit_code, bool retry, const std::string& preempted_by = "") REQUIRES(mu_);
+                       std::optional<int> exit_code, bool retry, const std::string& preempted_by = "",
+                       const std::string& requeued_by = "") REQUIRES(mu_);
   void process_reports_locked(Txn& txn, const std::string& node, const std::vector<api::TaskReport>& tasks,
                               std::vector<std::string>& acknowledged) REQUIRES(mu_);
   // Applies the reports' verdict to the job; true when this ends the attempt.
