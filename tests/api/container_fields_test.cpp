@@ -7,23 +7,15 @@
 #include "tessel/api/inventory.hpp"
 #include "tessel/api/job.hpp"
 
+#include "spec_checks.hpp"
+
 using nlohmann::json;
 using tessel::api::image_ref_error;
 using tessel::api::parse_job_spec;
+using tessel::api::testing::error_field;
+using tessel::api::testing::spec;
 
 namespace {
-
-json spec(json extra) {
-  json j = {{"command", {"python3", "train.py"}}};
-  j.update(extra);
-  return j;
-}
-
-std::string error_field(const json& j) {
-  auto r = parse_job_spec(j);
-  EXPECT_FALSE(r.ok()) << j.dump();
-  return !r.ok() ? r.error().field : "<no error>";
-}
 
 TEST(ImageRef, AcceptsTheUsualReferences) {
   for (const char* ref : {"busybox", "localhost/tessel-test:1", "docker.io/library/ubuntu:22.04",

@@ -5,6 +5,8 @@
 #include "tessel/api/job.hpp"
 #include "tessel/api/project.hpp"
 
+#include "spec_checks.hpp"
+
 using nlohmann::json;
 using tessel::api::Allocation;
 using tessel::api::array_element_id;
@@ -17,14 +19,9 @@ using tessel::api::JobState;
 using tessel::api::parse_array_indices;
 using tessel::api::parse_job_spec;
 using tessel::api::split_element_id;
+using tessel::api::testing::error_field;
 
 namespace {
-
-std::string error_field(const json& j) {
-  auto r = parse_job_spec(j);
-  EXPECT_FALSE(r.ok()) << j.dump();
-  return !r.ok() ? r.error().field : "<no error>";
-}
 
 TEST(JobEvents, RoundTripAndTheCapKeepsTheFirstAndTheLatest) {
   tessel::api::Job job;

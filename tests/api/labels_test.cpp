@@ -9,26 +9,18 @@
 #include "tessel/api/job.hpp"
 #include "tessel/api/labels.hpp"
 
+#include "spec_checks.hpp"
+
 using nlohmann::json;
 using tessel::api::label_key_error;
 using tessel::api::label_value_error;
 using tessel::api::labels_from_json;
 using tessel::api::parse_job_spec;
 using tessel::api::parse_label;
+using tessel::api::testing::error_field;
+using tessel::api::testing::spec;
 
 namespace {
-
-json spec(json extra) {
-  json j = {{"command", {"python3", "train.py"}}};
-  j.update(extra);
-  return j;
-}
-
-std::string error_field(const json& j) {
-  auto r = parse_job_spec(j);
-  EXPECT_FALSE(r.ok()) << j.dump();
-  return !r.ok() ? r.error().field : "<no error>";
-}
 
 TEST(Labels, KeysAreKubernetesKeys) {
   for (const char* ok : {"rack", "Rack_7", "a", "fabric.ib", "topology.tessel.io/rack", "example.com/x-y.z", "a-b/c"})
