@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessel/api/json_fields.hpp"
+#include "tessel/api/reserved_labels.hpp"
 #include "tessel/api/topology.hpp"
 
 #include <algorithm>
@@ -318,6 +319,7 @@ Result<NodeInventory> inventory_from_json(const json& j) {
   if (j.contains("labels") && !j["labels"].is_null()) {
     auto labels = labels_from_json(j["labels"], "inventory.labels");
     if (!labels) return labels.error();
+    if (auto st = check_unreserved_labels(*labels, "inventory.labels"); !st) return st.error();
     inv.labels = std::move(*labels);
   }
   if (!inv.isolation.empty() &&

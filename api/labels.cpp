@@ -1,5 +1,6 @@
 // Node labels' rules (tessel/api/labels.hpp).
 #include "tessel/api/labels.hpp"
+#include "tessel/api/reserved_labels.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -97,10 +98,13 @@ Result<LabelChange> parse_label_change(const nlohmann::json& body) {
     }
     if (std::string why = label_key_error(key); !why.empty())
       return Error::invalid("labels: key \"" + key.substr(0, 80) + "\" " + why, "labels");
+    if (is_reserved_label(key))
+      return Error::invalid("labels." + key + ": the tessel.io/ prefix is the scheduler's own", "labels." + key);
     change.remove.push_back(key);
   }
   auto parsed = labels_from_json(set, "labels");
   if (!parsed) return parsed.error();
+  if (auto st = check_unreserved_labels(*parsed, "labels"); !st) return st.error();
   change.set = std::move(*parsed);
   return change;
 }

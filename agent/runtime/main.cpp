@@ -28,6 +28,7 @@
 #include "tessel/agent/supervisor.hpp"
 #include "tessel/agent/vendor_detect.hpp"
 #include "tessel/api/labels.hpp"
+#include "tessel/api/reserved_labels.hpp"
 #include "tessel/base/host_port.hpp"
 #include "tessel/http/fd_limit.hpp"
 
@@ -360,6 +361,8 @@ Result<api::Labels> node_labels(const std::vector<std::string>& given) {
   for (const std::string& text : given) {
     auto label = api::parse_label(text, "--label");
     if (!label) return label.error();
+    if (api::is_reserved_label(label->first))
+      return Error::invalid("--label: " + label->first + ": the tessel.io/ prefix is the scheduler's own", "--label");
     if (!out.emplace(label->first, label->second).second)
       return Error::invalid("--label: " + label->first + " given twice", "--label");
   }

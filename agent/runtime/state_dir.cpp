@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 
 #include "tessel/agent/durable_file.hpp"
 
@@ -79,6 +81,24 @@ Status StateDir::mark_acknowledged(const std::string& id) const {
   return write_file_durable(task_dir(id) + "/acknowledged", "");
 }
 
+Status StateDir::write_signals_done(const std::string& id, int signal_id) const {
+  return write_file_atomic(task_dir(id) + "/signals_done", std::to_string(signal_id) + "\n");
+}
+
+namespace {
+// signals_done's id; nullopt when the file is absent or not one non-negative decimal.
+std::optional<int> read_signals_done(const std::string& path) {
+  auto text = read_small_file(path, 64);
+  if (!text) return std::nullopt;
+  std::string_view v = *text;
+  if (!v.empty() && v.back() == '\n') v.remove_suffix(1);
+  int n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty() || n < 0) return std::nullopt;
+  return n;
+}
+}  // namespace
+
 Result<TaskSnapshot> StateDir::load(const std::string& id) const {
   if (!is_safe_task_id(id)) return Error::invalid("task id '" + id + "' is not a safe file name", "id");
   const std::string dir = task_dir(id);
@@ -115,6 +135,7 @@ Result<TaskSnapshot> StateDir::load(const std::string& id) const {
     }
   }
   t.acknowledged = exists(dir + "/acknowledged");
+  if (exists(dir + "/signals_done")) t.signals_done = read_signals_done(dir + "/signals_done");
   return t;
 }
 

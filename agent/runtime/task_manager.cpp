@@ -82,7 +82,10 @@ void TaskManager::load() {
     if (t.acknowledged) continue;
     spdlog::info("re-attached task {} ({})", t.id, t.result ? "finished" : "running");
     const std::string id = t.id;  // Before t is moved from.
-    tasks_[id] = Entry{std::move(t), std::nullopt, false, ""};
+    Entry e;
+    e.snap = std::move(t);
+    e.signals_done = e.snap.signals_done;  // Absent (an older agent's task): see Entry.
+    tasks_[id] = std::move(e);
   }
 }
 
@@ -119,6 +122,8 @@ void TaskManager::start_locked(const api::Assignment& a, const api::NodeInventor
     spdlog::error("assignment {}: not started: {}", a.id, st.error().message);
     return;
   }
+  if (auto st = dir_.write_signals_done(a.id, *e.signals_done); !st)
+    spdlog::error("assignment {}: signals_done: {}", a.id, st.error().message);
   auto plan = prepare_launch(a, inv, taken_cpus_locked());
   if (!plan) return fail_start_locked(std::move(e), plan.error().message);
   e.snap.launched = true;
@@ -239,6 +244,9 @@ void TaskManager::flush_signals_locked(Entry& e) {
   // Only through a supervisor that has recorded itself: by then it takes the signal (it
   // blocks SIGRTMIN before it writes its record). Until then the next report retries.
   if (!e.snap.supervisor || !alive_locked(e)) return;
+  // Recorded first: a restart in between loses these signals rather than sending them twice.
+  if (auto st = dir_.write_signals_done(e.snap.id, latest); !st)
+    spdlog::error("assignment {}: signals_done: {}", e.snap.id, st.error().message);
   for (const auto& sig : e.signals) {
     if (sig.id <= *e.signals_done) continue;
     const auto signo = api::signal_number(sig.name);

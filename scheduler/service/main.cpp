@@ -203,7 +203,7 @@ struct SchedulerFlags {
               log_level = "info";
   double heartbeat_timeout_s = 15;
   std::string fairshare_half_life = "7d";
-  double preempt_min_runtime_s = 60;
+  double preempt_min_runtime_s = 60, preempt_warning_max_s = 60;
   bool insecure = false;
   double head_timeout_s = 10, body_timeout_s = 30, idle_timeout_s = 60;
   bool max_connections_given = false;  // --http-max-connections was on the command line.
@@ -233,6 +233,9 @@ void add_core_options(CLI::App& app, SchedulerFlags& f) {
   app.add_option("--preempt-min-runtime", f.preempt_min_runtime_s,
                  "preemption: seconds a job runs before it may be preempted (default 60)")
       ->check(CLI::Range(0.0, 366.0 * 24 * 3600));
+  app.add_option("--preempt-warning-max", f.preempt_warning_max_s,
+                 "preemption: seconds at most between a victim's warning signal and its stop (default 60)")
+      ->check(CLI::Range(0.0, 3600.0));
   app.add_flag("--insecure", f.insecure, "allow a non-loopback address without tokens");
   app.add_option("--master-port-range", f.port_range, "LO-HI ports for MASTER_PORT");
 }
@@ -352,6 +355,7 @@ tessel::Status settle_flags(SchedulerFlags& f, ReplicaOptions& replica) {
   opts.limits.idle_timeout = seconds_to_ms(f.idle_timeout_s);
   opts.state.heartbeat_timeout_ms = static_cast<int64_t>(f.heartbeat_timeout_s * 1000);
   opts.state.preempt_min_runtime_ms = static_cast<int64_t>(f.preempt_min_runtime_s * 1000);
+  opts.state.preempt_warning_max_ms = static_cast<int64_t>(f.preempt_warning_max_s * 1000);
   if (auto hl = parse_half_life(f.fairshare_half_life))
     opts.state.fairshare_half_life_ms = *hl;
   else

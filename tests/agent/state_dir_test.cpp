@@ -46,6 +46,23 @@ TEST_F(StateDirTest, RoundTripsAllFiles) {
   EXPECT_EQ(*plan, p);
 }
 
+// The last delivered user signal survives the agent; a missing or torn file reads as none.
+TEST_F(StateDirTest, SignalsDoneRoundTripsAndABadFileReadsAsNone) {
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  ASSERT_TRUE(dir.record_started(a).ok());
+  EXPECT_EQ(dir.load(a.id)->signals_done, std::nullopt);
+  ASSERT_TRUE(dir.write_signals_done(a.id, 0).ok());
+  EXPECT_EQ(dir.load(a.id)->signals_done, 0);
+  ASSERT_TRUE(dir.write_signals_done(a.id, 17).ok());
+  EXPECT_EQ(dir.load(a.id)->signals_done, 17);
+  for (const char* bad : {"", "x", "-1", "3 4", "99999999999999999999"}) {
+    write("tasks/" + a.id + "/signals_done", bad);
+    auto t = dir.load(a.id);
+    ASSERT_TRUE(t.ok()) << bad;
+    EXPECT_EQ(t->signals_done, std::nullopt) << bad;
+  }
+}
+
 TEST_F(StateDirTest, StartedTwiceIsRefused) {
   auto a = agent_test::gaudi_assignment({0}, {0});
   ASSERT_TRUE(dir.record_started(a).ok());

@@ -86,6 +86,8 @@ TEST(Labels, InventoryCarriesTheAgentsLabels) {
   EXPECT_EQ(*back, inv);
   j["labels"] = {{"rack", "r 7"}};
   EXPECT_EQ(tessel::api::inventory_from_json(j).error().field, "inventory.labels.rack");
+  j["labels"] = {{"tessel.io/images", "true"}};  // The scheduler's own.
+  EXPECT_EQ(tessel::api::inventory_from_json(j).error().field, "inventory.labels.tessel.io/images");
 }
 
 TEST(NodeConstraints, ParseAndRoundTrip) {
@@ -153,6 +155,13 @@ TEST(LabelChange, BadInputNamesTheField) {
   EXPECT_EQ(parse_label_change(json{{"labels", "rack=r7"}}).error().field, "labels");
   EXPECT_EQ(parse_label_change(json{{"label", json::object()}}).error().field, "label");
   EXPECT_FALSE(parse_label_change(json::array()).ok());
+  // The scheduler's own labels are neither set nor removed by admins.
+  auto reserved = parse_label_change(json{{"labels", {{"tessel.io/images", "true"}}}});
+  ASSERT_FALSE(reserved.ok());
+  EXPECT_EQ(reserved.error().field, "labels.tessel.io/images");
+  EXPECT_NE(reserved.error().message.find("scheduler's own"), std::string::npos);
+  EXPECT_EQ(parse_label_change(json{{"labels", {{"tessel.io/x", nullptr}}}}).error().field, "labels.tessel.io/x");
+  EXPECT_TRUE(parse_label_change(json{{"labels", {{"example.io/x", "y"}}}}).ok());
   tessel::api::Labels full;
   for (int i = 0; i < 64; ++i) full["k" + std::to_string(i)] = "v";
   tessel::api::LabelChange more;

@@ -1,7 +1,8 @@
 // Node labels and job node constraints in the scheduler (issue 32): the agent's labels
 // from registration, admins' labels stored (winning, surviving a restart, not changed
 // by a failed write), PUT /v1/nodes/{name}/labels's errors and roles, unknown nodes in
-// nodelist/exclude refused on every submit path, and passes that honour the selector.
+// nodelist/exclude refused on every submit path, passes that honour the selector, and
+// image jobs kept to nodes that run images (issue 29).
 #include "harness.hpp"
 #include "state_harness.hpp"
 #include "temp_dir.hpp"
@@ -102,6 +103,33 @@ TEST(NodeConstraints, PassesHonourSelectorNodelistAndExclude) {
   EXPECT_EQ(h.job(excl).allocations.at(0).node, "n1");
   EXPECT_EQ(h.job(wait).state, api::JobState::pending);
   EXPECT_EQ(h.job(wait).reason, "waiting for 1 free cards in one valid group (rack=r2)");
+}
+
+// Issue 29: a node whose agent runs images carries tessel.io/images=true; a job with an
+// image gets that selector at submission, so it waits (saying why) rather than landing on
+// a node that would fail it, and takes the node that runs images.
+TEST(NodeConstraints, AnImageJobGoesOnlyToANodeThatRunsImages) {
+  StateHarness h;
+  register_labelled(*h.state, "n1", {});
+  const std::string id = h.submit({{"command", {"x"}}, {"devices", 8}, {"image", "docker.io/library/debian:12"}});
+  EXPECT_EQ(h.job(id).spec.constraints.node_selector, (api::Labels{{"tessel.io/images", "true"}}));
+  const std::string bare = h.submit({{"command", {"x"}}, {"devices", 8}});
+  h.state->schedule_pass();
+  EXPECT_EQ(h.job(bare).state, api::JobState::assigned);
+  EXPECT_EQ(h.job(id).state, api::JobState::pending);
+  EXPECT_EQ(h.job(id).reason, "no ready node with tessel.io/images=true");
+
+  api::RegisterRequest r;
+  r.node = "n2";
+  r.address = "10.0.0.2";
+  r.inventory = gaudi_cards();
+  r.inventory.containers = "podman 4.3.1, runc";
+  ASSERT_TRUE(h.state->register_node(r, "").ok());
+  EXPECT_EQ(effective_labels(h.state->node("n2")->rec), (api::Labels{{"tessel.io/images", "true"}}));
+  EXPECT_TRUE(effective_labels(h.state->node("n1")->rec).empty());
+  h.state->schedule_pass();
+  ASSERT_EQ(h.job(id).state, api::JobState::assigned);
+  EXPECT_EQ(h.job(id).allocations.at(0).node, "n2");
 }
 
 TokenTable tokens() { return tokens_from("admintok admin root\nalicetok user alice\nagenttok agent n1\n"); }

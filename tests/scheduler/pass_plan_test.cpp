@@ -1,6 +1,7 @@
 // plan_pass(): the scheduling pass's plan as a value, driven without a server,
 // threads, a store or a clock: an allocator, a queue, and the nodes' addresses and
-// master ports in use as plain functions.
+// master ports in use as plain functions; the preemption it plans from a list of
+// running jobs and the projects' limits.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -128,6 +129,67 @@ TEST(PassPlan, PlacementsDecidedBeforeThePassJoinThePlanWithTheirMasterEndpoint)
   ASSERT_NE(master_of(plan, "queued"), nullptr);
   EXPECT_EQ(master_of(plan, "queued")->addr, "addr-n1");
   EXPECT_EQ(plan.queue_positions, (std::vector<int>{0}));
+}
+
+// Preemption is part of the plan: project 0 (vision, guaranteed 8) waits while project 1
+// (batch) borrows all 8 cards of n1 in a preemptible job; the plan names it as the
+// victim, with the cards vision's job will take. A victim not yet past the minimum
+// runtime gives no plan, only when to look again.
+struct PreemptionCase {
+  ModuleGroupAllocator alloc;
+  std::vector<ProjectLimits> limits{{"vision", {}, {}, {{"*", 8}}}, {"batch", {{"*", 8}}, {}, {}}};
+  std::vector<PendingJob> queue;
+  int running_asked = 0;
+  PreemptionCase() {
+    alloc.upsert_node(gaudi("n1"));
+    alloc.hold("b", {api::Allocation{"n1", 0, {0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3, 4, 5, 6, 7}}}, std::nullopt);
+    PendingJob a = pending("a", 8, 0, 2);
+    a.project = 0;
+    a.within_guarantee = true;
+    queue = {a};
+  }
+  PassInput input_at(int64_t started_at_ms) {
+    PassInput in = input(queue);
+    in.limits = &limits;
+    in.preempt_min_runtime_ms = 60'000;
+    in.running = [this, started_at_ms] {
+      ++running_asked;
+      return std::vector<RunningJob>{{"b", 1, true, started_at_ms}};
+    };
+    return in;
+  }
+};
+
+TEST(PassPlan, HoldsThePreemptionOfABorrowerForAJobWithinItsGuarantee) {
+  PreemptionCase c;
+  const PassPlan plan = plan_pass(c.alloc, c.input_at(kNow - 60'000));
+  EXPECT_TRUE(plan.result.placed.empty());
+  ASSERT_TRUE(plan.preemption);
+  EXPECT_EQ(plan.preemption->queue_index, 0U);
+  EXPECT_EQ(plan.preemption->plan.victims, std::vector<std::string>{"b"});
+  ASSERT_EQ(plan.preemption->plan.allocations.size(), 1U);
+  EXPECT_EQ(plan.preemption->plan.allocations[0].module_ids.size(), 8U);
+  EXPECT_FALSE(plan.preempt_retry_at_ms);
+  EXPECT_EQ(c.running_asked, 1);
+}
+
+TEST(PassPlan, AVictimTooYoungGivesNoPreemptionButWhenToLookAgain) {
+  PreemptionCase c;
+  const PassPlan plan = plan_pass(c.alloc, c.input_at(kNow - 1'000));
+  EXPECT_FALSE(plan.preemption);
+  ASSERT_TRUE(plan.preempt_retry_at_ms);
+  EXPECT_EQ(*plan.preempt_retry_at_ms, kNow - 1'000 + 60'000);
+}
+
+TEST(PassPlan, NoPreemptionWithoutQuotasAndTheRunningJobsAreNotAskedFor) {
+  PreemptionCase c;
+  PassInput in = c.input_at(kNow - 60'000);
+  in.limits = nullptr;
+  c.queue[0].project = -1;
+  c.queue[0].within_guarantee = false;
+  const PassPlan plan = plan_pass(c.alloc, std::move(in));
+  EXPECT_FALSE(plan.preemption);
+  EXPECT_EQ(c.running_asked, 0);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // cards fenced, then held for it) and takes its cards; the victim is requeued
 // with "preempted by", a preemptions count and no retry used, sees
 // TESSEL_PREEMPTED through its next assignment, and all of it survives a restart,
-// the preempting job's claim on the victims' cards included.
+// the preempting job's claim on the victims' cards included. A victim with a warning
+// signal gets it first and is stopped after its lead.
 // Then a simulation: simulated agents that obey the kill grace, a borrowing
 // project filling the cluster, and a project with a guarantee of 8 cards that
 // gets them within kill_grace + 1 s every time, with no card ever in two live tasks.
@@ -11,6 +12,8 @@
 
 #include <random>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "harness.hpp"
 #include "state_harness.hpp"
@@ -242,6 +245,110 @@ TEST(Preemption, TheVictimsStateSurvivesARestart) {
   c.state->schedule_pass();
   EXPECT_EQ(c.job(a).state, JobState::pending);
   EXPECT_EQ(c.job(b).reason.rfind("preempted by " + a + "; ", 0), 0u) << c.job(b).reason;
+  c.report_killed("n1", b + ".0.0");
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(a).state, JobState::assigned);
+}
+
+// A victim with a warning signal (Slurm's --signal) is sent it when the preemption is
+// decided and keeps running for min(before_s, preempt_warning_max); only then does its
+// stop begin (SIGTERM and its kill grace, as for any victim).
+json warned_spec(int64_t before_s) {
+  json j = spec(8, "batch", /*preemptible=*/true);
+  j["time_limit_s"] = 7200;
+  j["signal"] = {{"name", "USR1"}, {"before_s", before_s}};
+  return j;
+}
+
+// Runs warned victim b on n1 past the minimum runtime and submits vision job a.
+std::pair<std::string, std::string> warned_preemption(Cluster& c, int64_t before_s) {
+  c.add_node("n1");
+  c.add_projects();
+  const std::string b = c.submit(warned_spec(before_s));
+  c.state->schedule_pass();
+  c.report(b, "running");
+  c.clock.advance_ms(kMinRuntimeMs);
+  const std::string a = c.submit(spec(8, "vision"));
+  c.state->schedule_pass();
+  return {a, b};
+}
+
+TEST(Preemption, AVictimWithAWarningSignalGetsItFirstAndIsStoppedAfterItsLead) {
+  Cluster c;
+  const auto [a, b] = warned_preemption(c, 30);
+  // Warned, still running and still desired: its agent delivers the signal.
+  api::Job victim = c.job(b);
+  EXPECT_EQ(victim.state, JobState::running);
+  ASSERT_EQ(victim.signals.size(), 1u);
+  EXPECT_EQ(victim.signals[0].name, "USR1");
+  auto d = c.desired("n1");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].signals, victim.signals);
+  EXPECT_EQ(victim.events.back().event, "signalled");
+  EXPECT_EQ(victim.events.back().reason, "SIGUSR1 to every rank: preempted by " + a + ", stopped in 30s");
+  EXPECT_EQ(c.job(a).reason, "preempting " + b + ": waiting for their tasks to end");
+  EXPECT_EQ(c.state->stats().preemptions_total, 1u);
+
+  c.clock.advance_ms(29'000);
+  c.state->check_liveness();
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(b).state, JobState::running);
+  EXPECT_EQ(c.job(a).state, JobState::pending);
+
+  c.clock.advance_ms(1'000);
+  c.state->check_liveness();
+  victim = c.job(b);
+  EXPECT_EQ(victim.state, JobState::pending);
+  EXPECT_EQ(victim.reason, "preempted by " + a);
+  EXPECT_EQ(victim.preemptions, 1);
+  EXPECT_TRUE(c.desired("n1").empty());
+  c.report_killed("n1", b + ".0.0");
+  c.state->schedule_pass();
+  EXPECT_EQ(c.job(a).state, JobState::assigned);
+}
+
+TEST(Preemption, TheWarningLeadIsCappedByPreemptWarningMax) {
+  Cluster c;
+  const auto [a, b] = warned_preemption(c, 3000);  // Default cap: 60 s.
+  EXPECT_EQ(c.job(b).events.back().reason, "SIGUSR1 to every rank: preempted by " + a + ", stopped in 60s");
+  c.clock.advance_ms(59'999);
+  c.state->check_liveness();
+  EXPECT_EQ(c.job(b).state, JobState::running);
+  c.clock.advance_ms(1);
+  c.state->check_liveness();
+  EXPECT_EQ(c.job(b).state, JobState::pending);
+}
+
+// The preempting job is cancelled during the lead: its claim goes, and the warned
+// victim keeps running.
+TEST(Preemption, AWarnedVictimKeepsRunningWhenThePreemptionIsDropped) {
+  Cluster c;
+  const auto [a, b] = warned_preemption(c, 30);
+  ASSERT_TRUE(c.state->cancel(a, Principal{"alice", Role::admin, "", {}}).ok());
+  c.state->schedule_pass();
+  c.clock.advance_ms(60'000);
+  c.state->check_liveness();
+  EXPECT_EQ(c.job(b).state, JobState::running);
+  EXPECT_EQ(c.job(b).preemptions, 0);
+  EXPECT_EQ(c.desired("n1").size(), 1u);
+}
+
+// A restart during the lead: the claim is restored from the preempting job's record,
+// and the victim, still on the claimed cards, is stopped at the first liveness check.
+TEST(Preemption, AWarnedVictimIsStoppedAtOnceAfterARestart) {
+  testkit::TempDir dir("tessel-preempt-warn");
+  const std::string db = dir.str("s.db");
+  std::string a, b;
+  {
+    Cluster c(db);
+    std::tie(a, b) = warned_preemption(c, 30);
+    ASSERT_EQ(c.job(b).state, JobState::running);
+  }
+  Cluster c(db);
+  EXPECT_EQ(c.job(b).state, JobState::running);
+  c.state->check_liveness();
+  EXPECT_EQ(c.job(b).state, JobState::pending);
+  EXPECT_EQ(c.job(b).reason, "preempted by " + a);
   c.report_killed("n1", b + ".0.0");
   c.state->schedule_pass();
   EXPECT_EQ(c.job(a).state, JobState::assigned);

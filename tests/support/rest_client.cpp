@@ -49,6 +49,11 @@ RestClient::Reply RestClient::put(const std::string& path, const json& body) con
               [&](httplib::Client& c) { return c.Put(path.c_str(), body.dump(), "application/json"); });
 }
 
+RestClient::Reply RestClient::patch(const std::string& path, const json& body) const {
+  return call(host_, port_, timeouts_, token_,
+              [&](httplib::Client& c) { return c.Patch(path.c_str(), body.dump(), "application/json"); });
+}
+
 RestClient::Reply RestClient::del(const std::string& path) const {
   return call(host_, port_, timeouts_, token_, [&](httplib::Client& c) { return c.Delete(path.c_str()); });
 }

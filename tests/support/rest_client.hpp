@@ -36,6 +36,7 @@ class RestClient {
   Reply post(const std::string& path) const;  // No body at all.
   Reply del(const std::string& path) const;
   Reply put(const std::string& path, const nlohmann::json& body) const;
+  Reply patch(const std::string& path, const nlohmann::json& body) const;
 
   // GET /v1/jobs, every page.
   std::vector<nlohmann::json> all_jobs() const;

@@ -135,13 +135,14 @@ Result<api::Job> ClusterState::release(const std::string& id, const Principal& w
   return view_locked(*key, jobs_.at(*key));
 }
 
-void ClusterState::signal_locked(Txn& txn, int64_t key, const std::string& name, const std::string& by) {
+void ClusterState::signal_locked(Txn& txn, int64_t key, const std::string& name, const std::string& by,
+                                 const std::string& why) {
   api::Job nj = jobs_.at(key).job;
   const int id = nj.signals.empty() ? 1 : nj.signals.back().id + 1;
   if (nj.signals.size() >= api::kMaxJobSignals) nj.signals.erase(nj.signals.begin());
   nj.signals.push_back(api::JobSignal{id, name});
   api::JobEvent ev = control_event(clock_.now_ms(), "signalled", nj, by);
-  ev.reason = "SIG" + name + " to every rank";
+  ev.reason = why.empty() ? "SIG" + name + " to every rank" : why;
   for (const auto& a : nj.allocations)
     if (std::find(ev.nodes.begin(), ev.nodes.end(), a.node) == ev.nodes.end()) ev.nodes.push_back(a.node);
   api::add_job_event(nj.events, std::move(ev));

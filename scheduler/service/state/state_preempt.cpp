@@ -1,12 +1,16 @@
-// ClusterState: preemption. The pass asks the pure policy
-// (ModuleGroupAllocator::plan_preemption) for victims when a job within its
-// project's guarantee is left pending, stops them the way cancel does (their
+// ClusterState: preemption. The pass's plan (plan_pass(), pass_plan.cpp) holds the
+// victims the pure policy (ModuleGroupAllocator::plan_preemption) picks when a job
+// within its project's guarantee is left pending; the commit stops them the way cancel does (their
 // assignments leave the desired state, so the agent sends SIGTERM, then SIGKILL
 // after their kill_grace_s; their cards stay fenced until it reports the tasks
 // gone), requeues them without using a retry, and holds their cards for the job
 // as they free up; once every card is free the job is placed on them. The claim
 // on those cards is stored in the job's record, so it survives a restart.
+// A running victim with a warning signal (JobSpec `signal`, as Slurm's --signal) gets
+// it first, and its stop begins min(before_s, --preempt-warning-max) later
+// (check_liveness() calls stop_warned_victims_locked()).
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include <spdlog/spdlog.h>
@@ -16,10 +20,6 @@
 namespace tessel::scheduler {
 
 namespace {
-
-// Jobs within their guarantee asked for a plan per pass, at most: a plan costs a
-// walk over the nodes of the job's model, and the next pass comes soon.
-constexpr int kPlansPerPass = 8;
 
 std::string hold_id(const std::string& job_id) { return "preempt:" + job_id; }
 
@@ -31,6 +31,23 @@ std::string join(const std::vector<std::string>& ids) {
 
 std::string preempting_reason(const std::vector<std::string>& victims) {
   return "preempting " + join(victims) + ": waiting for their tasks to end";
+}
+
+// How long before its stop a victim is warned, in ms: 0 when it has no warning
+// signal or is not running yet (nothing of it to warn).
+int64_t warning_lead_ms(const api::Job& victim, int64_t max_ms) {
+  if (!victim.spec.signal || victim.state != api::JobState::running) return 0;
+  return std::min(victim.spec.signal->before_s * 1000, max_ms);
+}
+
+// Whether `job` still runs on cards of `claim` (node and module in common).
+bool on_claimed_cards(const api::Job& job, const std::vector<api::Allocation>& claim) {
+  for (const auto& a : job.allocations)
+    for (const auto& c : claim)
+      if (a.node == c.node)
+        for (int m : a.module_ids)
+          if (std::find(c.module_ids.begin(), c.module_ids.end(), m) != c.module_ids.end()) return true;
+  return false;
 }
 
 }  // namespace
@@ -103,73 +120,77 @@ void ClusterState::restore_preemptions_locked() {
   for (const auto& [key, entry] : jobs_.pending()) {
     api::Job& job = entry->job;
     if (job.preempt_claim.empty()) continue;
-    preempting_.put(key, {job.preempt_claim, job.preempt_victims});
+    PreemptionClaims::Claim claim{job.preempt_claim, job.preempt_victims, {}};
+    // A victim still on the claimed cards was warned and not yet stopped when the last
+    // scheduler went: its stop is due now.
+    for (const auto& v : job.preempt_victims)
+      if (auto it = jobs_.find(job_key(v));
+          it != jobs_.end() && active_.contains(it->first) && on_claimed_cards(it->second.job, job.preempt_claim))
+        claim.stops.push_back({v, 0});
+    preempting_.put(key, std::move(claim));
     job.reason = preempting_reason(job.preempt_victims);
     spdlog::info("job {}: resumes its preemption of {}", job.id, join(job.preempt_victims));
   }
 }
 
-void ClusterState::plan_preemption_locked(Txn& txn, const std::vector<PendingJob>& queue,
-                                          const std::vector<JobEntry*>& entries, const ScheduleResult& res,
-                                          const PassPolicy& policy, int64_t now) {
+void ClusterState::commit_preemption_locked(Txn& txn, const PassPlan& pass, const std::vector<JobEntry*>& entries,
+                                            int64_t now) {
   preempting_.clear_retry();
-  if (policy.limits.empty()) return;  // No project has a quota: nobody has a guarantee.
-  std::set<std::string> placed;
-  for (const auto& p : res.placed) placed.insert(p.job_id);
-  std::vector<RunningJob> running;
-  // Shapes (project, vendor, model, devices, nodes, the job's node constraints if any)
-  // that found no plan: the same again finds none.
-  std::set<std::tuple<int32_t, int, std::string, int, int, const api::NodeConstraints*>> failed;
-  int plans = 0;
-  for (uint32_t i : res.order) {
-    const PendingJob& job = queue[i];
-    if (!job.within_guarantee || placed.count(job.id)) continue;
-    auto shape = std::make_tuple(job.project, job.vendor ? static_cast<int>(*job.vendor) : -1, job.model, job.devices,
-                                 job.nodes, job.constraints);
-    if (failed.count(shape)) continue;
-    if (++plans > kPlansPerPass) break;
-    if (running.empty()) {
-      running.reserve(active_.size());
-      for (int64_t seq : active_) {
-        const api::Job& j = jobs_.at(seq).job;
-        auto idx = policy.index.find(j.spec.project);
-        running.push_back(RunningJob{j.id, idx == policy.index.end() ? -1 : idx->second, j.spec.preemptible,
-                                     j.state == api::JobState::running ? j.started_at_ms : 0});
-      }
-    }
-    PreemptionOutcome out =
-        alloc_.plan_preemption(PreemptionRequest{&job, running, &policy.limits, now, opts_.preempt_min_runtime_ms});
-    if (!out.plan) {
-      failed.insert(shape);
-      if (out.retry_at_ms) preempting_.retry_at(*out.retry_at_ms);
+  if (pass.preempt_retry_at_ms) preempting_.retry_at(*pass.preempt_retry_at_ms);
+  if (!pass.preemption) return;
+  const PreemptionPlan& plan = pass.preemption->plan;
+  const JobEntry& e = *entries[pass.preemption->queue_index];
+  std::vector<PreemptionClaims::DeferredStop> stops;
+  for (const auto& victim : plan.victims) {
+    auto v = jobs_.find(job_key(victim));
+    if (v == jobs_.end()) continue;
+    if (const int64_t lead = warning_lead_ms(v->second.job, opts_.preempt_warning_max_ms); lead > 0) {
+      const std::string& sig = v->second.job.spec.signal->name;
+      signal_locked(txn, v->first, sig, "",
+                    "SIG" + sig + " to every rank: preempted by " + e.job.id + ", stopped in " +
+                        std::to_string((lead + 999) / 1000) + "s");
+      stops.push_back({victim, now + lead});
       continue;
     }
-    const JobEntry& e = *entries[i];
-    for (const auto& victim : out.plan->victims) {
-      auto v = jobs_.find(job_key(victim));
-      if (v == jobs_.end()) continue;
-      stop_job_locked(txn, v->second, api::JobState::pending, "", std::nullopt, true, e.job.id);
-    }
-    const int64_t seq = job_key(e.job.id);
-    // The claim goes into the job's record with the victims' stops: a restarted
-    // scheduler resumes the preemption (restore_preemptions_locked()).
-    api::Job claimant = e.job;
-    claimant.preempt_claim = out.plan->allocations;
-    claimant.preempt_victims = out.plan->victims;
-    txn.batch.jobs.push_back(claimant);
-    const std::string reason = preempting_reason(out.plan->victims);
-    txn.apply.push_back([this, seq, plan = *out.plan, reason]() REQUIRES(mu_) {
-      preempting_.put(seq, {plan.allocations, plan.victims});
-      counters_.preemptions_total += plan.victims.size();
-      JobEntry& entry = jobs_.at(seq);
-      entry.job.preempt_claim = plan.allocations;
-      entry.job.preempt_victims = plan.victims;
-      entry.job.reason = reason;  // Shown, not stored: after a restart the pass gives it a reason again.
-      spdlog::info("job {} preempts {} (project {} within its guarantee)", entry.job.id, join(plan.victims),
-                   entry.job.spec.project);
-    });
-    return;  // One per pass: stopping the victims wakes the next.
+    stop_job_locked(txn, v->second, api::JobState::pending, "", std::nullopt, true, e.job.id);
   }
+  const int64_t seq = job_key(e.job.id);
+  // The claim goes into the job's record with the victims' stops: a restarted
+  // scheduler resumes the preemption (restore_preemptions_locked()).
+  api::Job claimant = e.job;
+  claimant.preempt_claim = plan.allocations;
+  claimant.preempt_victims = plan.victims;
+  txn.batch.jobs.push_back(claimant);
+  const std::string reason = preempting_reason(plan.victims);
+  txn.apply.push_back([this, seq, plan, reason, stops]() REQUIRES(mu_) {
+    preempting_.put(seq, {plan.allocations, plan.victims, stops});
+    counters_.preemptions_total += plan.victims.size();
+    JobEntry& entry = jobs_.at(seq);
+    entry.job.preempt_claim = plan.allocations;
+    entry.job.preempt_victims = plan.victims;
+    entry.job.reason = reason;  // Shown, not stored: after a restart the pass gives it a reason again.
+    spdlog::info("job {} preempts {} (project {} within its guarantee)", entry.job.id, join(plan.victims),
+                 entry.job.spec.project);
+  });
+}
+
+std::set<int64_t> ClusterState::stop_warned_victims_locked(Txn& txn, int64_t now) {
+  std::set<int64_t> stopped;
+  for (const auto& due : preempting_.due_stops(now)) {
+    const int64_t seq = due.first;
+    const std::string& victim = due.second;
+    auto claimant = jobs_.find(seq);
+    auto v = jobs_.find(job_key(victim));
+    txn.apply.push_back([this, seq, victim]() REQUIRES(mu_) { preempting_.drop_stop(seq, victim); });
+    // The preempting job gone (its claim is dropped at the next pass), or the victim
+    // ended or stopped meanwhile: nothing to stop.
+    if (claimant == jobs_.end() || claimant->second.job.state != api::JobState::pending || v == jobs_.end() ||
+        !active_.contains(v->first) || !stopped.insert(v->first).second)
+      continue;
+    spdlog::info("job {}: its warning lead is over, stopping it for {}", victim, claimant->second.job.id);
+    stop_job_locked(txn, v->second, api::JobState::pending, "", std::nullopt, true, claimant->second.job.id);
+  }
+  return stopped;
 }
 
 }  // namespace tessel::scheduler

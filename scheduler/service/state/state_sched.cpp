@@ -52,7 +52,7 @@ void ClusterState::schedule_pass() {
   PassInput in = pass_input_locked(queue, policy, now);
   in.ready = std::move(ready);
   const PassPlan plan = plan_pass(alloc_, std::move(in));
-  commit_pass_locked(plan, queue, entries, policy, std::move(claims_dropped), now);
+  commit_pass_locked(plan, entries, std::move(claims_dropped), now);
   const bool reasons_changed = take_pending_reasons_locked(plan.result, queue, entries);
   // Not stored, but shown: the console shows why a job waits.
   if (reasons_changed || gate.reasons_changed) ++jobs_changes_;
@@ -94,11 +94,22 @@ PassInput ClusterState::pass_input_locked(const std::vector<PendingJob>& queue, 
     }
     return in_use;
   };
+  in.preempt_min_runtime_ms = opts_.preempt_min_runtime_ms;
+  in.running = [this, &policy]() REQUIRES(mu_) {
+    std::vector<RunningJob> running;
+    running.reserve(active_.size());
+    for (int64_t seq : active_) {
+      const api::Job& j = jobs_.at(seq).job;
+      auto idx = policy.index.find(j.spec.project);
+      running.push_back(RunningJob{j.id, idx == policy.index.end() ? -1 : idx->second, j.spec.preemptible,
+                                   j.state == api::JobState::running ? j.started_at_ms : 0});
+    }
+    return running;
+  };
   return in;
 }
 
-void ClusterState::commit_pass_locked(const PassPlan& plan, const std::vector<PendingJob>& queue,
-                                      const std::vector<JobEntry*>& entries, const PassPolicy& policy,
+void ClusterState::commit_pass_locked(const PassPlan& plan, const std::vector<JobEntry*>& entries,
                                       std::vector<api::Job> claims_dropped, int64_t now) {
   // Where the pass leaves the jobs still pending: shown, not stored.
   for (uint32_t i : plan.result.order) {
@@ -114,7 +125,7 @@ void ClusterState::commit_pass_locked(const PassPlan& plan, const std::vector<Pe
   txn.batch.jobs = std::move(claims_dropped);
   for (size_t i = 0; i < plan.result.placed.size(); ++i)
     add_placement_locked(txn, plan.result.placed[i], plan.masters[i], now);
-  plan_preemption_locked(txn, queue, entries, plan.result, policy, now);
+  commit_preemption_locked(txn, plan, entries, now);
   if (!commit_locked(txn, "scheduling pass")) {
     for (const auto& p : plan.result.placed) alloc_.release(p.job_id);
   }
@@ -208,7 +219,7 @@ void ClusterState::check_liveness() {
   for (const auto& [name, n] : nodes_)
     if (!n.down && now - n.rec.last_heartbeat_ms >= opts_.heartbeat_timeout_ms) gone.push_back(name);
   Txn txn;
-  std::set<int64_t> stopped;
+  std::set<int64_t> stopped = stop_warned_victims_locked(txn, now);
   // Backstop for time limits (agents enforce them first): a running job past its
   // limit plus kill grace plus one heartbeat timeout is failed and its ranks fenced.
   for (int64_t seq : active_) {
@@ -217,12 +228,11 @@ void ClusterState::check_liveness() {
     if (!spec.time_limit_s || !e.job.started_at_ms) continue;
     const int64_t grace_s = spec.kill_grace_s.value_or(api::kDefaultKillGraceS);
     const int64_t deadline = e.job.started_at_ms + (*spec.time_limit_s + grace_s) * 1000 + opts_.heartbeat_timeout_ms;
-    if (now < deadline) continue;
-    stopped.insert(seq);
+    if (now < deadline || !stopped.insert(seq).second) continue;
     stop_job_locked(txn, e, api::JobState::failed, "time limit of " + std::to_string(*spec.time_limit_s) + "s reached",
                     std::nullopt, false);
   }
-  if (gone.empty() && stopped.empty()) return;
+  if (gone.empty() && stopped.empty() && txn.apply.empty()) return;
   for (const auto& name : gone) {
     for (int64_t seq : active_.on(name)) {
       const JobEntry& e = jobs_.at(seq);

@@ -49,6 +49,8 @@ Result<ClusterState::Submission> ClusterState::prepare_submission_locked(api::Jo
   if (stopping_) return Error::unavailable("scheduler is shutting down");
   if (auto s = resolve_project_locked(spec); !s) return s.error();
   if (auto s = check_node_names_locked(spec); !s) return s.error();
+  // An image runs only where an agent runs images (tessel/api/reserved_labels.hpp).
+  if (!spec.image.empty()) spec.constraints.node_selector.emplace(api::kImagesLabel, "true");
   Submission sub;
   const int64_t seq = jobs_.next_seq();
   api::Job job = make_job(seq, std::move(spec), user);

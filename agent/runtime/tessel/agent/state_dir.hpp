@@ -30,10 +30,11 @@ struct TaskSnapshot {
   std::optional<SupervisorRecord> supervisor;
   std::optional<TaskResult> result;
   bool acknowledged = false;
-  bool launched = false;        // launch.json exists.
-  int port = 0;                 // Rank 0's TESSEL_PORT, from launch.json.
-  std::vector<int> cpus;        // Its cpuset, from launch.json; empty: none of its own.
-  int64_t started_unix_ms = 0;  // mtime of assignment.json.
+  bool launched = false;            // launch.json exists.
+  int port = 0;                     // Rank 0's TESSEL_PORT, from launch.json.
+  std::vector<int> cpus;            // Its cpuset, from launch.json; empty: none of its own.
+  int64_t started_unix_ms = 0;      // mtime of assignment.json.
+  std::optional<int> signals_done;  // From signals_done; absent (or unreadable): none.
 };
 
 struct StateScan {
@@ -64,6 +65,8 @@ class StateDir {
   Status write_launch(const LaunchPlan& p) const;
   Status write_result(const std::string& id, const TaskResult& r) const;
   Status mark_acknowledged(const std::string& id) const;
+  // Records `id`'s last delivered user signal (task_files.hpp: signals_done).
+  Status write_signals_done(const std::string& id, int signal_id) const;
   // Writes, fdatasyncs and removes a small file in the root: ok while the state dir
   // takes writes; else the bare errno text ("No space left on device").
   Status probe() const;

@@ -7,6 +7,9 @@
 //   supervisor.json  SupervisorRecord: pid + /proc starttime of the supervisor.
 //   result.json      TaskResult, written once by the supervisor when all ranks ended.
 //   acknowledged     marker: the scheduler stored the final report; stop reporting it.
+//   signals_done     the id of the last user signal (api::Assignment::signals) sent to
+//                    the ranks, as a decimal line; written before each delivery, so an
+//                    agent that restarts delivers those sent while it was down, once.
 //   rank<N>.log      stdout+stderr of local rank N (appended).
 //
 // Parsers take untrusted text (a file may be torn or edited) and never throw;

@@ -99,10 +99,11 @@ class TaskManager {
     bool kill_requested = false;
     std::string unrecorded;       // Why its supervisor could not write result.json.
     bool cgroup_cleared = false;  // Its supervisor died: what it left was killed.
-    // The id of the last user signal (api::Assignment::signals) delivered to its ranks;
-    // nullopt for a task loaded from the state dir until its assignment is next seen,
-    // which takes the ids listed then as delivered (in memory only: an agent that
-    // restarts does not deliver a signal twice, and misses one sent while it was down).
+    // The id of the last user signal (api::Assignment::signals) delivered to its ranks,
+    // also in its state dir's signals_done file, so an agent that restarts delivers
+    // those sent while it was down, and none twice. nullopt for a task loaded without
+    // that file (an older agent's) until its assignment is next seen, which takes the
+    // ids listed then as delivered.
     std::optional<int> signals_done;
     std::vector<api::JobSignal> signals;  // As its assignment last listed them.
   };

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "tessel/api/agent_protocol.hpp"
+#include "tessel/api/reserved_labels.hpp"
 #include "tessel/scheduler/store.hpp"
 
 namespace tessel::scheduler {
@@ -31,10 +32,11 @@ struct NodeEntry {
 };
 
 // The labels placement sees on a node (issue 32): its agent's, with admins' winning
-// for the same key.
+// for the same key, and the scheduler's own (tessel/api/reserved_labels.hpp).
 inline api::Labels effective_labels(const NodeRecord& rec) {
   api::Labels out = rec.inventory.labels;
   for (const auto& [k, v] : rec.labels) out[k] = v;
+  if (!rec.inventory.containers.empty()) out[std::string(api::kImagesLabel)] = "true";
   return out;
 }
 

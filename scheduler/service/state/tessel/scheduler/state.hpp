@@ -87,6 +87,9 @@ struct StateOptions {
   int64_t history_days = 90;
   // Preemption: a running job is never preempted before it ran this long (--preempt-min-runtime).
   int64_t preempt_min_runtime_ms = 60'000;
+  // A victim with a warning signal (JobSpec `signal`) gets it this long at most before
+  // its stop begins (--preempt-warning-max): min(its before_s, this).
+  int64_t preempt_warning_max_ms = 60'000;
   // restore() logs its summary at debug, not info (a follower's view, restored often).
   bool quiet_restore = false;
   // Jobs not yet ended per user and in all, and array elements per submission.
@@ -337,7 +340,9 @@ class ClusterState {
   // Add to `txn` holding (releasing) the pending (held) job at `key`, by user `by`.
   void hold_locked(Txn& txn, int64_t key, const std::string& by) REQUIRES(mu_);
   void release_locked(Txn& txn, int64_t key, const std::string& by) REQUIRES(mu_);
-  void signal_locked(Txn& txn, int64_t key, const std::string& name, const std::string& by) REQUIRES(mu_);
+  // `why`: the event's reason ("" : "SIG<name> to every rank").
+  void signal_locked(Txn& txn, int64_t key, const std::string& name, const std::string& by, const std::string& why = "")
+      REQUIRES(mu_);
   // 409, 403 or 400 when `who` may not make update `u` to job `j`.
   Status check_update_locked(const api::Job& j, const api::JobUpdate& u, const Principal& who) const REQUIRES(mu_);
   // Ends pending job `e` (queued or waiting for its dependencies) as cancelled.
@@ -494,11 +499,13 @@ class ClusterState {
       REQUIRES(mu_);
   // At restore, after the queues: the pending jobs whose records hold a claim.
   void restore_preemptions_locked() REQUIRES(mu_);
-  // After schedule(): the first job within its guarantee left pending that a plan
-  // exists for stops its victims in `txn` (one preemption per pass; stopping them
-  // wakes the next pass).
-  void plan_preemption_locked(Txn& txn, const std::vector<PendingJob>& queue, const std::vector<JobEntry*>& entries,
-                              const ScheduleResult& res, const PassPolicy& policy, int64_t now) REQUIRES(mu_);
+  // Commits the pass's preemption, if any (PassPlan::preemption): stops its victims in
+  // `txn` (or warns those with a warning signal, stopped later) and files the claim.
+  void commit_preemption_locked(Txn& txn, const PassPlan& pass, const std::vector<JobEntry*>& entries, int64_t now)
+      REQUIRES(mu_);
+  // Stops the warned victims whose warning lead is over (check_liveness()); returns
+  // the keys of the jobs it stopped.
+  std::set<int64_t> stop_warned_victims_locked(Txn& txn, int64_t now) REQUIRES(mu_);
   // Whether a job of `project` may preempt (the project guarantees cards).
   bool may_preempt_locked(const std::string& project) const REQUIRES(mu_);
 
@@ -513,8 +520,7 @@ class ClusterState {
   // Shows where the plan leaves the pending jobs, then writes its placements, the
   // claims the pass dropped and a preemption in one batch, and applies them once
   // written (the placed cards are released when the write fails).
-  void commit_pass_locked(const PassPlan& plan, const std::vector<PendingJob>& queue,
-                          const std::vector<JobEntry*>& entries, const PassPolicy& policy,
+  void commit_pass_locked(const PassPlan& plan, const std::vector<JobEntry*>& entries,
                           std::vector<api::Job> claims_dropped, int64_t now) REQUIRES(mu_);
   // Adds to `txn` the job placed by `p` as assigned, with its master endpoint, and its apply step.
   void add_placement_locked(Txn& txn, const Placement& p, const MasterEndpoint& master, int64_t now) REQUIRES(mu_);
