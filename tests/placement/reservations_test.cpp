@@ -110,5 +110,36 @@ TEST(Reservations, UnreservedNodesAndJobsWithoutOneAreUnaffected) {
   EXPECT_EQ(detail::reservation_note(plain, j), "not in reservation demo");
 }
 
+// Preemption never empties a reserved node for a job that may not run there, and does
+// for a job of the open window.
+TEST(Reservations, PreemptionKeepsToTheNodesTheJobMayUse) {
+  Reserved r;
+  const int64_t now = kStart + kHour;  // demo's window is open on n1.
+  std::vector<RunningJob> running;
+  for (const char* n : {"n1", "n2"}) {
+    const std::string id = std::string("j-on-") + n;
+    r.alloc.hold(id, {api::Allocation{n, 0, {0, 1, 2, 3, 4, 5, 6, 7}, {}}}, std::nullopt);
+    running.push_back(RunningJob{id, -1, true, n[1] == '1' ? 9000 : 1000});  // n1's is the newest.
+  }
+  std::vector<ProjectLimits> limits(1);
+  limits[0].name = "mine";
+  limits[0].guaranteed["*"] = 16;
+  PendingJob plain = job("j-plain", 8, 1, 0, 1, 60);
+  plain.project = 0;
+  auto out = r.alloc.plan_preemption(PreemptionRequest{&plain, running, &limits, now, 0});
+  ASSERT_TRUE(out.plan);
+  EXPECT_EQ(out.plan->victims, std::vector<std::string>{"j-on-n2"});  // Not n1's, though newer.
+  api::NodeConstraints demo;
+  demo.reservation = "demo";
+  PendingJob member = in_reservation("j-demo", 8, demo);
+  member.project = 0;
+  out = r.alloc.plan_preemption(PreemptionRequest{&member, running, &limits, now, 0});
+  ASSERT_TRUE(out.plan);
+  EXPECT_EQ(out.plan->victims, std::vector<std::string>{"j-on-n1"});
+  // Before the window the member may not run at all: nothing is stopped for it.
+  out = r.alloc.plan_preemption(PreemptionRequest{&member, running, &limits, kStart - 1000, 0});
+  EXPECT_FALSE(out.plan);
+}
+
 }  // namespace
 }  // namespace tessel::scheduler::testing
