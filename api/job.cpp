@@ -191,6 +191,9 @@ void read_node_constraints(FieldReader& r, const json& j, JobSpec& s) {
   for (const std::string& n : c.exclude)
     if (std::find(c.nodelist.begin(), c.nodelist.end(), n) != c.nodelist.end())
       return r.fail("exclude", "node " + n + " is in nodelist too");
+  r.optional_string("reservation", c.reservation, 64);
+  if (r.has("reservation") && !is_reservation_name(c.reservation))
+    r.fail("reservation", "must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
 }
 
 // A whole number of 1 to 5 digits, or nullopt.
@@ -275,6 +278,7 @@ size_t spec_payload_bytes(const JobSpec& s) {
   for (const auto& [k, v] : s.constraints.node_selector) n += k.size() + v.size() + 6;
   for (const auto& name : s.constraints.nodelist) n += name.size() + 3;
   for (const auto& name : s.constraints.exclude) n += name.size() + 3;
+  n += s.constraints.reservation.size();
   return n;
 }
 
@@ -494,6 +498,7 @@ json to_json(const JobSpec& s) {
   if (!s.constraints.node_selector.empty()) j["node_selector"] = s.constraints.node_selector;
   if (!s.constraints.nodelist.empty()) j["nodelist"] = s.constraints.nodelist;
   if (!s.constraints.exclude.empty()) j["exclude"] = s.constraints.exclude;
+  if (!s.constraints.reservation.empty()) j["reservation"] = s.constraints.reservation;
   if (s.signal) j["signal"] = to_json(*s.signal);
   if (s.array) {
     j["array"] = {{"count", s.array->count}, {"parallel", s.array->parallel}};

@@ -7,6 +7,7 @@
 #include "tessel/cli/job_commands.hpp"
 #include "tessel/cli/node_commands.hpp"
 #include "tessel/cli/project_commands.hpp"
+#include "tessel/cli/reservation_commands.hpp"
 #include "tessel/cli/session.hpp"
 #include "tessel/cli/usage_commands.hpp"
 
@@ -50,6 +51,7 @@ struct CommandLine {
   std::string token_node, node_name, drain_name, label_node;
   std::vector<std::string> label_args;
   ProjectOptions project;
+  ReservationOptions reservation;
   UsageOptions usage;
 };
 
@@ -113,6 +115,7 @@ void add_submit_command(CLI::App& app, CommandLine& cl) {
                    "These nodes are part of the job (comma-separated; as many as --nodes at most)")
       ->allow_extra_args(false);
   submit->add_option("--exclude,-x", so.exclude, "Never these nodes (comma-separated)")->allow_extra_args(false);
+  submit->add_option("--reservation", so.reservation, "Run on this reservation's nodes, inside its window");
   add_opt(submit, "--array", so.array,
           "Job array INDICES[%P] as Slurm's: 0-99, 5-20, 1,3,7-9, 0-30:10; at most P running at once");
   submit->add_option("command", so.command, "The program and its arguments (after --)");
@@ -247,6 +250,33 @@ void add_project_commands(CLI::App& app, CommandLine& cl) {
   pdel->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_project_delete(s, cl.project.name); }; });
 }
 
+// reservation create|list|show|delete (issue 32; admins).
+void add_reservation_commands(CLI::App& app, CommandLine& cl) {
+  ReservationOptions& ro = cl.reservation;
+  auto* resv = app.add_subcommand("reservation", "Nodes reserved for a window (admin token)");
+  resv->require_subcommand(1);
+  auto* create = resv->add_subcommand("create", "Reserve nodes for a window");
+  create->add_option("name", ro.name, "Reservation name")->required();
+  create->add_option("--nodes", ro.nodes, "The nodes (comma-separated), or --count")->delimiter(',');
+  add_opt(create, "--count", ro.count, "How many nodes the scheduler picks (with --selector)");
+  create->add_option("--selector", ro.selector, "With --count: only nodes with KEY=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  create->add_option("--start", ro.start, "RFC 3339 time or unix seconds (default: now)");
+  create->add_option("--end", ro.end, "RFC 3339 time or unix seconds")->required();
+  create->add_option("--users", ro.users, "Users who may submit with --reservation (comma-separated)")->delimiter(',');
+  create->add_option("--projects", ro.projects, "Projects whose jobs may use it (comma-separated)")->delimiter(',');
+  create->add_flag("--maintenance", ro.maintenance, "No job runs on the nodes during the window");
+  create->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_reservation_create(s, cl.reservation); }; });
+  auto* list = resv->add_subcommand("list", "List reservations");
+  list->callback([&cl] { cl.action = [](Session& s) { return cmd_reservation_list(s); }; });
+  auto* show = resv->add_subcommand("show", "Show one reservation");
+  show->add_option("name", ro.name, "Reservation name")->required();
+  show->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_reservation_show(s, cl.reservation.name); }; });
+  auto* del = resv->add_subcommand("delete", "Delete a reservation");
+  del->add_option("name", ro.name, "Reservation name")->required();
+  del->callback([&cl] { cl.action = [&cl](Session& s) { return cmd_reservation_delete(s, cl.reservation.name); }; });
+}
+
 // usage: card-hours of ended jobs.
 void add_usage_command(CLI::App& app, CommandLine& cl) {
   UsageOptions& uo = cl.usage;
@@ -274,6 +304,7 @@ int run(const std::vector<std::string>& args, Environment& env) {
   add_job_commands(app, cl);
   add_node_commands(app, cl);
   add_project_commands(app, cl);
+  add_reservation_commands(app, cl);
   add_usage_command(app, cl);
 
   try {

@@ -105,6 +105,32 @@ std::string labels_of(const json& node, bool mark_admin) {
   return out.empty() ? "-" : printable(out);
 }
 
+// The node's reservations not ended (GET /v1/nodes: issue 32), one per line for the
+// notes under the table: "n1 reserved for demo from START to END (maintenance)".
+std::string reservation_lines(const json& node) {
+  std::string out;
+  const auto& list = get_field(node, "reservations");
+  if (!list.is_array()) return out;
+  for (const auto& r : list)
+    out += printable(get_string(node, "name")) + " reserved for " + printable(get_string(r, "name")) + " from " +
+           printable(get_string(r, "start")) + " to " + printable(get_string(r, "end")) +
+           (get_field(r, "maintenance") == json(true) ? " (maintenance)" : "") + "\n";
+  return out;
+}
+
+// "ready", or "ready+reserved" while a reservation's window is open at now_ms.
+std::string state_of(const json& node, int64_t now_ms) {
+  std::string state = get_string(node, "state");
+  const auto& list = get_field(node, "reservations");
+  if (!list.is_array()) return state;
+  for (const auto& r : list) {
+    auto start = api::parse_rfc3339(get_string(r, "start"));
+    auto end = api::parse_rfc3339(get_string(r, "end"));
+    if (start && end && *start <= now_ms && now_ms < *end) return state + "+reserved";
+  }
+  return state;
+}
+
 }  // namespace
 
 std::string render_nodes_table(const json& nodes, int64_t now_ms, bool wide) {
@@ -116,7 +142,7 @@ std::string render_nodes_table(const json& nodes, int64_t now_ms, bool wide) {
   Table t(head);
   for (const auto& n : nodes) {
     const auto& devs = devices_of(n);
-    std::vector<std::string> row = {get_string(n, "name"), get_string(n, "state"),
+    std::vector<std::string> row = {get_string(n, "name"), state_of(n, now_ms),
                                     models(devs),          free_of_total(devs),
                                     render_card_map(devs), render_free_groups(get_field(n, "free_groups"))};
     if (wide) {
@@ -134,6 +160,7 @@ std::string render_nodes_table(const json& nodes, int64_t now_ms, bool wide) {
     auto down = ports_down(devices_of(n));
     if (!down.empty())
       why += printable(get_string(n, "name")) + ": ports down on " + down + ", not used for multi-node jobs\n";
+    why += reservation_lines(n);
   }
   return t.render() + kCardMapLegend + "\n" + why;
 }
@@ -147,7 +174,8 @@ std::string render_node_detail(const json& node, int64_t now_ms) {
   };
   line("Name", get_string(node, "name"));
   line("Address", get_string(node, "address"));
-  line("State", get_string(node, "state"));
+  line("State", state_of(node, now_ms));
+  if (std::string r = reservation_lines(node); !r.empty()) o << "Reservations:\n" << r;
   line("Degraded", get_string(node, "degraded"));
   line("Vendor", get_string(inv, "vendor"));
   line("Driver", get_string(inv, "driver_version"));

@@ -72,6 +72,7 @@ Status add_node_constraints(const SubmitOptions& o, json& j) {
     if (!names) return names.error();
     j[key] = std::move(*names);
   }
+  if (!o.reservation.empty()) j["reservation"] = o.reservation;
   return ok_status();
 }
 

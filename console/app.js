@@ -1,4 +1,4 @@
-// The console: routes (#/fleet, #/node/NAME, #/queue, #/job/ID, #/usage), the data they
+// The console: routes (#/fleet, #/node/NAME, #/queue, #/job/ID, #/usage, #/reservations), the data they
 // show, and live updates. Data comes from the REST API only; the event stream
 // says which kinds changed (jobs, nodes, card readings) and only those are fetched
 // again.
@@ -6,12 +6,13 @@ import * as api from './api.js';
 import { clear } from './dom.js';
 import { fleetView, nodeView, queueView, jobView } from './views.js';
 import { usageView } from './usage.js';
+import { reservationsView } from './reservations.js';
 
-const VIEWS = { fleet: fleetView, node: nodeView, queue: queueView, job: jobView, usage: usageView };
+const VIEWS = { fleet: fleetView, node: nodeView, queue: queueView, job: jobView, usage: usageView, reservations: reservationsView };
 
 // What the views read. `need` says which resources the current view shows.
 const data = {
-  whoami: null, inventory: null, nodes: null, jobs: null, node: null, job: null, events: null, usage: null, error: null,
+  whoami: null, inventory: null, nodes: null, jobs: null, node: null, job: null, events: null, usage: null, reservations: null, error: null,
   usageQuery: { by: 'project', days: 30 }, // What the usage view asks for; it sets this.
 };
 let current = null; // { name, param, view }
@@ -31,6 +32,7 @@ function resources(r) {
     case 'queue': return { jobs: ['jobs'], nodes: [] };
     case 'job': return { jobs: ['job', 'events'], nodes: [] };
     case 'usage': return { jobs: ['usage'], nodes: [] };
+    case 'reservations': return { jobs: [], nodes: ['reservations'] };
     default: return {};
   }
 }
@@ -60,6 +62,7 @@ const FETCH = {
       throw e;
     }
   },
+  reservations: async () => (await api.get('/v1/reservations')).reservations,
   usage: () => {
     const q = data.usageQuery;
     const since = new Date(Date.now() - q.days * 86400e3).toISOString();

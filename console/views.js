@@ -204,6 +204,8 @@ export function nodeView(root, name, ctx) {
         h('p', { class: 'meta' }, `${n.address}:${n.agent_port} · last heartbeat ${ago(n.last_heartbeat)}`,
           n.degraded ? h('span', { class: 'warn' }, ` · degraded: ${n.degraded}`) : null,
           labelText(n) ? h('span', { 'data-labels': labelText(n) }, ` · labels ${labelText(n)}`) : null),
+        (n.reservations || []).length ? h('p', { class: 'meta', 'data-reservations': n.reservations.map((r) => r.name).join(',') },
+          'Reserved: ', n.reservations.map((r) => `${r.name}${r.maintenance ? ' (maintenance)' : ''} ${when(r.start)} – ${when(r.end)}`).join('; ')) : null,
         errorLine(data));
       if (admin && !actions.firstChild) actions.append(drain, undrain);
       drain.hidden = n.state === 'draining';

@@ -292,6 +292,16 @@ try {
   await shot(page, 'usage-1280x800');
   console.log(`ok: usage view shows card-hours by project (default: ${attempts} attempts) and by user`);
 
+  // 5d. Reservations (issue 32): one made through the API (a day ahead, so nothing
+  // else here is kept off gaudi-b) is listed, pending, with its node.
+  const day = Math.floor(Date.now() / 1000) + 86400;
+  await call('POST', '/v1/reservations', ADMIN, { name: 'demo', nodes: ['gaudi-b'], start: day, end: day + 3600, users: ['bob'] });
+  await page.evaluate(() => { location.hash = '#/reservations'; });
+  await page.waitForSelector('[data-reservation="demo"] [data-k="state"]', { timeout: TIMEOUT });
+  assert.equal(await page.$eval('[data-reservation="demo"] [data-k="state"]', (e) => e.textContent), 'pending');
+  assert.match(await page.$eval('[data-reservation="demo"]', (e) => e.textContent), /gaudi-b.*users bob/);
+  console.log('ok: the reservations view lists a pending reservation with its node and users');
+
   // 6. Node view: cards with readings (the charts start from the scheduler's card
   // history), drain and undrain for the admin.
   const history = page.waitForResponse((r) => r.url().endsWith('/v1/nodes/gaudi-a/history'), { timeout: TIMEOUT });

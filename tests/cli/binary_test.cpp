@@ -582,6 +582,46 @@ TEST_F(CliBinary, ProjectCommandsSendTheProjectAndPrintIt) {
   EXPECT_EQ(api.requests().size(), before);
 }
 
+TEST_F(CliBinary, ReservationCommandsSendTheBodyAndPrintIt) {
+  const json demo = {{"name", "demo"},
+                     {"state", "pending"},
+                     {"nodes", {"n1", "n2"}},
+                     {"start", "2026-12-05T09:00:00.000Z"},
+                     {"end", "2026-12-05T12:00:00.000Z"},
+                     {"users", {"alice"}},
+                     {"projects", json::array()},
+                     {"maintenance", false},
+                     {"created_by", "root"}};
+  api.on("POST", "/v1/reservations", 201, demo.dump());
+  auto r = run_tessel(with_server({"reservation", "create", "demo", "--nodes", "n1,n2", "--start",
+                                   "2026-12-05T09:00:00Z", "--end", "1796475600", "--users", "alice"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "demo: reserved n1,n2 from 2026-12-05T09:00:00.000Z to 2026-12-05T12:00:00.000Z\n");
+  const json sent = json::parse(api.requests().back().body);
+  EXPECT_EQ(sent, json({{"name", "demo"},
+                        {"nodes", {"n1", "n2"}},
+                        {"start", "2026-12-05T09:00:00Z"},
+                        {"end", 1796475600},
+                        {"users", {"alice"}}}));
+  api.on("GET", "/v1/reservations", 200, json{{"reservations", {demo}}}.dump());
+  r = run_tessel(with_server({"reservation", "list"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("demo   pending"), std::string::npos) << r.out;
+  api.on("GET", "/v1/reservations/demo", 200, demo.dump());
+  r = run_tessel(with_server({"reservation", "show", "demo"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("For:         users alice\n"), std::string::npos) << r.out;
+  api.on("DELETE", "/v1/reservations/demo", 403,
+         R"({"error":{"code":"permission_denied","message":"admin role required"}})");
+  r = run_tessel(with_server({"reservation", "delete", "demo"}));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("admin role required"), std::string::npos) << r.err;
+  const size_t before = api.requests().size();
+  r = run_tessel(with_server({"reservation", "create", "x", "--nodes", "n1", "--end", "soon"}));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(api.requests().size(), before);
+}
+
 TEST_F(CliBinary, UsageSendsTheWindowAndPrintsCardHours) {
   const json report = {{"by", "user"},
                        {"since", "2026-11-01T00:00:00.000Z"},

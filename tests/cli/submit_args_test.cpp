@@ -238,6 +238,9 @@ TEST(SubmitArgs, NodeConstraints) {
   EXPECT_EQ((*r)["node_selector"], json({{"rack", "r7"}, {"fabric", "ib"}, {"zone", ""}}));
   EXPECT_EQ((*r)["nodelist"], json({"n1", "n2", "n3"}));
   EXPECT_EQ((*r)["exclude"], json({"n9"}));
+  EXPECT_FALSE(r->contains("reservation"));
+  o.reservation = "demo";
+  EXPECT_EQ((*build_job_request(o, "/home/u"))["reservation"], "demo");
   for (const auto& [field, bad] :
        {std::pair{"--selector", "rack"}, std::pair{"--selector", "rack=r 7"}, std::pair{"--selector", "a=1,,b=2"}}) {
     SubmitOptions b;

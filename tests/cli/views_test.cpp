@@ -5,6 +5,7 @@
 #include "tessel/api/job.hpp"
 #include "tessel/cli/job_view.hpp"
 #include "tessel/cli/node_view.hpp"
+#include "tessel/cli/reservation_commands.hpp"
 
 namespace tessel::cli {
 namespace {
@@ -330,6 +331,67 @@ TEST(JobDetail, ShowsNodeConstraints) {
   EXPECT_NE(out.find("Node selector: rack=r7\nNodelist: n1,n2\nExclude: n9\n"), std::string::npos) << out;
   EXPECT_EQ(render_job_detail(job("j-7", "pending", "2026-01-01T11:00:00.000Z"), kNow).find("Nodelist"),
             std::string::npos);
+}
+
+// Reservations (issue 32): a node whose window is open shows ready+reserved, and every
+// node's reservations are listed under the table and in tessel node.
+TEST(NodesTable, ReservedNodesShowTheirReservations) {
+  auto n = gaudi_node();
+  n["reservations"] = json::array({{{"name", "demo"},
+                                    {"start", "2026-01-01T11:00:00.000Z"},
+                                    {"end", "2026-01-01T13:00:00.000Z"},
+                                    {"maintenance", false}},
+                                   {{"name", "fix"},
+                                    {"start", "2026-01-02T00:00:00.000Z"},
+                                    {"end", "2026-01-02T06:00:00.000Z"},
+                                    {"maintenance", true}}});
+  const std::string out = render_nodes_table(json::array({n}), kNow);
+  EXPECT_NE(out.find("gaudi-a   ready+reserved "), std::string::npos) << out;
+  EXPECT_NE(out.find("\ngaudi-a reserved for demo from 2026-01-01T11:00:00.000Z to 2026-01-01T13:00:00.000Z\n"
+                     "gaudi-a reserved for fix from 2026-01-02T00:00:00.000Z to 2026-01-02T06:00:00.000Z "
+                     "(maintenance)\n"),
+            std::string::npos)
+      << out;
+  const std::string later = render_nodes_table(json::array({n}), kNow + 2 * 3'600'000);
+  EXPECT_NE(later.find("gaudi-a   ready "), std::string::npos) << later;  // Between the windows.
+  EXPECT_NE(render_node_detail(n, kNow).find("State: ready+reserved\nReservations:\ngaudi-a reserved for demo"),
+            std::string::npos);
+}
+
+TEST(ReservationViews, ListAndBody) {
+  const json list = json::array({{{"name", "demo"},
+                                  {"state", "active"},
+                                  {"start", "2026-01-01T11:00:00.000Z"},
+                                  {"end", "2026-01-01T13:00:00.000Z"},
+                                  {"nodes", {"n1", "n2"}},
+                                  {"users", {"alice"}},
+                                  {"projects", {"vision"}},
+                                  {"maintenance", false}}});
+  EXPECT_EQ(
+      render_reservations(list),
+      "NAME   STATE    START                      END                        NODES   FOR\n"
+      "demo   active   2026-01-01T11:00:00.000Z   2026-01-01T13:00:00.000Z   n1,n2   users alice; projects vision\n");
+  ReservationOptions o;
+  o.name = "fix";
+  o.count = 2;
+  o.selector = {"rack=r7"};
+  o.end = "1800000000";
+  o.maintenance = true;
+  auto body = reservation_body(o);
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  EXPECT_EQ(*body, json({{"name", "fix"},
+                         {"count", 2},
+                         {"node_selector", {{"rack", "r7"}}},
+                         {"end", 1800000000},
+                         {"maintenance", true}}));
+  o.end = "tomorrow";
+  EXPECT_EQ(reservation_body(o).error().field, "end");
+  o.end = "2026-12-05T10:00:00Z";
+  o.start = "now-ish";
+  EXPECT_EQ(reservation_body(o).error().field, "start");
+  o.start.clear();
+  o.selector = {"rack"};
+  EXPECT_EQ(reservation_body(o).error().field, "selector");
 }
 
 }  // namespace

@@ -150,7 +150,8 @@ TEST(StoreIntegrity, OldDatabaseWithoutApplicationIdOpensAndIsMarked) {
     EXPECT_EQ(snap->jobs[4].id, "j-00000005");
   }
   EXPECT_EQ(sql_int(db, "PRAGMA application_id"), kApplicationId);
-  EXPECT_EQ(sql_int(db, "PRAGMA user_version"), 5);  // Migrated: job dependencies, projects, usage, node tokens.
+  EXPECT_EQ(sql_int(db, "PRAGMA user_version"),
+            6);  // Migrated: job dependencies, projects, usage, node tokens, reservations.
   auto again = open_sqlite_store(db);
   ASSERT_TRUE(again.ok()) << again.error().message;
 }
@@ -160,7 +161,7 @@ TEST(StoreIntegrity, NewDatabaseIsCreatedWholeWithTesselsApplicationId) {
   const std::string db = dir.str("s.db");
   make_database(db, 1);
   EXPECT_EQ(sql_int(db, "PRAGMA application_id"), kApplicationId);
-  EXPECT_EQ(sql_int(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(sql_int(db, "PRAGMA user_version"), 6);
   EXPECT_FALSE(fs::exists(db + ".new"));
   auto store = open_sqlite_store(db);
   ASSERT_TRUE(store.ok()) << store.error().message;

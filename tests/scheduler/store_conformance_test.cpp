@@ -143,6 +143,43 @@ TYPED_TEST(StoreConformance, WritesAndLoadsEveryKind) {
   EXPECT_EQ(fence_to_json(s.fences[0]), fence_to_json(b.put_fences[0]));
 }
 
+// Reservations (issue 32): upserted and deleted by name, loaded in ascending name.
+TYPED_TEST(StoreConformance, ReservationsWriteLoadAndDelete) {
+  ASSERT_TRUE(this->store_);
+  api::Reservation demo;
+  demo.name = "demo";
+  demo.nodes = {"n1", "n2"};
+  demo.start_ms = 1'800'000'000'000;
+  demo.end_ms = demo.start_ms + 3'600'000;
+  demo.users = {"alice"};
+  demo.projects = {"vision"};
+  demo.created_by = "root";
+  demo.created_at_ms = demo.start_ms - 1000;
+  api::Reservation fix = demo;
+  fix.name = "fix";
+  fix.nodes = {"n3"};
+  fix.count = 1;
+  fix.node_selector = {{"rack", "r7"}};
+  fix.users.clear();
+  fix.projects.clear();
+  fix.maintenance = true;
+  WriteBatch b;
+  b.put_reservations = {fix, demo};
+  ASSERT_TRUE(this->store_->write(b).ok());
+  Snapshot s = this->load();
+  ASSERT_EQ(s.reservations.size(), 2u);
+  EXPECT_EQ(s.reservations[0], demo);
+  EXPECT_EQ(s.reservations[1], fix);
+  WriteBatch del;
+  demo.end_ms += 1000;
+  del.put_reservations = {demo};
+  del.delete_reservations = {"fix", "never-there"};
+  ASSERT_TRUE(this->store_->write(del).ok());
+  s = this->load();
+  ASSERT_EQ(s.reservations.size(), 1u);
+  EXPECT_EQ(s.reservations[0], demo);
+}
+
 TYPED_TEST(StoreConformance, UpsertsAndDeletes) {
   ASSERT_TRUE(this->store_);
   WriteBatch first;
@@ -367,7 +404,7 @@ TEST_F(PgStoreTest, SecondStoreOnOneDatabaseIsRefused) {
   auto third = open_pg_store(uri);
   EXPECT_TRUE(third.ok()) << third.error().message;
   // Records, lease, projects, usage, node tokens, followers' incremental loads.
-  EXPECT_EQ(pg_->psql("second", "SELECT version FROM schema_version"), "6\n");
+  EXPECT_EQ(pg_->psql("second", "SELECT version FROM schema_version"), "7\n");
 }
 
 TEST_F(PgStoreTest, RefusesASchemaNewerThanTheBinary) {

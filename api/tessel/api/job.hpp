@@ -62,8 +62,11 @@ struct NodeConstraints {
   Labels node_selector;               // Every pair must be among the node's labels.
   std::vector<std::string> nodelist;  // Each of these nodes is one of the job's (Slurm -w).
   std::vector<std::string> exclude;   // None of these nodes (Slurm -x).
+  // A reservation's name (issue 32, part 4): only its nodes, only inside its window, and
+  // only for the users and projects it allows (checked by the scheduler at submission).
+  std::string reservation;
 
-  bool empty() const { return node_selector.empty() && nodelist.empty() && exclude.empty(); }
+  bool empty() const { return node_selector.empty() && nodelist.empty() && exclude.empty() && reservation.empty(); }
   bool operator==(const NodeConstraints&) const = default;
 };
 inline constexpr size_t kMaxNodeList = 1024;  // Names per list.
@@ -141,6 +144,8 @@ size_t spec_payload_bytes(const JobSpec& s);
 
 // Project names: 1 to 64 of [A-Za-z0-9._-], starting with a letter or digit.
 bool is_project_name(std::string_view s);
+// Reservation names (issue 32): the same rule as project names.
+inline bool is_reservation_name(std::string_view s) { return is_project_name(s); }
 
 // "j-" and 8 to 18 digits, as the scheduler makes job ids.
 bool is_job_id(std::string_view s);

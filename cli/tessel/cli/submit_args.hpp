@@ -52,6 +52,8 @@ struct SubmitOptions {
   std::vector<std::string> selector;
   std::vector<std::string> nodelist;
   std::vector<std::string> exclude;
+  // --reservation NAME: only that reservation's nodes, inside its window.
+  std::string reservation;
 };
 
 // "64G" -> 65536: a memory size in MiB. No suffix: MiB; M, G, T (binary; "GiB", "GB" too).

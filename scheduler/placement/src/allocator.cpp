@@ -34,6 +34,11 @@ void ModuleGroupAllocator::upsert_node(const NodeSpec& spec) {
   node.gang_block = spec.gang_block;
   node.driver_version = spec.driver_version;
   node.labels = spec.labels.empty() ? nullptr : std::make_unique<const api::Labels>(spec.labels);
+  node.reserved = nullptr;
+  if (!spec.reservations.empty()) {
+    node.reserved = std::make_unique<detail::NodeReservations>();
+    node.reserved->windows = spec.reservations;
+  }
   node.cpus = std::max(spec.cpus, 0);
   node.memory_mib = std::max<int64_t>(spec.memory_mib, 0);
   node.present = 0;
@@ -164,11 +169,13 @@ const std::string* PendingReasons::find(std::string_view id) const {
 
 ScheduleResult ModuleGroupAllocator::schedule(const std::vector<PendingJob>& queue, int64_t now_ms,
                                               std::vector<ProjectLimits>* limits) {
+  impl_->state.refresh_reservations(now_ms);
   detail::SchedulePass pass(impl_->state, impl_->pass_buffers, now_ms, limits);
   return pass.run(queue);
 }
 
 PreemptionOutcome ModuleGroupAllocator::plan_preemption(const PreemptionRequest& req) const {
+  impl_->state.refresh_reservations(req.now_ms);
   return detail::plan_preemption(impl_->state, req);
 }
 

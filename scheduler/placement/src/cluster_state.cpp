@@ -221,4 +221,20 @@ void ClusterState::drop_job_if_empty(int32_t h) {
   free_handles_.push_back(h);
 }
 
+void ClusterState::refresh_reservations(int64_t now_ms) {
+  reserved_nodes = 0;
+  for (Node& node : nodes) {
+    if (!node.reserved) continue;
+    NodeReservations& r = *node.reserved;
+    r.open = nullptr;
+    r.next = nullptr;
+    for (const ReservationWindow& w : r.windows) {
+      if (w.start_ms <= now_ms && now_ms < w.end_ms) r.open = &w;
+      if (w.start_ms > now_ms && (r.next == nullptr || w.start_ms < r.next->start_ms)) r.next = &w;
+    }
+    r.next_in_ms = r.next ? r.next->start_ms - now_ms : 0;
+    if (r.open != nullptr || r.next != nullptr) ++reserved_nodes;
+  }
+}
+
 }  // namespace tessel::scheduler::detail

@@ -24,6 +24,7 @@
 #include "group_masks.hpp"
 #include "tessel/api/inventory.hpp"
 #include "tessel/api/topology.hpp"
+#include "tessel/scheduler/allocator.hpp"  // ReservationWindow.
 
 namespace tessel::scheduler::detail {
 
@@ -37,6 +38,15 @@ struct NodeKey {
   Mask model_mask = 0;  // Slots whose card carries the key's model (all for model "").
 };
 
+// A reserved node's windows (NodeSpec::reservations) and, as of the current pass's (or
+// preemption plan's) now, the one open and the next ahead (ClusterState::refresh_reservations).
+struct NodeReservations {
+  std::vector<ReservationWindow> windows;
+  const ReservationWindow* open = nullptr;  // Covers now.
+  const ReservationWindow* next = nullptr;  // The earliest that starts after now.
+  int64_t next_in_ms = 0;                   // From now to next's start.
+};
+
 struct Node {
   std::string name;
   api::Vendor vendor = api::Vendor::habana;
@@ -47,6 +57,8 @@ struct Node {
   // NodeSpec::labels; null when it has none. Behind a pointer: the pass walks nodes in
   // its hot loops, and a map in place made every node 40 bytes bigger.
   std::unique_ptr<const api::Labels> labels;
+  // NodeSpec::reservations; null when it has none (most nodes: one pointer test).
+  std::unique_ptr<NodeReservations> reserved;
   Mask present = 0;                             // Slots with a card.
   Mask healthy = 0;                             // Slots with a healthy card.
   Mask held = 0;                                // Slots held by some job (maybe no longer present or healthy).
@@ -151,6 +163,10 @@ class ClusterState {
   void hold_share(int32_t h, uint32_t n, int cpus, int64_t memory_mib);
   // Frees what job `h` holds on node `n`, cards, CPUs and memory (every node when n is nullopt).
   void release_cards(int32_t h, std::optional<uint32_t> n);
+
+  // Sets each reserved node's open and next window as of `now_ms`, and reserved_nodes.
+  void refresh_reservations(int64_t now_ms);
+  int reserved_nodes = 0;  // Nodes with a window open or ahead, as of refresh_reservations().
 
   std::vector<Node> nodes;
   std::vector<KeyIndex> keys;

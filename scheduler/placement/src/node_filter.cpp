@@ -51,7 +51,50 @@ std::string exclusion_note(const Node& node, const PendingJob& job) {
   if (job.nodes > 1 && !node.gang_block.empty()) return node.gang_block;
   if (!api::driver_version_matches(job.driver_version, node.driver_version))
     return "driver " + (node.driver_version.empty() ? "unknown" : node.driver_version);
-  return job.constraints ? constraint_note(node, *job.constraints, job.nodes) : "";
+  std::string note = job.constraints ? constraint_note(node, *job.constraints, job.nodes) : "";
+  return note.empty() ? reservation_note(node, job) : note;
+}
+
+bool reservation_admits(const NodeReservations& r, const PendingJob& job) {
+  const std::string* mine =
+      job.constraints != nullptr && !job.constraints->reservation.empty() ? &job.constraints->reservation : nullptr;
+  if (r.open != nullptr) return !r.open->maintenance && mine != nullptr && *mine == r.open->name;
+  if (mine != nullptr) return false;  // Its window is not open here (not yet, no longer, or not its node).
+  if (r.next == nullptr) return true;
+  if (!job.time_limit_s) return false;
+  return *job.time_limit_s <= r.next_in_ms / 1000 && *job.time_limit_s * 1000 < r.next_in_ms;
+}
+
+int64_t reservation_bound(const Node& node, const PendingJob& job, int64_t start) {
+  if (node.reserved == nullptr) return start;
+  const NodeReservations& r = *node.reserved;
+  if (job.constraints != nullptr && !job.constraints->reservation.empty())
+    return r.open != nullptr && start >= r.open->end_ms ? INT64_MAX : start;
+  if (r.next == nullptr) return start;
+  const bool ends_first = job.time_limit_s && *job.time_limit_s <= (r.next->start_ms - start) / 1000 &&
+                          start + *job.time_limit_s * 1000 < r.next->start_ms;
+  return ends_first ? start : std::max(start, r.next->end_ms);
+}
+
+std::string reservation_note(const Node& node, const PendingJob& job) {
+  if (reservation_ok(node, job)) return "";
+  const bool member = job.constraints != nullptr && !job.constraints->reservation.empty();
+  if (node.reserved == nullptr) return "not in reservation " + job.constraints->reservation;
+  const NodeReservations& r = *node.reserved;
+  if (r.open != nullptr && r.open->maintenance)
+    return "in maintenance (" + r.open->name + ") until " + api::format_rfc3339(r.open->end_ms);
+  if (r.open != nullptr) return "reserved for " + r.open->name + " until " + api::format_rfc3339(r.open->end_ms);
+  if (member) {
+    for (const ReservationWindow& w : r.windows) {
+      if (w.name != job.constraints->reservation) continue;
+      if (r.next != nullptr && w.start_ms >= r.next->start_ms)
+        return "waiting for reservation " + w.name + " to start at " + api::format_rfc3339(w.start_ms);
+      return "reservation " + w.name + " ended at " + api::format_rfc3339(w.end_ms);
+    }
+    return "not in reservation " + job.constraints->reservation;
+  }
+  return "reserved for " + r.next->name + " from " + api::format_rfc3339(r.next->start_ms) +
+         (job.time_limit_s ? "" : " (the job has no time limit)");
 }
 
 std::string describe_filter(const api::NodeConstraints& c) {

@@ -17,10 +17,32 @@ namespace tessel::scheduler::detail {
 
 bool admits(const Node& node, const api::NodeConstraints& c, int nodes);
 
-inline bool eligible(const Node& node, const PendingJob& job) {
+// Reservations (issue 32), as of the pass's now (ClusterState::refresh_reservations):
+// a job of a reservation only on its nodes in its open window; during a window no other
+// job (none at all in a maintenance one); before a window only a job whose time limit
+// ends before its start (none without a time limit).
+bool reservation_admits(const NodeReservations& r, const PendingJob& job);
+inline bool reservation_ok(const Node& node, const PendingJob& job) {
+  if (node.reserved == nullptr) return job.constraints == nullptr || job.constraints->reservation.empty();
+  return reservation_admits(*node.reserved, job);
+}
+// For backfill's planned start of a job the node admits now: `start` if the job may
+// still start there then (a job of another reservation, or none, ends before the next
+// window opens; a job of the open window starts before it ends), else the next window's
+// end (INT64_MAX for a job of a window that ends first).
+int64_t reservation_bound(const Node& node, const PendingJob& job, int64_t start);
+// Why reservation_ok() is false: "reserved for demo until 2026-12-05T10:00:00.000Z",
+// "not in reservation demo", "in maintenance until ..."; "" when it is true.
+std::string reservation_note(const Node& node, const PendingJob& job);
+
+// eligible() but for reservations: for pending reasons ("reserved for demo until ...").
+inline bool eligible_but_reservations(const Node& node, const PendingJob& job) {
   return (job.nodes == 1 || node.gang_block.empty()) &&
          api::driver_version_matches(job.driver_version, node.driver_version) &&
          (job.constraints == nullptr || admits(node, *job.constraints, job.nodes));
+}
+inline bool eligible(const Node& node, const PendingJob& job) {
+  return eligible_but_reservations(node, job) && reservation_ok(node, job);
 }
 
 // Why the node fails the constraints, for pending reasons ("not rack=r7", "in exclude",
@@ -51,8 +73,8 @@ struct ConstraintsKey {
   bool operator<(const ConstraintsKey& o) const {
     if (c == o.c) return false;
     if (c == nullptr || o.c == nullptr) return c == nullptr;
-    return std::tie(c->node_selector, c->nodelist, c->exclude) <
-           std::tie(o.c->node_selector, o.c->nodelist, o.c->exclude);
+    return std::tie(c->node_selector, c->nodelist, c->exclude, c->reservation) <
+           std::tie(o.c->node_selector, o.c->nodelist, o.c->exclude, o.c->reservation);
   }
   bool operator==(const ConstraintsKey& o) const {
     if (c == o.c) return true;

@@ -139,7 +139,10 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
 
     bool use_reserved = may_use_reserved(job);
     const FailKey fail_key = fail_key_of(job, use_reserved);
-    auto known = failed_.find(fail_key);
+    // With reserved nodes a job's time limit decides where it may start: such jobs
+    // share no cached failures or reasons (jobs without one are all alike there).
+    const bool uncached = state_.reserved_nodes > 0 && job.time_limit_s.has_value();
+    auto known = uncached ? failed_.end() : failed_.find(fail_key);
     if (known == failed_.end() || job.nodes < known->second) {
       if (auto plan = job.devices == 0 ? plan_without_cards(job, keys) : plan_cards(job, keys, use_reserved)) {
         if (limited) {  // The placement's own models (a job without a model may take any).
@@ -153,12 +156,14 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
         out.placed.push_back(apply(job, *plan));
         continue;
       }
-      int& fewest = failed_.emplace(fail_key, job.nodes).first->second;
-      fewest = std::min(fewest, job.nodes);
+      if (!uncached) {
+        int& fewest = failed_.emplace(fail_key, job.nodes).first->second;
+        fewest = std::min(fewest, job.nodes);
+      }
     }
 
     auto reason_key = std::tuple_cat(fail_key, std::make_tuple(job.nodes));
-    if (auto it = reason_cache_.find(reason_key); it != reason_cache_.end()) {
+    if (auto it = uncached ? reason_cache_.end() : reason_cache_.find(reason_key); it != reason_cache_.end()) {
       pend(job, it->second);
       continue;
     }
@@ -174,7 +179,7 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
       // The views changed: reserved cards are now blocked.
       failed_.clear();
       reason_cache_.clear();
-    } else {
+    } else if (!uncached) {
       reason_cache_.emplace(reason_key, text);
     }
   }
@@ -329,6 +334,7 @@ std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<in
   if (job.nodes > cluster) return reasons::cluster_too_small(cluster);
   if (job.constraints && !keys.empty())
     if (std::string why = constraint_reason(job, keys); !why.empty()) return why;
+  if (std::string why = reservation_reason(job, keys); !why.empty()) return why;
   int capable = 0;
   for (int k : keys) {
     int c = job.devices == 0 ? static_cast<int>(state_.keys[k].nodes.size())
@@ -372,6 +378,39 @@ std::string SchedulePass::constraint_reason(const PendingJob& job, const std::ve
   }
   if (best >= job.nodes) return "";
   return reasons::too_few_matching(best, job.nodes, describe_filter(c));
+}
+
+std::string SchedulePass::reservation_reason(const PendingJob& job, const std::vector<int>& keys) const {
+  const bool member = job.constraints != nullptr && !job.constraints->reservation.empty();
+  if (!member && state_.reserved_nodes == 0) return "";
+  bool has_node = false;  // A member: a node of its reservation has the cards it asks for.
+  for (int k : keys) {
+    for (uint32_t n : state_.keys[k].nodes) {
+      const Node& node = state_.nodes[n];
+      if (!eligible_but_reservations(node, job)) continue;
+      const bool ok = reservation_ok(node, job);
+      if (member) {
+        const bool in_it =
+            node.reserved != nullptr &&
+            std::any_of(node.reserved->windows.begin(), node.reserved->windows.end(),
+                        [&](const ReservationWindow& w) { return w.name == job.constraints->reservation; });
+        has_node = has_node || in_it;
+        if (in_it && !ok) return reservation_note(node, job);
+        continue;
+      }
+      if (ok || node.reserved == nullptr) continue;
+      // A node that would take the job now but for a reservation: name it.
+      const NodeKey* nk = node.find_key(k);
+      const bool free_now =
+          nk != nullptr && node.in_key_nodes && fits(node, need_on(node, job), true) &&
+          (job.devices == 0 || ClusterState::fit_class(node, node.free_cards(*nk, true), job.devices) != kNoFit);
+      if (free_now) return "node " + node.name + " is " + reservation_note(node, job);
+    }
+  }
+  if (member && !has_node)
+    return "no ready node of reservation " + job.constraints->reservation + " has " +
+           reasons::cards_phrase(job.vendor, job.model);
+  return "";
 }
 
 std::string SchedulePass::never_fits_resources(const PendingJob& job, const std::vector<int>& keys) {
@@ -541,7 +580,7 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
       auto consider = [&](Mask group) {
         Candidate c{now_ms_, kept(n, group) ? 0 : 1, masks::popcount(group & node.held), n, group};
         masks::for_each_slot(group, [&](int s) { c.free_at = std::max(c.free_at, card_free_at(node, s)); });
-        c.free_at = resources_free_at(n, need, c.free_at);
+        c.free_at = reservation_bound(node, job, resources_free_at(n, need, c.free_at));
         if (!node_best || c < *node_best) node_best = c;
       };
       if (node.rule == api::GroupRule::any_subset) {

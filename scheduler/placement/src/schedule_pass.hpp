@@ -139,6 +139,11 @@ class SchedulePass {
   // For a job with node constraints: why too few ready nodes pass them ("no ready node
   // with rack=r9", "node n3 of the nodelist is not ready"), or "".
   std::string constraint_reason(const PendingJob& job, const std::vector<int>& keys) const;
+  // Reservations (issue 32): for a job of a reservation whose nodes it may not use yet
+  // (or any more), why ("waiting for reservation demo to start at ..."); for another job,
+  // a node that would take it now but for a reservation ("node n1 is reserved for demo
+  // until ..."); else "".
+  std::string reservation_reason(const PendingJob& job, const std::vector<int>& keys) const;
   // The job's choice on node `n` of key `k` with its best group free there (with
   // `honour_blocked`, leaving reserved cards alone), keyed as the fit index is; nullopt
   // when the node cannot take it now.

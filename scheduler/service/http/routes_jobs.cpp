@@ -87,6 +87,7 @@ void add_job_routes(http::Router& r, RouteContext& ctx) {
         auto parsed = api::parse_job_spec(*body);
         if (!parsed) return reply(parsed.error());
         if (auto s = resolve_submit_project(ctx, *who, *parsed); !s) return reply(s.error());
+        if (auto s = check_submit_reservation(ctx, *who, *parsed); !s) return reply(s.error());
         auto job = ctx.state.submit(std::move(*parsed), who->name);
         if (!job) return reply(job.error());
         reply(json_reply(201, public_json(*job)));

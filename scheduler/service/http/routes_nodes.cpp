@@ -25,6 +25,13 @@ json to_json(const NodeView& v) {
               {"free_groups", groups}};
   out["labels"] = effective_labels(v.rec);
   out["admin_labels"] = v.rec.labels;
+  json reservations = json::array();  // Not ended, by start (issue 32).
+  for (const auto& r : v.reservations)
+    reservations.push_back({{"name", r.name},
+                            {"start", api::format_rfc3339(r.start_ms)},
+                            {"end", api::format_rfc3339(r.end_ms)},
+                            {"maintenance", r.maintenance}});
+  out["reservations"] = reservations;
   if (!v.degraded.empty()) out["degraded"] = v.degraded;
   if (v.rec.inventory.cpus > 0) out["cpus_used"] = v.cpus_used;
   if (v.rec.inventory.memory_mib > 0) out["memory_used_mib"] = v.memory_used_mib;

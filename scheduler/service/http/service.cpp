@@ -66,6 +66,7 @@ Status Service::start() {
   add_job_routes(router, *ctx_);
   add_project_routes(router, *ctx_);
   add_usage_routes(router, *ctx_, clock_);
+  add_reservation_routes(router, *ctx_, clock_);
   add_log_routes(router, *ctx_);
   add_node_routes(router, *ctx_);
   add_agent_routes(router, *ctx_);

@@ -32,6 +32,7 @@ Status ClusterState::restore() {
   node_tokens_.restore(snap->node_tokens);
   MutexLock lk(mu_);
   const int64_t now = clock_.now_ms();
+  for (auto& r : snap->reservations) reservations_.emplace(r.name, std::move(r));  // Before the nodes' specs.
   for (auto& rec : snap->nodes) {
     NodeEntry n{rec, false, "", versions_of_nodes_.next(), "", {}};
     // Alive as of the restart: agents heartbeat again within the timeout, so a

@@ -27,6 +27,7 @@ NodeSpec ClusterState::node_spec_locked(const NodeEntry& n) const {
   if (std::string down = api::modules_with_ports_down(n.rec.inventory); !down.empty())
     s.gang_block = "ports down on " + down;
   s.labels = effective_labels(n.rec);
+  s.reservations = reservation_windows_locked(n.rec.name);
   return s;
 }
 
@@ -40,6 +41,7 @@ NodeView ClusterState::node_view_locked(const NodeEntry& n) const {
     auto f = nodes_.fences().find(*h);  // A fence holds cards for its job's stopped attempt.
     v.job_by_module[d.module_id] = f != nodes_.fences().end() ? f->second.job_id : *h;
   }
+  v.reservations = node_reservations_locked(n.rec.name, clock_.now_ms());
   return v;
 }
 

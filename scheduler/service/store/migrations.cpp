@@ -32,6 +32,9 @@ const std::vector<const char*>& migrations() {
       // 4 -> 5: admin-issued agent tokens, one per node, only their SHA-256 (body =
       // node_token_to_json).
       "CREATE TABLE node_tokens (node TEXT PRIMARY KEY, body TEXT NOT NULL);",
+      // 5 -> 6: reservations of nodes for a window (issue 32; body =
+      // reservation_to_json), keyed by name; jobs' specs may name one.
+      "CREATE TABLE reservations (name TEXT PRIMARY KEY, body TEXT NOT NULL);",
   };
   return m;
 }

@@ -50,9 +50,10 @@ struct KindTable {
 const KindTable kJobs{"jobs", "seq"};  // Also has seq: written by its own statement.
 const KindTable kNodes{"nodes"};
 const KindTable kFences{"fences"};
-const KindTable kProjects{"projects"};       // Keyed by name: loads in ascending name.
-const KindTable kUsage{"usage_records"};     // Keyed by UsageRecord::key(); never deleted.
-const KindTable kNodeTokens{"node_tokens"};  // Keyed by node name.
+const KindTable kProjects{"projects"};          // Keyed by name: loads in ascending name.
+const KindTable kUsage{"usage_records"};        // Keyed by UsageRecord::key(); never deleted.
+const KindTable kNodeTokens{"node_tokens"};     // Keyed by node name.
+const KindTable kReservations{"reservations"};  // Keyed by name (schema version 7).
 
 // Versioned schema migrations: entry i upgrades version i to i+1; the version is the
 // one row of schema_version. Never edit a shipped migration: append a new one.
@@ -108,6 +109,16 @@ const std::vector<std::string>& pg_migrations() {
     };
     // 5 -> 6: `changed` on every table and row_deletes (incremental_load_migration).
     v.push_back(incremental_load_migration());
+    // 6 -> 7: reservations (issue 32; body = reservation_to_json), with `changed` and
+    // its triggers as every table of version 6.
+    v.push_back(
+        "CREATE TABLE reservations (key TEXT PRIMARY KEY, body TEXT NOT NULL, changed BIGINT NOT NULL DEFAULT 0);"
+        "INSERT INTO row_deletes VALUES ('reservations', 0);"
+        "CREATE INDEX reservations_changed ON reservations (changed);"
+        "CREATE TRIGGER reservations_changed BEFORE INSERT OR UPDATE ON reservations FOR EACH ROW "
+        "EXECUTE FUNCTION tessel_row_changed();"
+        "CREATE TRIGGER reservations_deleted AFTER DELETE ON reservations FOR EACH STATEMENT "
+        "EXECUTE FUNCTION tessel_rows_deleted();");
     return v;
   }();
   return m;
@@ -259,6 +270,7 @@ class PgStore final : public Store {
     if (s) s = read_kind(*conn_, kProjects, project_from_json, snap.projects);
     if (s) s = read_kind(*conn_, kUsage, usage_record_from_json, snap.usage);
     if (s) s = read_kind(*conn_, kNodeTokens, node_token_from_json, snap.node_tokens);
+    if (s) s = read_kind(*conn_, kReservations, reservation_from_json, snap.reservations);
     (void)conn_->exec("ROLLBACK");
     if (!s) return drop_on(s.error());
     return snap;
@@ -315,6 +327,7 @@ class PgStore final : public Store {
     if (s) s = refresh("projects", "key", cache_.projects, key_text, project_from_json);
     if (s) s = refresh("usage_records", "key", cache_.usage, key_text, usage_record_from_json);
     if (s) s = refresh("node_tokens", "key", cache_.node_tokens, key_text, node_token_from_json);
+    if (s) s = refresh("reservations", "key", cache_.reservations, key_text, reservation_from_json);
     if (!s) return done(s.error());
     Snapshot snap;
     snap.unchanged = !first && !full && read == 0;
@@ -325,6 +338,7 @@ class PgStore final : public Store {
     snap.projects = cache_.projects.values();
     snap.usage = cache_.usage.values();
     snap.node_tokens = cache_.node_tokens.values();
+    snap.reservations = cache_.reservations.values();
     return done(std::move(snap));
   }
 
@@ -406,6 +420,10 @@ class PgStore final : public Store {
         if (auto s = put(c, kNodeTokens, t.node, node_token_to_json(t)); !s) return s;
       for (const auto& node : b.delete_node_tokens)
         if (auto s = remove(c, kNodeTokens, node); !s) return s;
+      for (const auto& r : b.put_reservations)
+        if (auto s = put(c, kReservations, r.name, reservation_to_json(r)); !s) return s;
+      for (const auto& name : b.delete_reservations)
+        if (auto s = remove(c, kReservations, name); !s) return s;
     }
     return ok_status();
   }
@@ -422,6 +440,7 @@ class PgStore final : public Store {
     CachedTable<std::string, api::Project> projects;
     CachedTable<std::string, UsageRecord> usage;
     CachedTable<std::string, NodeToken> node_tokens;
+    CachedTable<std::string, api::Reservation> reservations;
   } cache_ GUARDED_BY(db_mu_);
   std::unique_ptr<PgConn> conn_ GUARDED_BY(db_mu_);  // Null while lost.
   // Last: its writer stops (committing what is queued) before the connection goes.

@@ -153,4 +153,12 @@ Result<NodeToken> node_token_from_json(const std::string& text) {
   });
 }
 
+std::string reservation_to_json(const api::Reservation& r) { return api::to_json(r).dump(); }
+
+Result<api::Reservation> reservation_from_json(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error::conflict("reservation record: not a JSON object");
+  return api::reservation_from_json(j);
+}
+
 }  // namespace tessel::scheduler

@@ -437,6 +437,17 @@ Result<Snapshot> read_snapshot(Db& db) {
     });
     if (!r) return r.error().wrap("loading node tokens");
   }
+  {
+    Stmt st(db.raw(), "SELECT body FROM reservations ORDER BY name");
+    if (!st.ok()) return Error{"loading reservations: " + db.errmsg()};
+    auto r = st.each_row([&]() -> Status {
+      auto v = reservation_from_json(st.column_text(0));
+      if (!v) return v.error();
+      s.reservations.push_back(std::move(*v));
+      return ok_status();
+    });
+    if (!r) return r.error().wrap("loading reservations");
+  }
   return s;
 }
 

@@ -66,8 +66,13 @@ class SqliteStore final : public Store {
         db_->raw(),
         "INSERT INTO node_tokens(node, body) VALUES(?1, ?2) ON CONFLICT(node) DO UPDATE SET body = excluded.body");
     Stmt unnode_token(db_->raw(), "DELETE FROM node_tokens WHERE node = ?1");
+    Stmt reservation(
+        db_->raw(),
+        "INSERT INTO reservations(name, body) VALUES(?1, ?2) ON CONFLICT(name) DO UPDATE SET body = excluded.body");
+    Stmt unreservation(db_->raw(), "DELETE FROM reservations WHERE name = ?1");
     if (!job.ok() || !node.ok() || !fence.ok() || !unfence.ok() || !unnode.ok() || !project.ok() || !unproject.ok() ||
-        !unjob.ok() || !usage.ok() || !node_token.ok() || !unnode_token.ok())
+        !unjob.ok() || !usage.ok() || !node_token.ok() || !unnode_token.ok() || !reservation.ok() ||
+        !unreservation.ok())
       return Error{"prepare: " + db_->errmsg()};
     auto run = [&](Stmt& st) REQUIRES(db_mu_) -> Status {
       int rc = st.step();
@@ -127,6 +132,15 @@ class SqliteStore final : public Store {
       for (const auto& name : b.delete_node_tokens) {
         unnode_token.bind(1, name);
         if (auto s = run(unnode_token); !s) return s.error().wrap("deleting the token of node " + name);
+      }
+      for (const auto& r : b.put_reservations) {
+        reservation.bind(1, r.name);
+        reservation.bind(2, reservation_to_json(r));
+        if (auto s = run(reservation); !s) return s.error().wrap("writing reservation " + r.name);
+      }
+      for (const auto& name : b.delete_reservations) {
+        unreservation.bind(1, name);
+        if (auto s = run(unreservation); !s) return s.error().wrap("deleting reservation " + name);
       }
     }
     return ok_status();

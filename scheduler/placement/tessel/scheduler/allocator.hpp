@@ -27,6 +27,14 @@
 
 namespace tessel::scheduler {
 
+// A window for which a node is reserved (issue 32, part 4): [start_ms, end_ms).
+struct ReservationWindow {
+  std::string name;
+  int64_t start_ms = 0, end_ms = 0;
+  bool maintenance = false;  // No job at all runs on the node in the window.
+  bool operator==(const ReservationWindow&) const = default;
+};
+
 struct NodeSpec {
   std::string name;
   api::Vendor vendor = api::Vendor::habana;
@@ -50,6 +58,12 @@ struct NodeSpec {
   int64_t memory_mib = 0;
   // Its labels, the agent's and the admins' (issue 32), matched against a job's node_selector.
   api::Labels labels;
+  // Its reservations' windows (issue 32), in any order, not overlapping. During a window
+  // only jobs of that reservation (constraints->reservation) run here (none for
+  // maintenance); before one, only jobs whose time limit ends before it starts (jobs
+  // without a time limit never start on a node with a window ahead). Jobs of a
+  // reservation run only on its nodes, in its window. Ended windows count for nothing.
+  std::vector<ReservationWindow> reservations;
 };
 
 struct PendingJob {

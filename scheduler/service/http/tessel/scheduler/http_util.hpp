@@ -50,6 +50,12 @@ void add_project_routes(http::Router& r, RouteContext& ctx);
 // GET /v1/usage; `clock` gives the default window's end.
 void add_usage_routes(http::Router& r, RouteContext& ctx, const Clock& clock);
 
+// GET, POST /v1/reservations, GET, DELETE /v1/reservations/{name} (admins only).
+void add_reservation_routes(http::Router& r, RouteContext& ctx, const Clock& clock);
+// A submission naming a reservation (ClusterState::check_reservation_use); after its
+// project is resolved.
+Status check_submit_reservation(const RouteContext& ctx, const Principal& who, const api::JobSpec& spec);
+
 // A submission's project: fills in `who`'s default project; 400 naming `project`
 // when it does not exist, 403 when `who` (not an admin) is not one of its members.
 Status resolve_submit_project(const RouteContext& ctx, const Principal& who, api::JobSpec& spec);

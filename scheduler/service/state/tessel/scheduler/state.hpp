@@ -39,6 +39,7 @@
 #include "tessel/api/job.hpp"
 #include "tessel/api/job_update.hpp"
 #include "tessel/api/project.hpp"
+#include "tessel/api/reservation.hpp"
 #include "tessel/scheduler/accounting.hpp"
 #include "tessel/scheduler/active_jobs.hpp"
 #include "tessel/scheduler/allocator.hpp"
@@ -131,6 +132,7 @@ struct NodeView {
   std::map<int, std::vector<api::Group>> free_groups;  // By size: valid groups free now.
   int cpus_used = 0;                                   // CPUs and memory (MiB) jobs hold on it.
   int64_t memory_used_mib = 0;
+  std::vector<api::Reservation> reservations;  // Those naming it, not ended, by start (issue 32).
 };
 
 // Fleet totals (GET /v1/inventory).
@@ -204,6 +206,23 @@ class ClusterState {
   // The scheduler's tenant limits, and how many jobs not yet ended a project has.
   const TenantLimits& limits() const { return opts_.limits; }
   int64_t active_jobs_in(const std::string& project) const EXCLUDES(mu_);
+
+  // --- Reservations (REST, state_reservations.cpp; issue 32, part 4) ---
+  // Every reservation, by name, ended ones too (until deleted).
+  std::vector<api::Reservation> reservations() const EXCLUDES(mu_);
+  Result<api::Reservation> reservation(const std::string& name) const EXCLUDES(mu_);
+  // Stores a new reservation made by `who`: a count reservation gets that many
+  // ready nodes matching its node_selector, not reserved in its window, at once.
+  // 400 naming the field: an unknown node (nodes[i]), a node reserved by another
+  // reservation for an overlapping window (nodes), too few matching nodes (count), an
+  // end already past (end); 409 when the name exists.
+  Result<api::Reservation> create_reservation(api::Reservation r, const std::string& who) EXCLUDES(mu_);
+  // Its nodes take other jobs again from the next pass; jobs of it stay pending.
+  Result<api::Reservation> delete_reservation(const std::string& name) EXCLUDES(mu_);
+  // A submission naming a reservation: 400 naming `reservation` when it does not exist
+  // or has ended, 403 when `user` (not an admin) is neither one of its users nor
+  // submitting to one of its projects, or it is a maintenance reservation.
+  Status check_reservation_use(const api::JobSpec& spec, const std::string& user, bool admin) const EXCLUDES(mu_);
 
   // --- Accounting and history (state_history.cpp) ---
   // Card-seconds of ended attempts in a window (accounting.hpp); never takes mu_.
@@ -382,6 +401,12 @@ class ClusterState {
   // Before a committed batch is applied: the counts of jobs it ends (or brings back).
   void count_changes_locked(const WriteBatch& batch) REQUIRES(mu_);
   Result<api::Project> write_project_locked(const api::Project& p) REQUIRES(mu_);
+  // Reservations (state_reservations.cpp): the windows of the reservations naming `node`
+  // (placement's NodeSpec), and the reservations themselves not ended at `now`.
+  std::vector<ReservationWindow> reservation_windows_locked(const std::string& node) const REQUIRES(mu_);
+  std::vector<api::Reservation> node_reservations_locked(const std::string& node, int64_t now) const REQUIRES(mu_);
+  // Hands the placement the current windows of `nodes` (after a reservation changed).
+  void refresh_reserved_nodes_locked(const std::vector<std::string>& nodes) REQUIRES(mu_);
   // The scheduling pass's view of projects: limits (quotas) and fair-share
   // factors, and each queued job's project index and order fields.
   struct PassPolicy {
@@ -550,9 +575,10 @@ class ClusterState {
   NodeTable nodes_ GUARDED_BY(mu_);        // Nodes by name, registrations being written, fences.
   VersionWatch versions_ GUARDED_BY(mu_);  // Driver and firmware versions by model.
   ProjectTable projects_ GUARDED_BY(mu_);
-  std::map<int64_t, ArrayInfo> arrays_ GUARDED_BY(mu_);  // By the parent's key.
-  ActiveJobCounts active_counts_ GUARDED_BY(mu_);        // Jobs not yet ended (and being submitted), by user.
-  UsageLedger usage_ GUARDED_BY(mu_);                    // Ended attempts; running ones are added per pass.
+  std::map<std::string, api::Reservation> reservations_ GUARDED_BY(mu_);  // By name (issue 32).
+  std::map<int64_t, ArrayInfo> arrays_ GUARDED_BY(mu_);                   // By the parent's key.
+  ActiveJobCounts active_counts_ GUARDED_BY(mu_);  // Jobs not yet ended (and being submitted), by user.
+  UsageLedger usage_ GUARDED_BY(mu_);              // Ended attempts; running ones are added per pass.
   UsageBook book_;  // Accounting: every ended attempt's usage record. Its own mutex, taken after mu_.
   ModuleGroupAllocator alloc_ GUARDED_BY(mu_);
   PreemptionClaims preempting_ GUARDED_BY(mu_);  // By the preempting job's sequence.

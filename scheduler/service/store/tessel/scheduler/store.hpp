@@ -20,6 +20,7 @@
 #include "tessel/api/inventory.hpp"
 #include "tessel/api/job.hpp"
 #include "tessel/api/project.hpp"
+#include "tessel/api/reservation.hpp"
 #include "tessel/base/result.hpp"
 
 namespace tessel::scheduler {
@@ -91,10 +92,15 @@ struct WriteBatch {
   std::vector<UsageRecord> put_usage;           // Upserted by key().
   std::vector<NodeToken> put_node_tokens;       // Upserted by node.
   std::vector<std::string> delete_node_tokens;  // Node names; applied after put_node_tokens.
+  // Reservations (issue 32; SQLite schema version 6, PostgreSQL 7): upserted by name,
+  // then deleted by name (api::to_json(Reservation)).
+  std::vector<api::Reservation> put_reservations;
+  std::vector<std::string> delete_reservations;
   bool empty() const {
     return jobs.empty() && nodes.empty() && delete_nodes.empty() && put_fences.empty() && delete_fences.empty() &&
            put_projects.empty() && delete_projects.empty() && put_usage.empty() && delete_jobs.empty() &&
-           put_node_tokens.empty() && delete_node_tokens.empty();
+           put_node_tokens.empty() && delete_node_tokens.empty() && put_reservations.empty() &&
+           delete_reservations.empty();
   }
 };
 
@@ -102,9 +108,10 @@ struct Snapshot {
   std::vector<api::Job> jobs;  // Ascending sequence.
   std::vector<NodeRecord> nodes;
   std::vector<Fence> fences;
-  std::vector<api::Project> projects;  // Ascending name.
-  std::vector<UsageRecord> usage;      // Ascending key.
-  std::vector<NodeToken> node_tokens;  // Ascending node.
+  std::vector<api::Project> projects;          // Ascending name.
+  std::vector<UsageRecord> usage;              // Ascending key.
+  std::vector<NodeToken> node_tokens;          // Ascending node.
+  std::vector<api::Reservation> reservations;  // Ascending name.
   // A follower's PgStore only: nothing changed since its previous load (the fields are complete all the same).
   bool unchanged = false;
 };
@@ -212,5 +219,7 @@ std::string usage_record_to_json(const UsageRecord& u);
 Result<UsageRecord> usage_record_from_json(const std::string& text);
 std::string node_token_to_json(const NodeToken& t);
 Result<NodeToken> node_token_from_json(const std::string& text);
+std::string reservation_to_json(const api::Reservation& r);
+Result<api::Reservation> reservation_from_json(const std::string& text);
 
 }  // namespace tessel::scheduler
