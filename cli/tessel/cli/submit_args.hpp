@@ -52,6 +52,8 @@ struct SubmitOptions {
   std::vector<std::string> selector;
   std::vector<std::string> nodelist;
   std::vector<std::string> exclude;
+  // --topology required=KEY or preferred=KEY: a gang's nodes share one value of label KEY.
+  std::optional<std::string> topology;
 };
 
 // "64G" -> 65536: a memory size in MiB. No suffix: MiB; M, G, T (binary; "GiB", "GB" too).

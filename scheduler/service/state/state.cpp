@@ -24,7 +24,9 @@ ClusterState::ClusterState(Store& store, const Clock& clock, StateOptions opts)
       opts_(opts),
       polls_(opts.max_long_polls, opts.poll_after_ms, clock),
       versions_of_nodes_(clock.now_ms(), random_inventory_tag()),
-      usage_(opts.fairshare_half_life_ms) {}
+      usage_(opts.fairshare_half_life_ms) {
+  alloc_.set_topology_levels(opts_.topology_levels);
+}
 
 Status ClusterState::restore() {
   auto snap = store_.load();
