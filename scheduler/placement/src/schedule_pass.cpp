@@ -139,8 +139,9 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     }
 
     bool use_reserved = may_use_reserved(job);
-    const FailKey fail_key = fail_key_of(job, use_reserved);
-    admitted_now_ = job.constraints ? &admitted(std::get<5>(fail_key), job.nodes) : nullptr;
+    const RecentConstraints* constrained = job.constraints ? &recent(job) : nullptr;
+    admitted_now_ = constrained ? constrained->admitted : nullptr;
+    const FailKey fail_key = fail_key_of(job, use_reserved, constrained ? constrained->same : nullptr);
     auto known = failed_.find(fail_key);
     if (known == failed_.end() || job.nodes < known->second) {
       if (auto plan = job.devices == 0 ? plan_without_cards(job, keys) : plan_cards(job, keys, use_reserved)) {

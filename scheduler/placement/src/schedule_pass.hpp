@@ -9,6 +9,7 @@
 // Failures are cached per (vendor, model, devices, may-use-reserved): cards are
 // only consumed during a pass, so a size that failed keeps failing.
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -232,13 +233,14 @@ class SchedulePass {
   using FailKey =
       std::tuple<int, int, bool, int, int64_t, const api::NodeConstraints*, std::string_view, std::string_view>;
   // The job's key there, viewing its strings.
-  FailKey fail_key_of(const PendingJob& job, bool use_reserved) {
+  // `same`: same_constraints(job.constraints).
+  static FailKey fail_key_of(const PendingJob& job, bool use_reserved, const api::NodeConstraints* same) {
     return {job.vendor ? static_cast<int>(*job.vendor) : -1,
             job.devices,
             use_reserved,
             job.cpus,
             job.memory_mib,
-            same_constraints(job.constraints),
+            same,
             job.model,
             job.driver_version};
   }
@@ -262,6 +264,23 @@ class SchedulePass {
   std::map<std::pair<const api::NodeConstraints*, int>, Admitted> admitted_;
   // The job run() is placing: its admitted set (null for a job without constraints).
   const Admitted* admitted_now_ = nullptr;
+  // same_constraints() and admitted() of recent jobs' constraints, direct-mapped by
+  // address: most constrained jobs then cost no hashed or ordered lookup.
+  struct RecentConstraints {
+    const api::NodeConstraints* c = nullptr;
+    int nodes = 0;
+    const api::NodeConstraints* same = nullptr;
+    const Admitted* admitted = nullptr;
+  };
+  std::array<RecentConstraints, 64> recent_{};
+  const RecentConstraints& recent(const PendingJob& job) {
+    RecentConstraints& r = recent_[(reinterpret_cast<uintptr_t>(job.constraints) >> 4) & 63];
+    if (r.c != job.constraints || r.nodes != job.nodes) {
+      const api::NodeConstraints* same = same_constraints(job.constraints);
+      r = RecentConstraints{job.constraints, job.nodes, same, &admitted(same, job.nodes)};
+    }
+    return r;
+  }
   std::map<ConstraintsKey, const api::NodeConstraints*> constraints_by_content_;
   // For resources_free_at(): each node's holders of CPUs or memory as (end, cpus,
   // memory), by end; built on first use in a pass.
