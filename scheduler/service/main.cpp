@@ -354,8 +354,9 @@ tessel::Result<std::vector<std::string>> parse_topology_keys(const std::string& 
     const size_t comma = text.find(',', pos);
     std::string key = text.substr(pos, comma == std::string::npos ? comma : comma - pos);
     if (std::string why = tessel::api::label_key_error(key); !why.empty())
-      return tessel::Error("'" + key + "' is not a label key: " + why);
-    if (std::find(out.begin(), out.end(), key) != out.end()) return tessel::Error("'" + key + "' is named twice");
+      return tessel::Error(std::string("'").append(key).append("' is not a label key: ").append(why));
+    if (std::find(out.begin(), out.end(), key) != out.end())
+      return tessel::Error(std::string("'").append(key).append("' is named twice"));
     out.push_back(std::move(key));
     if (comma == std::string::npos) return out;
     pos = comma + 1;

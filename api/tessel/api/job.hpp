@@ -68,7 +68,7 @@ struct Topology {
 
   bool empty() const { return required.empty() && preferred.empty(); }
   bool operator==(const Topology&) const = default;
-  auto operator<=>(const Topology&) const = default;
+  auto operator<=>(const Topology&) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads it.
 };
 
 struct NodeConstraints {
