@@ -172,7 +172,25 @@ void read_node_names(FieldReader& r, const json& j, const std::string& key, std:
   }
 }
 
-// node_selector, nodelist and exclude (issue 32); after nodes.
+// topology: {"required": KEY} or {"preferred": KEY} (issue 32), a label key each.
+void read_topology(FieldReader& r, const json& j, Topology& t) {
+  if (!r.has("topology")) return;
+  const json& o = j["topology"];
+  if (!o.is_object()) return r.fail("topology", "must be {\"required\": KEY} or {\"preferred\": KEY}");
+  for (const auto& [name, value] : o.items()) {
+    const std::string field = "topology." + name;
+    if (name != "required" && name != "preferred") return r.fail(field, "unknown field");
+    if (!value.is_string()) return r.fail(field, "must be a label key, like \"rack\"");
+    const auto& key = value.get_ref<const std::string&>();
+    if (std::string why = label_key_error(key); !why.empty()) return r.fail(field, why);
+    (name == "required" ? t.required : t.preferred) = key;
+  }
+  if (!t.required.empty() && !t.preferred.empty())
+    return r.fail("topology.preferred", "cannot be given with topology.required");
+  if (t.empty()) return r.fail("topology", "must name \"required\" or \"preferred\"");
+}
+
+// node_selector, nodelist, exclude and topology (issue 32); after nodes.
 void read_node_constraints(FieldReader& r, const json& j, JobSpec& s) {
   NodeConstraints& c = s.constraints;
   if (r.has("node_selector")) {
@@ -194,6 +212,7 @@ void read_node_constraints(FieldReader& r, const json& j, JobSpec& s) {
   r.optional_string("reservation", c.reservation, 64);
   if (r.has("reservation") && !is_reservation_name(c.reservation))
     r.fail("reservation", "must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+  read_topology(r, j, c.topology);
 }
 
 // A whole number of 1 to 5 digits, or nullopt.
@@ -279,6 +298,7 @@ size_t spec_payload_bytes(const JobSpec& s) {
   for (const auto& name : s.constraints.nodelist) n += name.size() + 3;
   for (const auto& name : s.constraints.exclude) n += name.size() + 3;
   n += s.constraints.reservation.size();
+  n += s.constraints.topology.required.size() + s.constraints.topology.preferred.size();
   return n;
 }
 
@@ -499,6 +519,8 @@ json to_json(const JobSpec& s) {
   if (!s.constraints.nodelist.empty()) j["nodelist"] = s.constraints.nodelist;
   if (!s.constraints.exclude.empty()) j["exclude"] = s.constraints.exclude;
   if (!s.constraints.reservation.empty()) j["reservation"] = s.constraints.reservation;
+  if (!s.constraints.topology.required.empty()) j["topology"] = {{"required", s.constraints.topology.required}};
+  if (!s.constraints.topology.preferred.empty()) j["topology"] = {{"preferred", s.constraints.topology.preferred}};
   if (s.signal) j["signal"] = to_json(*s.signal);
   if (s.array) {
     j["array"] = {{"count", s.array->count}, {"parallel", s.array->parallel}};

@@ -116,6 +116,9 @@ void add_submit_command(CLI::App& app, CommandLine& cl) {
       ->allow_extra_args(false);
   submit->add_option("--exclude,-x", so.exclude, "Never these nodes (comma-separated)")->allow_extra_args(false);
   submit->add_option("--reservation", so.reservation, "Run on this reservation's nodes, inside its window");
+  add_opt(submit, "--topology", so.topology,
+          "A gang's nodes share one value of a node label: required=KEY (it waits for such nodes) or "
+          "preferred=KEY (tried first), e.g. required=rack");
   add_opt(submit, "--array", so.array,
           "Job array INDICES[%P] as Slurm's: 0-99, 5-20, 1,3,7-9, 0-30:10; at most P running at once");
   submit->add_option("command", so.command, "The program and its arguments (after --)");

@@ -270,6 +270,7 @@ std::string render_job_detail(const json& job, int64_t now_ms) {
   line("Vendor", get_string(spec, "vendor"));
   line("Model", get_string(spec, "model"));
   line("Node selector", selector_text(get_field(spec, "node_selector")));
+  line("Topology", selector_text(get_field(spec, "topology")));
   for (const auto& [label, key] :
        {std::pair{"Nodelist", "nodelist"}, std::pair{"Exclude", "exclude"}, std::pair{"After ok", "after_ok"},
         std::pair{"After any", "after_any"}, std::pair{"After not ok", "after_not_ok"}}) {

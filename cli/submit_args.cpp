@@ -51,7 +51,8 @@ Result<std::vector<std::string>> comma_items(const std::vector<std::string>& val
   return out;
 }
 
-// --selector, --nodelist and --exclude into node_selector, nodelist and exclude. The
+// --selector, --nodelist, --exclude and --topology into node_selector, nodelist, exclude
+// and topology. The
 // server checks the names and the rest.
 Status add_node_constraints(const SubmitOptions& o, json& j) {
   if (!o.selector.empty()) {
@@ -73,6 +74,17 @@ Status add_node_constraints(const SubmitOptions& o, json& j) {
     j[key] = std::move(*names);
   }
   if (!o.reservation.empty()) j["reservation"] = o.reservation;
+  if (o.topology) {
+    const size_t eq = o.topology->find('=');
+    const std::string kind = o.topology->substr(0, eq);
+    if (eq == std::string::npos || (kind != "required" && kind != "preferred"))
+      return Error::invalid("--topology: expected required=KEY or preferred=KEY, got '" + *o.topology + "'",
+                            "--topology");
+    const std::string key = o.topology->substr(eq + 1);
+    if (std::string why = api::label_key_error(key); !why.empty())
+      return Error::invalid("--topology: " + key + " " + why, "--topology");
+    j["topology"] = {{kind, key}};
+  }
   return ok_status();
 }
 

@@ -13,8 +13,11 @@
 // Built with TESSEL_BENCH_NO_RESOURCES (a tree before CPUs were placed) it is left out.
 // A fifth, "selectors" (issue 32), labels the nodes rack=r0..r19 (50 nodes a rack) and
 // gives every third job a node_selector for one rack; TESSEL_BENCH_NO_CONSTRAINTS (a
-// tree before node constraints) leaves it out.
-// Usage: bench_pass [--quick]
+// tree before node constraints) leaves it out. A sixth, "selectors + topology", adds the
+// scheduler's topology key (rack) to that and makes every 100th job a gang of 2 to 4
+// nodes, half of them with topology {"required": "rack"}, the rest preferring one rack
+// (the default with a key); TESSEL_BENCH_NO_TOPOLOGY leaves it out.
+// Usage: bench_pass [--quick] [--only VARIANT]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -70,9 +73,16 @@ struct Stats {
   size_t placed = 0;
 };
 
-Stats run(bool projects, bool quotas, bool resources, bool selectors, int passes, int queue_len) {
+Stats run(bool projects, bool quotas, bool resources, bool selectors, bool topology, int passes, int queue_len) {
   std::mt19937 rng(42);
   ModuleGroupAllocator a;
+#ifndef TESSEL_BENCH_NO_TOPOLOGY
+  if (topology) a.set_topology_levels({"rack"});
+  tessel::api::NodeConstraints one_rack;
+  one_rack.topology.required = "rack";
+#else
+  (void)topology;
+#endif
   for (int i = 0; i < kNodes; ++i) a.upsert_node(gaudi_node(i, resources, selectors));
 #ifndef TESSEL_BENCH_NO_CONSTRAINTS
   std::vector<tessel::api::NodeConstraints> racks(kRacks);
@@ -107,6 +117,12 @@ Stats run(bool projects, bool quotas, bool resources, bool selectors, int passes
 #endif
 #ifndef TESSEL_BENCH_NO_CONSTRAINTS
     if (selectors && i % 3 == 0) j.constraints = &racks[static_cast<size_t>((i / 3) % kRacks)];
+#endif
+#ifndef TESSEL_BENCH_NO_TOPOLOGY
+    if (topology && i % 100 == 1) {
+      j.nodes = 2 + (i / 100) % 3;
+      if ((i / 100) % 2 == 0) j.constraints = &one_rack;
+    }
 #endif
 #ifndef TESSEL_BENCH_NO_PROJECTS
     if (projects) {
@@ -158,7 +174,12 @@ Stats run(bool projects, bool quotas, bool resources, bool selectors, int passes
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false;
+  const char* only = nullptr;  // --only NAME: that variant alone (for a profiler).
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+  }
   const int passes = 1 + (quick ? 5 : 200);
   std::printf("== one scheduling pass: 100,000 pending jobs, %d projects, %d nodes x 8 cards, 97%% full ==\n",
               kProjects, kNodes);
@@ -166,12 +187,15 @@ int main(int argc, char** argv) {
               "wall p50 ms", "placed");
   struct Variant {
     const char* name;
-    bool projects, quotas, resources, selectors;
+    bool projects, quotas, resources, selectors, topology;
   };
   for (const Variant& v :
-       {Variant{"plain", false, false, false, false}, Variant{"fair share", true, false, false, false},
-        Variant{"fair share + quotas", true, true, false, false}, Variant{"cpus + memory", false, false, true, false},
-        Variant{"selectors", false, false, false, true}}) {
+       {Variant{"plain", false, false, false, false, false}, Variant{"fair share", true, false, false, false, false},
+        Variant{"fair share + quotas", true, true, false, false, false},
+        Variant{"cpus + memory", false, false, true, false, false},
+        Variant{"selectors", false, false, false, true, false},
+        Variant{"selectors + topology", false, false, false, true, true}}) {
+    if (only != nullptr && std::strcmp(only, v.name) != 0) continue;
 #ifdef TESSEL_BENCH_NO_PROJECTS
     if (v.projects) continue;
 #endif
@@ -181,7 +205,10 @@ int main(int argc, char** argv) {
 #ifdef TESSEL_BENCH_NO_CONSTRAINTS
     if (v.selectors) continue;
 #endif
-    Stats s = run(v.projects, v.quotas, v.resources, v.selectors, passes, 100'000);
+#ifdef TESSEL_BENCH_NO_TOPOLOGY
+    if (v.topology) continue;
+#endif
+    Stats s = run(v.projects, v.quotas, v.resources, v.selectors, v.topology, passes, 100'000);
     std::printf("%-22s %12.2f %12.2f %12.2f %12.2f %13.2f %7zu\n", v.name, s.p50_ms, s.p99_ms, s.max_ms, s.first_ms,
                 s.wall_p50_ms, s.placed);
   }

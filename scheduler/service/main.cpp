@@ -20,6 +20,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "tessel/api/labels.hpp"
 #include "tessel/log/logging.hpp"
 #include "tessel/scheduler/backup.hpp"
 #include "tessel/base/random.hpp"
@@ -203,6 +204,8 @@ struct SchedulerFlags {
               log_level = "info";
   double heartbeat_timeout_s = 15;
   std::string fairshare_half_life = "7d";
+  std::string topology_key;  // --topology-key: label keys, narrowest first, comma-separated.
+
   double preempt_min_runtime_s = 60, preempt_warning_max_s = 60;
   bool insecure = false;
   double head_timeout_s = 10, body_timeout_s = 30, idle_timeout_s = 60;
@@ -236,6 +239,9 @@ void add_core_options(CLI::App& app, SchedulerFlags& f) {
   app.add_option("--preempt-warning-max", f.preempt_warning_max_s,
                  "preemption: seconds at most between a victim's warning signal and its stop (default 60)")
       ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--topology-key", f.topology_key,
+                 "topology-aware gangs: node label keys naming network levels, narrowest first (e.g. rack, or "
+                 "leaf,spine); a gang then prefers one block of nodes sharing a value (default: none)");
   app.add_flag("--insecure", f.insecure, "allow a non-loopback address without tokens");
   app.add_option("--master-port-range", f.port_range, "LO-HI ports for MASTER_PORT");
 }
@@ -342,6 +348,24 @@ std::optional<int> parse_flags(int argc, char** argv, SchedulerFlags& f) {
   return std::nullopt;
 }
 
+// "leaf,spine": label keys, each once; "" none.
+tessel::Result<std::vector<std::string>> parse_topology_keys(const std::string& text) {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  size_t pos = 0;
+  for (;;) {
+    const size_t comma = text.find(',', pos);
+    std::string key = text.substr(pos, comma == std::string::npos ? comma : comma - pos);
+    if (std::string why = tessel::api::label_key_error(key); !why.empty())
+      return tessel::Error(std::string("'").append(key).append("' is not a label key: ").append(why));
+    if (std::find(out.begin(), out.end(), key) != out.end())
+      return tessel::Error(std::string("'").append(key).append("' is named twice"));
+    out.push_back(std::move(key));
+    if (comma == std::string::npos) return out;
+    pos = comma + 1;
+  }
+}
+
 std::chrono::milliseconds seconds_to_ms(double s) { return std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); }
 
 // Checks the flags the service runs with and turns them into f.opts and `replica`;
@@ -361,6 +385,10 @@ tessel::Status settle_flags(SchedulerFlags& f, ReplicaOptions& replica) {
   else
     return tessel::Error("--fairshare-half-life: expected a duration such as 7d, 12h or 3600s, got '" +
                          f.fairshare_half_life + "'");
+  if (auto levels = parse_topology_keys(f.topology_key))
+    opts.state.topology_levels = std::move(*levels);
+  else
+    return tessel::Error("--topology-key: " + levels.error().message);
   if (!parse_port_range(f.port_range, opts.state.master_port_lo, opts.state.master_port_hi))
     return tessel::Error("--master-port-range: expected LO-HI within 1-65535, got '" + f.port_range + "'");
   replica.lease = seconds_to_ms(f.lease_s);

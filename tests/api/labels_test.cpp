@@ -113,6 +113,33 @@ TEST(NodeConstraints, LeftOutOfTheJsonWhenEmpty) {
   for (const char* f : {"node_selector", "nodelist", "exclude"}) EXPECT_FALSE(j.contains(f)) << f;
 }
 
+TEST(Topology, ParseAndRoundTrip) {
+  for (const char* kind : {"required", "preferred"}) {
+    auto r = parse_job_spec(spec({{"nodes", 4}, {"topology", {{kind, "topology.tessel.io/leaf"}}}}));
+    ASSERT_TRUE(r) << r.error().message;
+    const auto& t = r->constraints.topology;
+    EXPECT_EQ(std::string(kind) == "required" ? t.required : t.preferred, "topology.tessel.io/leaf");
+    EXPECT_FALSE(r->constraints.empty());
+    json j = tessel::api::to_json(*r);
+    EXPECT_EQ(j["topology"], json({{kind, "topology.tessel.io/leaf"}}));
+    auto again = parse_job_spec(j);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*again, *r);
+  }
+  auto none = parse_job_spec(spec(json::object()));
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(tessel::api::to_json(*none).contains("topology"));
+}
+
+TEST(Topology, BadInputNamesTheField) {
+  EXPECT_EQ(error_field(spec({{"topology", {{"required", "-rack"}}}})), "topology.required");
+  EXPECT_EQ(error_field(spec({{"topology", {{"preferred", 7}}}})), "topology.preferred");
+  EXPECT_EQ(error_field(spec({{"topology", {{"required", "rack"}, {"preferred", "spine"}}}})), "topology.preferred");
+  EXPECT_EQ(error_field(spec({{"topology", {{"block", "rack"}}}})), "topology.block");
+  EXPECT_EQ(error_field(spec({{"topology", "rack"}})), "topology");
+  EXPECT_EQ(error_field(spec({{"topology", json::object()}})), "topology");
+}
+
 TEST(NodeConstraints, BadInputNamesTheField) {
   EXPECT_EQ(error_field(spec({{"node_selector", {{"rack", "r 9"}}}})), "node_selector.rack");
   EXPECT_EQ(error_field(spec({{"node_selector", {{"rack", 9}}}})), "node_selector.rack");

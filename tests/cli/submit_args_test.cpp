@@ -256,6 +256,25 @@ TEST(SubmitArgs, NodeConstraints) {
   EXPECT_EQ(build_job_request(b, "/").error().field, "--exclude");
 }
 
+TEST(SubmitArgs, Topology) {
+  for (const char* kind : {"required", "preferred"}) {
+    SubmitOptions o;
+    o.command = {"x"};
+    o.topology = std::string(kind) + "=rack";
+    auto r = build_job_request(o, "/home/u");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ((*r)["topology"], json({{kind, "rack"}}));
+  }
+  for (const char* bad : {"rack", "block=rack", "required=-rack", "required="}) {
+    SubmitOptions b;
+    b.command = {"x"};
+    b.topology = bad;
+    auto e = build_job_request(b, "/");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.error().field, "--topology") << bad;
+  }
+}
+
 TEST(NodeLabelArgs, SetAndRemoveAsKubectlLabel) {
   auto r = label_change_request({"rack=r7", "fabric-", "empty="});
   ASSERT_TRUE(r.ok()) << r.error().message;

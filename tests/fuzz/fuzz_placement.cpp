@@ -1,6 +1,8 @@
 // Fuzzes ModuleGroupAllocator with byte-driven operations on a small cluster and
 // aborts when an invariant breaks: a card with two holders, a placement that is
-// not one valid group of healthy cards, a gang on repeated nodes.
+// not one valid group of healthy cards, a gang on repeated nodes, a job on a node its
+// constraints (labels, selector, nodelist, exclude) refuse, a gang with a required
+// topology across two racks.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -32,11 +34,44 @@ void check(bool ok) {
   if (!ok) std::abort();
 }
 
+// The constraints a job may carry (issue 32), by a byte: none, a selector, an exclude
+// list, a full or short nodelist, a required or preferred topology.
+std::vector<tessel::api::NodeConstraints> constraint_menu() {
+  std::vector<tessel::api::NodeConstraints> out(8);
+  out[1].node_selector = {{"rack", "r0"}};
+  out[2].exclude = {"n0", "n1"};
+  out[3].nodelist = {"n2"};
+  out[4].topology.required = "rack";
+  out[5].topology.preferred = "rack";
+  out[6].node_selector = {{"rack", "r1"}};
+  out[6].topology.required = "rack";
+  out[7].nodelist = {"n1", "n3"};
+  return out;
+}
+
+// Whether `node` may hold a job with constraints `c` of `nodes` nodes.
+bool admitted(const NodeSpec& node, const tessel::api::NodeConstraints& c, int nodes) {
+  for (const auto& [k, v] : c.node_selector) {
+    auto it = node.labels.find(k);
+    if (it == node.labels.end() || it->second != v) return false;
+  }
+  for (const auto& x : c.exclude)
+    if (x == node.name) return false;
+  if (!c.nodelist.empty() && static_cast<int>(c.nodelist.size()) >= nodes) {
+    bool listed = false;
+    for (const auto& l : c.nodelist) listed = listed || l == node.name;
+    if (!listed) return false;
+  }
+  return nodes == 1 || c.topology.required.empty() || node.labels.count(c.topology.required) > 0;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Bytes in{data, size};
   ModuleGroupAllocator a;
+  static const std::vector<tessel::api::NodeConstraints> kMenu = constraint_menu();
+  if (in.next() % 2) a.set_topology_levels({"rack"});
   std::map<std::string, NodeSpec> nodes;
   std::map<std::string, int> live;  // job -> devices
   int next_job = 0;
@@ -55,6 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (int m = 0; m < 8; ++m)
         if (present & (1 << m)) n.cards.push_back({m, 7 - m, model, (healthy & (1 << m)) != 0});
       n.schedulable = in.next() % 4 != 0;
+      if (const uint8_t rack = in.next() % 3; rack != 2) n.labels["rack"] = "r" + std::to_string(rack);
       if (const uint8_t res = in.next(); res % 3 != 0) {  // Else CPUs and memory not reported.
         n.cpus = res;
         n.memory_mib = int64_t{res} * 256;
@@ -77,6 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint8_t ask = in.next();  // CPUs, memory, both or the node's share.
         if (ask % 4 == 1 || ask % 4 == 3) j.cpus = ask / 4 + 1;
         if (ask % 4 == 2 || ask % 4 == 3) j.memory_mib = int64_t{ask} * 64;
+        if (const uint8_t c = in.next() % 16; c < kMenu.size() && c > 0) j.constraints = &kMenu[c];
         q.push_back(j);
       }
       // Nodes within their CPUs and memory before the pass stay within them.
@@ -96,10 +133,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (const auto& c : q)
           if (c.id == p.job_id) j = &c;
         check(j != nullptr && static_cast<int>(p.allocations.size()) == j->nodes);
-        std::set<std::string> distinct;
+        std::set<std::string> distinct, racks;
         for (const auto& al : p.allocations) {
           check(distinct.insert(al.node).second);
           const NodeSpec& node = nodes.at(al.node);
+          if (j->constraints) check(admitted(node, *j->constraints, j->nodes));
+          if (auto rack = node.labels.find("rack"); rack != node.labels.end()) racks.insert(rack->second);
           check(node.schedulable && static_cast<int>(al.module_ids.size()) == j->devices);
           if (j->devices > 0 && node.vendor == tessel::api::Vendor::habana) {
             const auto& valid = tessel::api::gaudi_groups_of_size(j->devices);
@@ -115,6 +154,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             check(healthy);
           }
         }
+        if (j->nodes > 1 && j->constraints && !j->constraints->topology.required.empty() && j->devices > 0)
+          check(racks.size() == 1);
         if (j->devices > 0) live[p.job_id] = j->devices;
       }
     } else if (op == 3 && !live.empty()) {  // Finish a job.

@@ -6,6 +6,8 @@
 //  - gangs are placed all at once on distinct nodes with ranks 0..n-1;
 //  - node constraints hold: every placed node has the selector's labels and is not
 //    excluded, and the nodelist's nodes are part of the job (all of it when as long);
+//    a gang with a required topology sits in one rack (odd seeds also set the
+//    scheduler's topology key, so plain gangs prefer one rack);
 //  - backfill never delays the reserved head job: jobs using reserved cards end by
 //    the reservation start, and the head's start does not move later after backfill.
 #include <gtest/gtest.h>
@@ -29,7 +31,9 @@ const std::vector<std::string> kGaudiModels = {"HL-225", "HL-325L"};
 
 class World {
  public:
-  explicit World(uint32_t seed) : rng_(seed) {}
+  explicit World(uint32_t seed) : rng_(seed) {
+    if (seed % 2) a_.set_topology_levels({"rack"});
+  }
 
   void run(int ops) {
     for (int i = 0; i < 6; ++i) upsert_random_node("node" + std::to_string(i));
@@ -63,6 +67,7 @@ class World {
   int backfilled_on_reserved = 0;
   int max_queue = 0;
   int constrained_placed = 0;  // Placements of jobs with node constraints.
+  int one_rack_placed = 0;     // Gangs with a required topology placed (in one rack).
 
  private:
   struct Live {
@@ -143,16 +148,19 @@ class World {
     while (pending_.size() > 300) cancel_random_pending();  // Users give up; keeps passes short.
   }
 
-  // Now and then a node_selector, an exclude list or a nodelist (of nodes known or not).
+  // Now and then a node_selector, an exclude list or a nodelist (of nodes known or not);
+  // for half the gangs a required or preferred rack.
   void add_random_constraints(PendingJob& j) {
-    if (pick(0, 3) != 0) return;
     api::NodeConstraints c;
-    if (pick(0, 1) == 0) c.node_selector["rack"] = "r" + std::to_string(pick(0, 2));
-    if (pick(0, 5) == 0) c.node_selector["fabric"] = "ib";
-    if (pick(0, 3) == 0) c.exclude.push_back("node" + std::to_string(pick(0, 17)));
+    if (j.nodes > 1 && pick(0, 1) == 0) (pick(0, 1) == 0 ? c.topology.required : c.topology.preferred) = "rack";
     if (pick(0, 3) == 0) {
-      const std::string listed = "node" + std::to_string(pick(0, 17));
-      if (std::find(c.exclude.begin(), c.exclude.end(), listed) == c.exclude.end()) c.nodelist.push_back(listed);
+      if (pick(0, 1) == 0) c.node_selector["rack"] = "r" + std::to_string(pick(0, 2));
+      if (pick(0, 5) == 0) c.node_selector["fabric"] = "ib";
+      if (pick(0, 3) == 0) c.exclude.push_back("node" + std::to_string(pick(0, 17)));
+      if (pick(0, 3) == 0) {
+        const std::string listed = "node" + std::to_string(pick(0, 17));
+        if (std::find(c.exclude.begin(), c.exclude.end(), listed) == c.exclude.end()) c.nodelist.push_back(listed);
+      }
     }
     if (c.empty()) return;
     j.constraints = constraints_.emplace_back(std::make_unique<api::NodeConstraints>(std::move(c))).get();
@@ -174,6 +182,16 @@ class World {
       ASSERT_EQ(std::count(c.exclude.begin(), c.exclude.end(), al.node), 0) << j.id << " on excluded " << al.node;
     }
     for (const std::string& listed : c.nodelist) ASSERT_TRUE(placed.count(listed)) << j.id << " without " << listed;
+    if (j.nodes > 1 && !c.topology.required.empty()) {
+      std::set<std::string> racks;
+      for (const std::string& n : placed) {
+        auto it = nodes_.at(n).labels.find(c.topology.required);
+        ASSERT_TRUE(it != nodes_.at(n).labels.end()) << j.id << " on " << n << " without a rack";
+        racks.insert(it->second);
+      }
+      if (j.devices > 0) ASSERT_EQ(racks.size(), 1u) << j.id << " across racks";
+      ++one_rack_placed;
+    }
   }
 
   std::vector<PendingJob> queue() const {
@@ -443,11 +461,13 @@ TEST_P(PlacementProperty, InvariantsHoldUnderRandomOperations) {
   EXPECT_GT(w.placed_total, ops / 6);
   EXPECT_GT(w.reservations_seen, ops / 60);
   EXPECT_GT(w.constrained_placed, ops / 100);  // Node constraints (issue 32) were exercised.
+  EXPECT_GT(w.one_rack_placed, 0);             // And gangs that require one rack.
   RecordProperty("backfilled_on_reserved", w.backfilled_on_reserved);
   std::printf(
-      "seed %u: placed %d (%d with node constraints), reservations %d, backfilled onto reserved cards %d, "
-      "max queue %d\n",
-      GetParam(), w.placed_total, w.constrained_placed, w.reservations_seen, w.backfilled_on_reserved, w.max_queue);
+      "seed %u: placed %d (%d with node constraints, %d gangs in one rack), reservations %d, backfilled onto "
+      "reserved cards %d, max queue %d\n",
+      GetParam(), w.placed_total, w.constrained_placed, w.one_rack_placed, w.reservations_seen,
+      w.backfilled_on_reserved, w.max_queue);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, PlacementProperty, ::testing::Values(1u, 7u, 42u, 2024u, 99991u));

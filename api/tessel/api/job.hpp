@@ -58,6 +58,19 @@ std::string image_ref_error(std::string_view ref);
 // values as labels (tessel/api/labels.hpp), node names as nodes register, no node in
 // both lists, no more nodes listed than the job asks; the scheduler also refuses
 // nodes it does not know.
+// A gang's topology (issue 32): a label key that names a level of the network (the
+// scheduler's --topology-key, e.g. "rack"). A block is the nodes sharing one value of
+// it; nodes without the label are in no block. At most one of the two is set; a
+// single-node job ignores both.
+struct Topology {
+  std::string required;   // All the gang's nodes in one block of this key, or it waits.
+  std::string preferred;  // One block of this key if one fits (least waste), else wider levels, else anywhere.
+
+  bool empty() const { return required.empty() && preferred.empty(); }
+  bool operator==(const Topology&) const = default;
+  auto operator<=>(const Topology&) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads it.
+};
+
 struct NodeConstraints {
   Labels node_selector;               // Every pair must be among the node's labels.
   std::vector<std::string> nodelist;  // Each of these nodes is one of the job's (Slurm -w).
@@ -65,8 +78,11 @@ struct NodeConstraints {
   // A reservation's name (issue 32, part 4): only its nodes, only inside its window, and
   // only for the users and projects it allows (checked by the scheduler at submission).
   std::string reservation;
+  Topology topology{};  // JobSpec "topology"; carried here so placement sees it with the rest.
 
-  bool empty() const { return node_selector.empty() && nodelist.empty() && exclude.empty() && reservation.empty(); }
+  bool empty() const {
+    return node_selector.empty() && nodelist.empty() && exclude.empty() && reservation.empty() && topology.empty();
+  }
   bool operator==(const NodeConstraints&) const = default;
 };
 inline constexpr size_t kMaxNodeList = 1024;  // Names per list.

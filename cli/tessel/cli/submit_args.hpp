@@ -54,6 +54,8 @@ struct SubmitOptions {
   std::vector<std::string> exclude;
   // --reservation NAME: only that reservation's nodes, inside its window.
   std::string reservation;
+  // --topology required=KEY or preferred=KEY: a gang's nodes share one value of label KEY.
+  std::optional<std::string> topology;
 };
 
 // "64G" -> 65536: a memory size in MiB. No suffix: MiB; M, G, T (binary; "GiB", "GB" too).

@@ -23,6 +23,10 @@ struct ModuleGroupAllocator::Impl {
 ModuleGroupAllocator::ModuleGroupAllocator() : impl_(std::make_unique<Impl>()) {}
 ModuleGroupAllocator::~ModuleGroupAllocator() = default;
 
+void ModuleGroupAllocator::set_topology_levels(std::vector<std::string> levels) {
+  impl_->state.topology_levels = std::move(levels);
+}
+
 void ModuleGroupAllocator::upsert_node(const NodeSpec& spec) {
   ClusterState& st = impl_->state;
   uint32_t n = st.node_for(spec.name);
@@ -33,7 +37,7 @@ void ModuleGroupAllocator::upsert_node(const NodeSpec& spec) {
   node.vendor = spec.vendor;
   node.gang_block = spec.gang_block;
   node.driver_version = spec.driver_version;
-  node.labels = spec.labels.empty() ? nullptr : std::make_unique<const api::Labels>(spec.labels);
+  st.set_labels(n, spec.labels);
   node.reserved = nullptr;
   if (!spec.reservations.empty()) {
     node.reserved = std::make_unique<detail::NodeReservations>();

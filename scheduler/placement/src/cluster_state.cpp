@@ -237,4 +237,24 @@ void ClusterState::refresh_reservations(int64_t now_ms) {
   }
 }
 
+void ClusterState::set_labels(uint32_t n, const api::Labels& labels) {
+  Node& node = nodes[n];
+  if (node.labels && *node.labels == labels) return;
+  if (node.labels) {
+    for (const auto& [key, value] : *node.labels) {
+      auto k = nodes_by_label.find(key);
+      auto v = k->second.find(value);
+      std::vector<uint32_t>& list = v->second;
+      list.erase(std::lower_bound(list.begin(), list.end(), n));
+      if (list.empty()) k->second.erase(v);
+      if (k->second.empty()) nodes_by_label.erase(k);
+    }
+  }
+  node.labels = labels.empty() ? nullptr : std::make_unique<const api::Labels>(labels);
+  for (const auto& [key, value] : labels) {
+    std::vector<uint32_t>& list = nodes_by_label[key][value];
+    list.insert(std::lower_bound(list.begin(), list.end(), n), n);
+  }
+}
+
 }  // namespace tessel::scheduler::detail

@@ -172,6 +172,15 @@ class ClusterState {
   std::vector<KeyIndex> keys;
   std::vector<JobHold> jobs;
   int schedulable_count = 0;
+  // Topology levels (ModuleGroupAllocator::set_topology_levels): label keys, narrowest first.
+  std::vector<std::string> topology_levels;
+  // Nodes by label: key -> value -> node numbers, ascending (every node, schedulable or
+  // not). Kept by set_labels(), so a pass finds a selector's or a block's nodes
+  // without walking the others.
+  using NodesByValue = std::map<std::string, std::vector<uint32_t>, std::less<>>;
+  std::map<std::string, NodesByValue, std::less<>> nodes_by_label;
+  // Replaces node `n`'s labels (empty: none) and its entries in nodes_by_label.
+  void set_labels(uint32_t n, const api::Labels& labels);
 
   // The reservation the last schedule() pass made. The next pass keeps it for the
   // same job unless other cards free sooner: without time limits every candidate

@@ -16,14 +16,32 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-// The node's value of label `key`, or null.
-const std::string* label_of(const Node& node, const std::string& key) {
+}  // namespace
+
+const std::string* label_of(const Node& node, std::string_view key) {
   if (!node.labels) return nullptr;
   auto it = node.labels->find(key);
   return it == node.labels->end() ? nullptr : &it->second;
 }
 
-}  // namespace
+TopologyPlan topology_plan(const PendingJob& job, const std::vector<std::string>& levels) {
+  TopologyPlan plan;
+  if (job.nodes < 2) return plan;
+  const api::Topology* t = job.constraints ? &job.constraints->topology : nullptr;
+  if (t && !t->required.empty()) {
+    plan.keys.push_back(t->required);
+    plan.required = true;
+    return plan;
+  }
+  auto from = levels.begin();
+  if (t && !t->preferred.empty()) {
+    plan.keys.push_back(t->preferred);
+    from = std::find(levels.begin(), levels.end(), t->preferred);
+    if (from != levels.end()) ++from;  // Wider levels after it; a key not among them alone.
+  }
+  for (auto it = from; it != levels.end(); ++it) plan.keys.push_back(*it);
+  return plan;
+}
 
 bool admits(const Node& node, const api::NodeConstraints& c, int nodes) {
   for (const auto& [key, value] : c.node_selector) {
@@ -33,6 +51,7 @@ bool admits(const Node& node, const api::NodeConstraints& c, int nodes) {
   if (!c.exclude.empty() && contains(c.exclude, node.name)) return false;
   if (!c.nodelist.empty() && static_cast<int>(c.nodelist.size()) >= nodes && !contains(c.nodelist, node.name))
     return false;
+  if (nodes > 1 && !c.topology.required.empty() && label_of(node, c.topology.required) == nullptr) return false;
   return true;
 }
 
@@ -44,6 +63,8 @@ std::string constraint_note(const Node& node, const api::NodeConstraints& c, int
   if (contains(c.exclude, node.name)) return "in exclude";
   if (!c.nodelist.empty() && static_cast<int>(c.nodelist.size()) >= nodes && !contains(c.nodelist, node.name))
     return "not in nodelist";
+  if (nodes > 1 && !c.topology.required.empty() && label_of(node, c.topology.required) == nullptr)
+    return "without label " + c.topology.required;
   return "";
 }
 
@@ -112,6 +133,9 @@ std::string describe(const api::NodeConstraints& c) {
     out.append(out.empty() ? "" : ",").append(key).append("=").append(value);
   if (!c.nodelist.empty()) out.append(out.empty() ? "" : "; ").append("nodelist ").append(joined(c.nodelist));
   if (!c.exclude.empty()) out.append(out.empty() ? "" : "; ").append("exclude ").append(joined(c.exclude));
+  if (!c.topology.required.empty()) out.append(out.empty() ? "" : "; ").append("one ").append(c.topology.required);
+  if (!c.topology.preferred.empty())
+    out.append(out.empty() ? "" : "; ").append("one ").append(c.topology.preferred).append(" preferred");
   return out;
 }
 

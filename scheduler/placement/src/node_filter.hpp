@@ -6,6 +6,7 @@
 // every node; the planners take its nodes first. Pure; internal to tessel_placement.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cluster_state.hpp"
@@ -15,7 +16,24 @@
 
 namespace tessel::scheduler::detail {
 
+// Whether the node passes the constraints for a job of `nodes` nodes: the selector, the
+// exclude list, a full nodelist and, for a gang with a required topology, the label
+// of that key (a node without it is in no block).
 bool admits(const Node& node, const api::NodeConstraints& c, int nodes);
+
+// The node's value of label `key`, or null.
+const std::string* label_of(const Node& node, std::string_view key);
+
+// The topology a job's placement follows (issue 32), given the scheduler's levels:
+// for gangs, the one required key, or the preferred keys to try in turn (a job's
+// preferred key then the wider levels after it; with none named, every level), and
+// whether other nodes may be used when no block fits. Single-node jobs: none.
+struct TopologyPlan {
+  std::vector<std::string_view> keys;
+  bool required = false;
+  bool empty() const { return keys.empty(); }
+};
+TopologyPlan topology_plan(const PendingJob& job, const std::vector<std::string>& levels);
 
 // Reservations (issue 32), as of the pass's now (ClusterState::refresh_reservations):
 // a job of a reservation only on its nodes in its open window; during a window no other
@@ -73,8 +91,8 @@ struct ConstraintsKey {
   bool operator<(const ConstraintsKey& o) const {
     if (c == o.c) return false;
     if (c == nullptr || o.c == nullptr) return c == nullptr;
-    return std::tie(c->node_selector, c->nodelist, c->exclude, c->reservation) <
-           std::tie(o.c->node_selector, o.c->nodelist, o.c->exclude, o.c->reservation);
+    return std::tie(c->node_selector, c->nodelist, c->exclude, c->reservation, c->topology) <
+           std::tie(o.c->node_selector, o.c->nodelist, o.c->exclude, o.c->reservation, o.c->topology);
   }
   bool operator==(const ConstraintsKey& o) const {
     if (c == o.c) return true;

@@ -78,6 +78,18 @@ std::string too_few_matching(int nodes_matching, int nodes_needed, const std::st
          ", job needs " + std::to_string(nodes_needed);
 }
 
+std::string topology_too_small(int nodes_needed, const std::string& key, const std::string& value, int nodes) {
+  std::string out = "no " + key + " block has " + std::to_string(nodes_needed) + " nodes able to take the job";
+  if (nodes == 0) return out + " (no node with label " + key + " can)";
+  return out + " (largest: " + key + "=" + value + " with " + std::to_string(nodes) + ")";
+}
+
+std::string topology_waiting(int nodes_needed, const std::string& key, const std::string& value, int nodes_free) {
+  std::string out = "waiting for " + std::to_string(nodes_needed) + " nodes with one " + key + " value: ";
+  if (nodes_free == 0) return out + "no " + key + " block has a node free";
+  return out + "largest block " + key + "=" + value + " has " + std::to_string(nodes_free) + " free";
+}
+
 std::string with_constraints(std::string text, const api::NodeConstraints* constraints) {
   if (constraints == nullptr) return text;
   return text.append(" (").append(detail::describe(*constraints)).append(")");

@@ -37,6 +37,11 @@ std::string listed_node(const std::string& node, const std::string& why);
 // Too few ready nodes pass the selector and exclude list (`filter`, "with rack=r9"):
 // "no ready node with rack=r9", "only 1 ready node with rack=r7, job needs 2".
 std::string too_few_matching(int nodes_matching, int nodes_needed, const std::string& filter);
+// A gang with a required topology (issue 32): "no rack block has 4 nodes able to take
+// the job (largest: rack=r1 with 2)", and "waiting for 4 nodes with one rack value:
+// largest block rack=r1 has 2 free".
+std::string topology_too_small(int nodes_needed, const std::string& key, const std::string& value, int nodes);
+std::string topology_waiting(int nodes_needed, const std::string& key, const std::string& value, int nodes_free);
 // `text` with the job's constraints after it, when it has any: "waiting for 4 free
 // cards in one valid group (rack=r7; exclude n9)".
 std::string with_constraints(std::string text, const api::NodeConstraints* constraints);

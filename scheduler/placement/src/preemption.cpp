@@ -46,9 +46,12 @@ class Planner {
     collect_candidates(out);
     std::optional<Choice> best;
     for (int k : keys()) {
-      std::optional<Choice> c = job_.nodes == 1 ? plan_single(k) : plan_gang(k);
-      if (fits_now_) return PreemptionOutcome{};  // Waiting for nothing: the pass places it.
-      if (c && (!best || better(*c, *best))) best = std::move(c);
+      for (const std::string* block : blocks()) {
+        block_ = block;
+        std::optional<Choice> c = job_.nodes == 1 ? plan_single(k) : plan_gang(k);
+        if (fits_now_) return PreemptionOutcome{};  // Waiting for nothing: the pass places it.
+        if (c && (!best || better(*c, *best))) best = std::move(c);
+      }
     }
     if (!best) return out;
     PreemptionPlan plan;
@@ -89,6 +92,22 @@ class Planner {
       if (max != own.max.end() && value_or_zero(own.held, m) + cards > max->second) return false;
     }
     return true;
+  }
+
+  // A gang with a required topology (issue 32) is planned in each block of its key in
+  // turn (the block's value); any other job once, on any node (null).
+  std::vector<const std::string*> blocks() const {
+    if (job_.nodes < 2 || !job_.constraints || job_.constraints->topology.required.empty()) return {nullptr};
+    std::vector<const std::string*> out;
+    auto level = st_.nodes_by_label.find(job_.constraints->topology.required);
+    if (level != st_.nodes_by_label.end())
+      for (const auto& [value, _] : level->second) out.push_back(&value);
+    return out;
+  }
+  bool in_block(const Node& node) const {
+    if (block_ == nullptr) return true;
+    const std::string* value = label_of(node, job_.constraints->topology.required);
+    return value != nullptr && *value == *block_;
   }
 
   std::vector<int> keys() const {
@@ -303,7 +322,8 @@ class Planner {
     for (uint32_t n : st_.keys[k].nodes) {
       const Node& node = st_.nodes[n];
       const NodeKey* nk = node.find_key(k);
-      if (nk == nullptr || !eligible(node, job_)) continue;  // Never stops jobs where it could not run.
+      if (nk == nullptr || !eligible(node, job_) || !in_block(node))
+        continue;  // Never stops jobs where it could not run.
       if (ClusterState::fit_class(node, node.usable(*nk) & ~node.held, job_.devices) != kNoFit) {
         base.push_back(n);
         continue;
@@ -393,6 +413,7 @@ class Planner {
   std::vector<Candidate> cands_;               // Eligible victims, newest first.
   std::unordered_map<int32_t, size_t> index_;  // Allocator job handle -> candidate.
   bool fits_now_ = false;
+  const std::string* block_ = nullptr;  // The block plan_gang() stays in (blocks()); null: any node.
 };
 
 }  // namespace

@@ -17,6 +17,7 @@ namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 const std::string kAnyModel = "*";  // Quotas over every model together.
+const std::string kNoTopology;
 
 int64_t add_seconds(int64_t now_ms, int64_t seconds) {
   if (seconds < 0) seconds = 0;
@@ -138,7 +139,9 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     }
 
     bool use_reserved = may_use_reserved(job);
-    const FailKey fail_key = fail_key_of(job, use_reserved);
+    const RecentConstraints* constrained = job.constraints ? &recent(job) : nullptr;
+    admitted_now_ = constrained ? constrained->admitted : nullptr;
+    const FailKey fail_key = fail_key_of(job, use_reserved, constrained ? constrained->same : nullptr);
     // With reserved nodes a job's time limit decides where it may start: such jobs
     // share no cached failures or reasons (jobs without one are all alike there).
     const bool uncached = state_.reserved_nodes > 0 && job.time_limit_s.has_value();
@@ -266,7 +269,33 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
     return std::nullopt;
   }
 
-  // Gangs: distinct nodes of one key (so one vendor), best fits first.
+  return plan_gang(job, keys, use_reserved);
+}
+
+std::optional<SchedulePass::Plan> SchedulePass::plan_gang(const PendingJob& job, const std::vector<int>& keys,
+                                                          bool use_reserved) const {
+  if (job.constraints == nullptr && state_.topology_levels.empty()) return plan_gang_anywhere(job, keys, use_reserved);
+  const TopologyPlan topology = topology_plan(job, state_.topology_levels);
+  for (std::string_view level : topology.keys)
+    if (auto plan = plan_in_block(job, keys, use_reserved, level)) return plan;
+  if (topology.required) return std::nullopt;
+  return plan_gang_anywhere(job, keys, use_reserved);
+}
+
+// Gangs: distinct nodes of one key (so one vendor), best fits first.
+std::optional<SchedulePass::Plan> SchedulePass::plan_gang_anywhere(const PendingJob& job, const std::vector<int>& keys,
+                                                                   bool use_reserved) const {
+  const int lg = masks::size_index(job.devices);
+  auto from_index = [&](uint32_t n, int k) {
+    const Node& node = state_.nodes[n];
+    return Choice{n, ClusterState::pick_group(node, node.free_cards(*node.find_key(k), true), job.devices),
+                  need_on(node, job)};
+  };
+  auto usable = [&](uint64_t entry) {
+    const Node& node = state_.nodes[node_of(entry)];
+    return eligible(node, job) && fits(node, need_on(node, job), !use_reserved);
+  };
+  auto from_reserved = [&](uint32_t n, int k) { return choice_on(job, n, k, /*honour_blocked=*/false); };
   const bool listed = lists_some(job);
   for (int k : keys) {
     Plan plan;
@@ -292,6 +321,61 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_cards(const PendingJob& job
     }
   }
   return std::nullopt;
+}
+
+std::optional<SchedulePass::Plan> SchedulePass::plan_in_block(const PendingJob& job, const std::vector<int>& keys,
+                                                              bool use_reserved, std::string_view level) const {
+  const auto blocks = state_.nodes_by_label.find(level);
+  if (blocks == state_.nodes_by_label.end()) return std::nullopt;
+  const int lg = masks::size_index(job.devices);
+  const bool listed = lists_some(job);
+  std::optional<std::pair<std::tuple<size_t, size_t, std::string_view>, Plan>> best;  // ((waste, size, value), plan)
+  for (int k : keys) {
+    Plan fixed;  // A short nodelist's nodes, which must share the block.
+    std::vector<uint32_t> taken;
+    if (listed && !take_listed(job, k, use_reserved, fixed, taken)) continue;
+    const std::string* listed_value = nullptr;
+    if (listed) {
+      listed_value = label_of(state_.nodes[taken.front()], level);
+      if (listed_value == nullptr || std::any_of(taken.begin(), taken.end(), [&](uint32_t n) {
+            const std::string* v = label_of(state_.nodes[n], level);
+            return v == nullptr || *v != *listed_value;
+          }))
+        continue;
+    }
+    // Each block's choices, best fits first; reserved cards after the free ones.
+    std::map<std::string_view, std::vector<Choice>> by_block;
+    auto add = [&](const Choice& c) {
+      const std::string* value = label_of(state_.nodes[c.node], level);
+      if (value == nullptr || (listed_value != nullptr && *value != *listed_value)) return;
+      if (std::find(taken.begin(), taken.end(), c.node) != taken.end()) return;
+      by_block[*value].push_back(c);
+      taken.push_back(c.node);
+    };
+    for (uint64_t entry : state_.keys[k].fit[lg]) {
+      const Node& node = state_.nodes[node_of(entry)];
+      if (!eligible(node, job) || !fits(node, need_on(node, job), !use_reserved)) continue;
+      add(Choice{node_of(entry), ClusterState::pick_group(node, node.free_cards(*node.find_key(k), true), job.devices),
+                 need_on(node, job)});
+    }
+    if (use_reserved && reserved_)
+      for (uint32_t n : reserved_->nodes)
+        if (std::find(taken.begin(), taken.end(), n) == taken.end())
+          if (auto c = choice_on(job, n, k, /*honour_blocked=*/false)) add(c->second);
+    const size_t need = static_cast<size_t>(job.nodes) - fixed.size();
+    for (auto& [value, choices] : by_block) {
+      if (choices.size() < need) continue;
+      const auto size = blocks->second.find(value);
+      std::tuple<size_t, size_t, std::string_view> rank{choices.size() - need,
+                                                        size == blocks->second.end() ? 0 : size->second.size(), value};
+      if (best && !(rank < best->first)) continue;
+      Plan plan = fixed;
+      plan.insert(plan.end(), choices.begin(), choices.begin() + static_cast<std::ptrdiff_t>(need));
+      best.emplace(rank, std::move(plan));
+    }
+  }
+  if (!best) return std::nullopt;
+  return std::move(best->second);
 }
 
 std::optional<std::pair<uint64_t, SchedulePass::Choice>> SchedulePass::choice_on(const PendingJob& job, uint32_t n,
@@ -348,6 +432,9 @@ std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<in
   if (filtered(job)) {
     if (std::string why = filtered_reason(job, keys); !why.empty()) return why;
   }
+  if (job.nodes > 1 && job.devices > 0 && job.constraints && !job.constraints->topology.required.empty()) {
+    if (std::string why = topology_reason(job, keys, waiting); !why.empty()) return why;
+  }
   if (std::string shortage = short_of_resources(job, keys); !shortage.empty()) {
     *waiting = job.devices > 0;  // Jobs without cards get no reservation.
     return reasons::with_constraints(reasons::waiting_for_resources(shortage), job.constraints);
@@ -372,9 +459,10 @@ std::string SchedulePass::constraint_reason(const PendingJob& job, const std::ve
   if (c.node_selector.empty() && c.exclude.empty()) return "";
   int best = 0;
   for (int k : keys) {
-    int admitted = 0;
-    for (uint32_t n : state_.keys[k].nodes) admitted += admits(state_.nodes[n], c, job.nodes) ? 1 : 0;
-    best = std::max(best, admitted);
+    int count = 0;
+    for (uint32_t n : admitted_now_->nodes)
+      count += state_.nodes[n].in_key_nodes && state_.nodes[n].find_key(k) != nullptr ? 1 : 0;
+    best = std::max(best, count);
   }
   if (best >= job.nodes) return "";
   return reasons::too_few_matching(best, job.nodes, describe_filter(c));
@@ -510,6 +598,19 @@ int64_t SchedulePass::resources_free_at(uint32_t n, const Need& need, int64_t no
 
 std::string SchedulePass::filtered_reason(const PendingJob& job, const std::vector<int>& keys) const {
   const int size = job.devices;
+  auto capable_on = [&](uint32_t n, int k) {
+    const Node& node = state_.nodes[n];
+    const NodeKey* nk = node.find_key(k);
+    return node.in_key_nodes && nk != nullptr &&
+           (size == 0 || ClusterState::fit_class(node, node.usable(*nk), size) != kNoFit) && eligible(node, job);
+  };
+  if (job.constraints) {  // Enough capable nodes among the admitted ones: no walk over every node.
+    for (int k : keys) {
+      int capable = 0;
+      for (uint32_t n : admitted_now_->nodes) capable += capable_on(n, k) ? 1 : 0;
+      if (capable >= job.nodes) return "";
+    }
+  }
   int best = 0;
   std::vector<std::string> notes;
   for (int k : keys) {
@@ -535,6 +636,64 @@ std::string SchedulePass::filtered_reason(const PendingJob& job, const std::vect
   if (notes.empty()) return "";
   return reasons::excluded_nodes(reasons::never_fits(job.devices, job.nodes, best, job.vendor, job.model),
                                  job.driver_version, notes);
+}
+
+const SchedulePass::Admitted& SchedulePass::admitted(const api::NodeConstraints* same, int nodes) {
+  auto [it, fresh] = admitted_.try_emplace(std::make_pair(same, nodes));
+  Admitted& a = it->second;
+  if (!fresh) return a;
+  const api::NodeConstraints& c = *same;
+  a.bit.assign(state_.nodes.size(), false);
+  auto take = [&](uint32_t n) {
+    if (a.bit[n] || !admits(state_.nodes[n], c, nodes)) return;
+    a.bit[n] = true;
+    a.nodes.push_back(n);
+  };
+  if (!c.node_selector.empty()) {  // The nodes of the selector's rarest pair, each checked for the rest.
+    const std::vector<uint32_t>* fewest = nullptr;
+    for (const auto& [key, value] : c.node_selector) {
+      auto k = state_.nodes_by_label.find(key);
+      auto v = k == state_.nodes_by_label.end() ? decltype(k->second.end()){} : k->second.find(value);
+      if (k == state_.nodes_by_label.end() || v == k->second.end()) return a;  // No node has it.
+      if (fewest == nullptr || v->second.size() < fewest->size()) fewest = &v->second;
+    }
+    for (uint32_t n : *fewest) take(n);
+  } else if (!c.nodelist.empty() && static_cast<int>(c.nodelist.size()) >= nodes) {
+    for (const std::string& name : c.nodelist)
+      if (auto n = state_.find_node(name)) take(*n);
+    std::sort(a.nodes.begin(), a.nodes.end());
+  } else {
+    for (uint32_t n = 0; n < state_.nodes.size(); ++n) take(n);
+  }
+  return a;
+}
+
+std::string SchedulePass::topology_reason(const PendingJob& job, const std::vector<int>& keys, bool* waiting) const {
+  const std::string& level = job.constraints->topology.required;
+  // Per block (value): nodes able to hold the job at all, and with the cards free now.
+  std::map<std::string_view, std::pair<int, int>> blocks;
+  for (int k : keys) {
+    for (uint32_t n : admitted_now_->nodes) {
+      const Node& node = state_.nodes[n];
+      const NodeKey* nk = node.find_key(k);
+      if (!node.in_key_nodes || nk == nullptr || !eligible(node, job)) continue;
+      if (ClusterState::fit_class(node, node.usable(*nk), job.devices) == kNoFit) continue;
+      auto& [capable, free] = blocks[*label_of(node, level)];
+      ++capable;
+      if (ClusterState::fit_class(node, node.free_cards(*nk, true), job.devices) != kNoFit &&
+          fits(node, need_on(node, job), true))
+        ++free;
+    }
+  }
+  std::pair<std::string_view, int> most_capable{"", 0}, most_free{"", 0};
+  for (const auto& [value, counts] : blocks) {
+    if (counts.first > most_capable.second) most_capable = {value, counts.first};
+    if (counts.second > most_free.second) most_free = {value, counts.second};
+  }
+  if (most_capable.second < job.nodes)
+    return reasons::topology_too_small(job.nodes, level, std::string(most_capable.first), most_capable.second);
+  *waiting = true;
+  return reasons::topology_waiting(job.nodes, level, std::string(most_free.first), most_free.second);
 }
 
 int64_t SchedulePass::card_free_at(const Node& node, int slot) const {
@@ -569,6 +728,24 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
     return at;
   };
   std::optional<std::vector<Candidate>> best;
+  // The job's nodes among `cands`: a short nodelist's first, then those that free soonest.
+  auto consider = [&](std::vector<Candidate> cands) {
+    if (static_cast<int>(cands.size()) < job.nodes) return;
+    auto first = cands.begin();
+    if (lists_some(job)) {
+      const auto& list = job.constraints->nodelist;
+      first = std::stable_partition(cands.begin(), cands.end(), [&](const Candidate& c) {
+        return std::find(list.begin(), list.end(), state_.nodes[c.node].name) != list.end();
+      });
+      if (first - cands.begin() != static_cast<std::ptrdiff_t>(list.size())) return;
+    }
+    std::partial_sort(first, cands.begin() + job.nodes, cands.end());
+    cands.resize(job.nodes);
+    if (!best || latest(cands) < latest(*best)) best = std::move(cands);
+  };
+  // A gang with a required topology is reserved nodes of one block (eligible() admits
+  // only nodes with the label).
+  const std::string& required = job.nodes > 1 && job.constraints ? job.constraints->topology.required : kNoTopology;
   for (int k : keys) {
     std::vector<Candidate> cands;
     for (uint32_t n : state_.keys[k].nodes) {
@@ -596,38 +773,38 @@ void SchedulePass::reserve(const PendingJob& job, const std::vector<int>& keys, 
       }
       if (node_best) cands.push_back(*node_best);
     }
-    if (static_cast<int>(cands.size()) < job.nodes) continue;
-    auto first = cands.begin();
-    if (lists_some(job)) {  // The nodelist's nodes first, then the best of the others.
-      const auto& list = job.constraints->nodelist;
-      first = std::stable_partition(cands.begin(), cands.end(), [&](const Candidate& c) {
-        return std::find(list.begin(), list.end(), state_.nodes[c.node].name) != list.end();
-      });
-      if (first - cands.begin() != static_cast<std::ptrdiff_t>(list.size())) continue;
+    if (!required.empty()) {  // One block: the one whose nodes free soonest.
+      std::map<std::string_view, std::vector<Candidate>> blocks;
+      for (const Candidate& c : cands) blocks[*label_of(state_.nodes[c.node], required)].push_back(c);
+      for (auto& [_, block] : blocks) consider(std::move(block));
+    } else {
+      consider(std::move(cands));
     }
-    std::partial_sort(first, cands.begin() + job.nodes, cands.end());
-    cands.resize(job.nodes);
-    if (!best || latest(cands) < latest(*best)) best = std::move(cands);
   }
   if (!best) return;
+  std::vector<std::pair<uint32_t, Mask>> groups;
+  for (const Candidate& c : *best) groups.emplace_back(c.node, c.group);
+  hold_reservation(job, groups, latest(*best), out);
+}
 
+void SchedulePass::hold_reservation(const PendingJob& job, const std::vector<std::pair<uint32_t, Mask>>& groups,
+                                    int64_t start, ScheduleResult& out) {
   Reserved r;
   r.job_id = job.id;
-  int64_t start = latest(*best);
   if (start != kNever) r.start_ms = start;
   Reservation shown{job.id, r.start_ms, {}};
   ClusterState::LastReservation last{job.id, {}};
-  for (size_t i = 0; i < best->size(); ++i) {
-    const Candidate& c = (*best)[i];
-    Node& node = state_.nodes[c.node];
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const auto [n, group] = groups[i];
+    Node& node = state_.nodes[n];
     const Need need = need_on(node, job);
-    last.groups.emplace_back(node.name, c.group);
-    node.blocked |= c.group;
+    last.groups.emplace_back(node.name, group);
+    node.blocked |= group;
     node.cpus_blocked += need.cpus;
     node.memory_blocked += need.memory_mib;
-    state_.refresh_fit(c.node);
-    r.nodes.push_back(c.node);
-    shown.allocations.push_back(allocation(Choice{c.node, c.group, need}, static_cast<int>(i)));
+    state_.refresh_fit(n);
+    r.nodes.push_back(n);
+    shown.allocations.push_back(allocation(Choice{n, group, need}, static_cast<int>(i)));
   }
   std::sort(r.nodes.begin(), r.nodes.end());
   reserved_ = std::move(r);

@@ -9,6 +9,7 @@
 // Failures are cached per (vendor, model, devices, may-use-reserved): cards are
 // only consumed during a pass, so a size that failed keeps failing.
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -132,7 +133,22 @@ class SchedulePass {
   // Whether the job may run on the node at all (node_filter.hpp: its driver version,
   // for gangs the node's gang_block, its node constraints). filtered(): whether some
   // node may fail that.
-  static bool eligible(const Node& node, const PendingJob& job) { return detail::eligible(node, job); }
+  // The constraints' part is one bit of the job's admitted set (admitted_now_); then its
+  // reservation (node_filter.hpp: reservation_ok).
+  bool eligible(const Node& node, const PendingJob& job) const {
+    return (job.nodes == 1 || node.gang_block.empty()) &&
+           api::driver_version_matches(job.driver_version, node.driver_version) &&
+           (job.constraints == nullptr || admitted_now_->bit[static_cast<size_t>(&node - state_.nodes.data())]) &&
+           reservation_ok(node, job);
+  }
+  // The nodes that pass a job's node constraints (detail::admits), found once a pass for
+  // each content of constraints and node count: one bit per node, and the list. A
+  // selector's nodes come from the label index, not a walk over every node.
+  struct Admitted {
+    std::vector<bool> bit;
+    std::vector<uint32_t> nodes;  // Ascending.
+  };
+  const Admitted& admitted(const api::NodeConstraints* same, int nodes);
   static bool filtered(const PendingJob& job) {
     return job.nodes > 1 || !job.driver_version.empty() || job.constraints != nullptr;
   }
@@ -177,10 +193,25 @@ class SchedulePass {
   std::optional<Plan> plan_without_cards(const PendingJob& job, const std::vector<int>& keys) const;
   // `use_reserved`: may also take reserved cards (only after unreserved ones).
   std::optional<Plan> plan_cards(const PendingJob& job, const std::vector<int>& keys, bool use_reserved) const;
+  // A gang's plan within one block of label `level` (detail::topology_plan): of the
+  // blocks whose usable nodes can hold it, the one that leaves the fewest over, then the
+  // smallest; nullopt when none can.
+  std::optional<Plan> plan_in_block(const PendingJob& job, const std::vector<int>& keys, bool use_reserved,
+                                    std::string_view level) const;
+  // plan_cards()'s gangs: by topology when the job or the scheduler asks for it.
+  std::optional<Plan> plan_gang(const PendingJob& job, const std::vector<int>& keys, bool use_reserved) const;
+  std::optional<Plan> plan_gang_anywhere(const PendingJob& job, const std::vector<int>& keys, bool use_reserved) const;
+  // For a gang with a required topology that does not fit now: why, naming the largest
+  // block; sets *waiting when some block could hold it once cards free up.
+  std::string topology_reason(const PendingJob& job, const std::vector<int>& keys, bool* waiting) const;
   bool may_use_reserved(const PendingJob& job) const;
   // Sets *waiting when capacity exists and only busy cards stand in the way.
   std::string reason_for(const PendingJob& job, const std::vector<int>& keys, bool* waiting);
   void reserve(const PendingJob& job, const std::vector<int>& keys, ScheduleResult& out);
+  // Blocks `groups` (node, cards; in rank order) for the job from `start` (kNever:
+  // unknown) for the rest of the pass, and reports the reservation in `out`.
+  void hold_reservation(const PendingJob& job, const std::vector<std::pair<uint32_t, Mask>>& groups, int64_t start,
+                        ScheduleResult& out);
   int64_t card_free_at(const Node& node, int slot) const;
   Placement apply(const PendingJob& job, const Plan& plan);
   api::Allocation allocation(const Choice& c, int rank) const;
@@ -200,27 +231,30 @@ class SchedulePass {
   std::optional<ClusterState::LastReservation> previous_;
   // The keys below view strings of run()'s queue, which outlives the pass: with 100,000
   // pending jobs, copying them into every lookup's key was a large share of a pass.
-  // (vendor or -1, model, devices, may use reserved, driver version, cpus, memory,
-  // constraints) -> fewest nodes that failed.
+  // (vendor or -1, devices, may use reserved, cpus, memory, constraints, model, driver
+  // version) -> fewest nodes that failed.
   // The constraints are the pass's one object of their content (same_constraints()),
   // so the keys compare them as pointers.
+  // The whole numbers and the constraints first: most keys differ there, and a compare
+  // of the strings (a call each) then runs only between keys equal in all of them.
   using FailKey =
-      std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t, const api::NodeConstraints*>;
+      std::tuple<int, int, bool, int, int64_t, const api::NodeConstraints*, std::string_view, std::string_view>;
   // The job's key there, viewing its strings.
-  FailKey fail_key_of(const PendingJob& job, bool use_reserved) {
+  // `same`: same_constraints(job.constraints).
+  static FailKey fail_key_of(const PendingJob& job, bool use_reserved, const api::NodeConstraints* same) {
     return {job.vendor ? static_cast<int>(*job.vendor) : -1,
-            job.model,
             job.devices,
             use_reserved,
-            job.driver_version,
             job.cpus,
             job.memory_mib,
-            same_constraints(job.constraints)};
+            same,
+            job.model,
+            job.driver_version};
   }
   std::map<FailKey, int> failed_;
   // (the same, nodes) -> pending reason (its index in the result's texts), for jobs that failed.
   std::map<
-      std::tuple<int, std::string_view, int, bool, std::string_view, int, int64_t, const api::NodeConstraints*, int>,
+      std::tuple<int, int, bool, int, int64_t, const api::NodeConstraints*, std::string_view, std::string_view, int>,
       uint32_t>
       reason_cache_;
   // The first constraints of each content this pass met, by the constraints of each job
@@ -233,6 +267,27 @@ class SchedulePass {
     return it->second;
   }
   std::unordered_map<const api::NodeConstraints*, const api::NodeConstraints*> constraints_seen_;
+  // admitted(): by (the constraints of same_constraints(), the job's node count).
+  std::map<std::pair<const api::NodeConstraints*, int>, Admitted> admitted_;
+  // The job run() is placing: its admitted set (null for a job without constraints).
+  const Admitted* admitted_now_ = nullptr;
+  // same_constraints() and admitted() of recent jobs' constraints, direct-mapped by
+  // address: most constrained jobs then cost no hashed or ordered lookup.
+  struct RecentConstraints {
+    const api::NodeConstraints* c = nullptr;
+    int nodes = 0;
+    const api::NodeConstraints* same = nullptr;
+    const Admitted* admitted = nullptr;
+  };
+  std::array<RecentConstraints, 64> recent_{};
+  const RecentConstraints& recent(const PendingJob& job) {
+    RecentConstraints& r = recent_[(reinterpret_cast<uintptr_t>(job.constraints) >> 4) & 63];
+    if (r.c != job.constraints || r.nodes != job.nodes) {
+      const api::NodeConstraints* same = same_constraints(job.constraints);
+      r = RecentConstraints{job.constraints, job.nodes, same, &admitted(same, job.nodes)};
+    }
+    return r;
+  }
   std::map<ConstraintsKey, const api::NodeConstraints*> constraints_by_content_;
   // For resources_free_at(): each node's holders of CPUs or memory as (end, cpus,
   // memory), by end; built on first use in a pass.

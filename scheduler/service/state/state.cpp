@@ -3,6 +3,7 @@
 // liveness: state_sched.cpp; read-only views: state_views.cpp.
 #include <algorithm>
 #include <random>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -21,10 +22,12 @@ int64_t random_inventory_tag() {
 ClusterState::ClusterState(Store& store, const Clock& clock, StateOptions opts)
     : store_(store),
       clock_(clock),
-      opts_(opts),
-      polls_(opts.max_long_polls, opts.poll_after_ms, clock),
+      opts_(std::move(opts)),
+      polls_(opts_.max_long_polls, opts_.poll_after_ms, clock),
       versions_of_nodes_(clock.now_ms(), random_inventory_tag()),
-      usage_(opts.fairshare_half_life_ms) {}
+      usage_(opts_.fairshare_half_life_ms) {
+  alloc_.set_topology_levels(opts_.topology_levels);
+}
 
 Status ClusterState::restore() {
   auto snap = store_.load();

@@ -87,8 +87,8 @@ struct PendingJob {
   bool within_guarantee = false;  // Its project is under its guarantee: ordered ahead at equal priority.
   double fair_share = 1.0;        // Its project's fair-share factor (higher first, after within_guarantee).
   double user_usage = 0.0;        // Its user's decayed usage (lower first, after fair_share).
-  // Where it may run (issue 32: node_selector, nodelist, exclude); null: anywhere, and
-  // placement does no work for it. Not owned: the job's spec, which outlives the call.
+  // Where it may run (issue 32: node_selector, nodelist, exclude, and a gang's
+  // topology); null: anywhere, and placement does no work for it. Not owned: the job's spec, which outlives the call.
   const api::NodeConstraints* constraints = nullptr;
 };
 
@@ -173,6 +173,10 @@ class ModuleGroupAllocator {
   // Adds or replaces a node's cards and schedulability. Holds on the node survive.
   void upsert_node(const NodeSpec& node);
   void set_schedulable(const std::string& node, bool schedulable);
+  // The network's levels for topology-aware gangs (issue 32): label keys, narrowest
+  // first ({"leaf", "spine"}); none by default. With levels, a gang that names no
+  // topology prefers one block of each level in turn (api::Topology::preferred).
+  void set_topology_levels(std::vector<std::string> levels);
   bool has_node(const std::string& node) const;
 
   // Marks cards (and each allocation's CPUs and memory) as held by a job (restoring

@@ -96,6 +96,8 @@ struct StateOptions {
   // Jobs not yet ended per user and in all, and array elements per submission.
   TenantLimits limits;
   TaskDefaults task_defaults;
+  // Topology levels for gangs (--topology-key): label keys, narrowest first; none: off.
+  std::vector<std::string> topology_levels;
 };
 
 struct JobFilter {
