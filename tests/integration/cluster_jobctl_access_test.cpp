@@ -39,9 +39,9 @@ TEST(ClusterJobControlAccess, AWarningSignalAtPreemptionComesBeforeTheStop) {
   ASSERT_EQ(c.post("/v1/projects", {{"name", "batch"}}), 201);
   const std::string dir = c.root() + "/out";
   std::filesystem::create_directories(dir);
-  json batch = eight_cards("if [ -n \"$TESSEL_PREEMPTED\" ]; then exit 0; fi; trap '" + stamp(dir + "/usr1") +
-                           "' USR1; trap '" + stamp(dir + "/term") + "; exit 0' TERM; touch " + dir +
-                           "/trapping; while :; do sleep 0.05; done");
+  json batch =
+      eight_cards("if [ -n \"$TESSEL_PREEMPTED\" ]; then exit 0; fi; trap '" + stamp(dir + "/usr1") + "' USR1; trap '" +
+                  stamp(dir + "/term") + "; exit 0' TERM; touch " + dir + "/trapping; while :; do sleep 0.05; done");
   batch["project"] = "batch";
   batch["preemptible"] = true;
   batch["kill_grace_s"] = 2;
@@ -82,7 +82,8 @@ TEST(ClusterJobControlAccess, ASignalSentWhileTheAgentIsDownIsDeliveredWhenItRet
   c.start_scheduler();
   c.start_agent("n1");
   ASSERT_TRUE(c.wait_node_state("n1", "ready"));
-  const std::string id = c.submit(eight_cards("trap 'exit 0' USR1; touch trapping; while :; do sleep 0.05; done"))["id"];
+  const std::string id =
+      c.submit(eight_cards("trap 'exit 0' USR1; touch trapping; while :; do sleep 0.05; done"))["id"];
   ASSERT_TRUE(c.wait_job(id, {"running"}));
   ASSERT_TRUE(eventually([&] { return std::filesystem::exists(c.work_dir("n1", id) + "/trapping"); }, 20s));
   c.kill_agent("n1");

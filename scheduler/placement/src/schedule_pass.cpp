@@ -84,6 +84,13 @@ std::vector<uint32_t> SchedulePass::scheduling_order(const std::vector<PendingJo
   return order;
 }
 
+std::optional<std::string> SchedulePass::over_limit_asked(const PendingJob& job) const {
+  const int64_t cards = int64_t{job.devices} * job.nodes;
+  auto why = over_limit(job, kAnyModel, cards);
+  if (!why && !job.model.empty()) why = over_limit(job, job.model, cards);
+  return why;
+}
+
 ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
   ScheduleResult out;
   out.order = scheduling_order(queue);
@@ -128,14 +135,9 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     }
     const std::vector<int>& keys = keys_of(job);
     const bool limited = limits_ && job.project >= 0 && job.project < static_cast<int32_t>(limits_->size());
-    if (limited && job.devices > 0) {  // What is known before placing: the model asked for, and "*".
-      const int64_t cards = int64_t{job.devices} * job.nodes;
-      auto why = over_limit(job, kAnyModel, cards);
-      if (!why && !job.model.empty()) why = over_limit(job, job.model, cards);
-      if (why) {
-        pend_for(job, *why);
-        continue;
-      }
+    if (auto why = limited && job.devices > 0 ? over_limit_asked(job) : std::nullopt) {
+      pend_for(job, *why);
+      continue;
     }
 
     bool use_reserved = may_use_reserved(job);

@@ -221,6 +221,8 @@ class SchedulePass {
   std::optional<std::string> over_limit(const PendingJob& job, const std::map<std::string, int64_t>& cards) const;
   // The same for `n` more cards of one model (or "*"); allocates nothing when within limits.
   std::optional<std::string> over_limit(const PendingJob& job, const std::string& model, int64_t n) const;
+  // Before placing, what is known: the model the job asks for, and "*" (limited jobs with cards).
+  std::optional<std::string> over_limit_asked(const PendingJob& job) const;
 
   ClusterState& state_;
   PassBuffers& buffers_;
