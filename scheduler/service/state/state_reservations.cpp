@@ -49,7 +49,7 @@ Result<api::Reservation> ClusterState::create_reservation(api::Reservation r, co
   if (reservations_.count(r.name) != 0) return Error::conflict("reservation " + r.name + " already exists");
   if (r.end_ms <= now) return Error::invalid("end: " + api::format_rfc3339(r.end_ms) + " is already past", "end");
   // A node another reservation holds for an overlapping window.
-  auto taken_by = [&](const std::string& node) -> const api::Reservation* {
+  auto taken_by = [&](const std::string& node) REQUIRES(mu_) -> const api::Reservation* {
     for (const auto& [_, o] : reservations_)
       if (o.end_ms > now && o.overlaps(r) && names(o, node)) return &o;
     return nullptr;
