@@ -66,20 +66,22 @@ struct TwoRacks {
 TEST(TopologyPlan, RequiredPreferredAndTheDefault) {
   api::NodeConstraints r = required("rack"), p = preferred("leaf");
   PendingJob gang = job("j-g", 8, 2), single = job("j-s", 8, 1);
-  EXPECT_TRUE(detail::topology_plan(gang, {}).empty());
-  auto by_default = detail::topology_plan(gang, {"leaf", "spine"});
+  // The plan's keys are views of the job's constraints and of these levels: both outlive it.
+  const std::vector<std::string> none_given, leaf_spine{"leaf", "spine"}, leaf{"leaf"};
+  EXPECT_TRUE(detail::topology_plan(gang, none_given).empty());
+  auto by_default = detail::topology_plan(gang, leaf_spine);
   EXPECT_EQ(by_default.keys, (std::vector<std::string_view>{"leaf", "spine"}));
   EXPECT_FALSE(by_default.required);
   gang.constraints = &p;
-  EXPECT_EQ(detail::topology_plan(gang, {"leaf", "spine"}).keys, (std::vector<std::string_view>{"leaf", "spine"}));
+  EXPECT_EQ(detail::topology_plan(gang, leaf_spine).keys, (std::vector<std::string_view>{"leaf", "spine"}));
   p.topology.preferred = "spine";  // Wider levels only after the preferred one.
-  EXPECT_EQ(detail::topology_plan(gang, {"leaf", "spine"}).keys, (std::vector<std::string_view>{"spine"}));
+  EXPECT_EQ(detail::topology_plan(gang, leaf_spine).keys, (std::vector<std::string_view>{"spine"}));
   gang.constraints = &r;
-  auto req = detail::topology_plan(gang, {"leaf"});
+  auto req = detail::topology_plan(gang, leaf);
   EXPECT_EQ(req.keys, (std::vector<std::string_view>{"rack"}));
   EXPECT_TRUE(req.required);
   single.constraints = &r;
-  EXPECT_TRUE(detail::topology_plan(single, {"leaf"}).empty());
+  EXPECT_TRUE(detail::topology_plan(single, leaf).empty());
   // Constraints that differ only in topology do not share cached failures.
   api::NodeConstraints none;
   EXPECT_TRUE(detail::ConstraintsKey{&none} < detail::ConstraintsKey{&r});
