@@ -109,15 +109,7 @@ int cmd_node_label(Session& s, const std::string& name, const std::vector<std::s
 }
 
 int cmd_delete_node(Session& s, const std::string& name) {
-  auto* c = s.client("delete-node");
-  if (!c) return kExitUsage;
-  auto r = c->del(node_path(name));
-  if (!r) return s.fail("delete-node", r.error().wrap(name));
-  if (s.json_output())
-    s.print_json(*r);
-  else
-    s.env().out << name << ": deleted (its agent registers it again unless stopped)\n";
-  return kExitOk;
+  return s.delete_named("delete-node", node_path(name), name, "deleted (its agent registers it again unless stopped)");
 }
 
 int cmd_node_token_issue(Session& s, const std::string& name) {

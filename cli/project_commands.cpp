@@ -163,15 +163,7 @@ int cmd_project_write(Session& s, const ProjectOptions& o, bool create) {
 }
 
 int cmd_project_delete(Session& s, const std::string& name) {
-  auto* c = s.client("project delete");
-  if (!c) return kExitUsage;
-  auto r = c->del(project_path(name));
-  if (!r) return s.fail("project delete", r.error().wrap(name));
-  if (s.json_output())
-    s.print_json(*r);
-  else
-    s.env().out << name << ": deleted\n";
-  return kExitOk;
+  return s.delete_named("project delete", project_path(name), name, "deleted");
 }
 
 }  // namespace tessel::cli

@@ -132,15 +132,7 @@ int cmd_reservation_show(Session& s, const std::string& name) {
 }
 
 int cmd_reservation_delete(Session& s, const std::string& name) {
-  auto* c = s.client("reservation delete");
-  if (!c) return kExitUsage;
-  auto r = c->del(reservation_path(name));
-  if (!r) return s.fail("reservation delete", r.error().wrap(name));
-  if (s.json_output())
-    s.print_json(*r);
-  else
-    s.env().out << name << ": deleted\n";
-  return kExitOk;
+  return s.delete_named("reservation delete", reservation_path(name), name, "deleted");
 }
 
 }  // namespace tessel::cli

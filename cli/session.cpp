@@ -89,4 +89,17 @@ int Session::usage(const std::string& command, const Error& e) {
 
 void Session::print_json(const nlohmann::json& j) { env_.out << j.dump(2) << '\n'; }
 
+int Session::delete_named(const std::string& command, const std::string& path, const std::string& name,
+                          const std::string& done) {
+  auto* c = client(command);
+  if (!c) return kExitUsage;
+  auto r = c->del(path);
+  if (!r) return fail(command, r.error().wrap(name));
+  if (json_output())
+    print_json(*r);
+  else
+    env_.out << name << ": " << done << '\n';
+  return kExitOk;
+}
+
 }  // namespace tessel::cli

@@ -43,6 +43,11 @@ class Session {
   // Pretty JSON (2-space indent) on stdout.
   void print_json(const nlohmann::json& j);
 
+  // DELETE `path` for `command` (e.g. "project delete"): the answer as JSON with -o json,
+  // else "<name>: <done>"; errors name `name`. The exit code.
+  int delete_named(const std::string& command, const std::string& path, const std::string& name,
+                   const std::string& done);
+
  private:
   Result<std::string> resolve_token();
 
