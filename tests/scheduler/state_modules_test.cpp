@@ -230,6 +230,26 @@ TEST(JobTable, QueuesPointIntoTheTableAndLoseWhatItErases) {
   EXPECT_THROW(t.queue(99), std::out_of_range);  // Only jobs in the table are queued.
 }
 
+TEST(JobTable, ArrayParentsKeepTheirCountsUntilErased) {
+  JobTable t;
+  EXPECT_FALSE(t.has_arrays());
+  t.put(256, entry_of("j-1"));
+  ArrayCounts& counts = t.add_array(256, 10, 3);
+  counts.states[static_cast<size_t>(api::JobState::pending)] = 10;
+  EXPECT_TRUE(t.has_arrays());
+  EXPECT_TRUE(t.is_array(256));
+  EXPECT_FALSE(t.is_array(257));  // An element is not a parent.
+  EXPECT_EQ(t.array(257), nullptr);
+  const JobTable& view = t;
+  ASSERT_NE(view.array(256), nullptr);
+  EXPECT_EQ(view.array(256)->count, 10);
+  EXPECT_EQ(view.array(256)->parallel, 3);
+  EXPECT_EQ(view.array(256)->states[static_cast<size_t>(api::JobState::pending)], 10);
+  t.erase(256);  // Pruned with its last elements: its counts go with it.
+  EXPECT_FALSE(t.is_array(256));
+  EXPECT_FALSE(t.has_arrays());
+}
+
 TEST(NodeTable, NodesRegistrationsAndFences) {
   NodeTable t;
   t.upsert("n1").rec.address = "10.0.0.1";

@@ -166,7 +166,7 @@ JobPage ClusterState::list_jobs(const JobFilter& f) const {
   while (it != jobs_.begin()) {
     --it;
     const auto& j = it->second.job;
-    if (arrays_.count(it->first)) continue;  // Elements are listed, their parents not.
+    if (jobs_.is_array(it->first)) continue;  // Elements are listed, their parents not.
     if (f.state && j.state != *f.state) continue;
     if (!f.user.empty() && j.user != f.user) continue;
     if (static_cast<int>(page.jobs.size()) == f.limit) {
@@ -196,7 +196,7 @@ Result<api::Job> ClusterState::cancel(const std::string& id, const Principal& wh
   if (api::is_terminal(e.job.state)) return view_locked(it->first, e);
   Txn txn;
   const std::string reason = "cancelled by " + who.name;
-  if (arrays_.count(it->first)) {
+  if (jobs_.is_array(it->first)) {
     cancel_array_locked(txn, it->first, reason);
   } else if (e.job.state == api::JobState::pending) {
     cancel_pending_locked(txn, e, reason);

@@ -70,26 +70,27 @@ void ClusterState::settle_locked(Txn& txn) {
 }
 
 void ClusterState::update_arrays_locked(Txn& txn, size_t from, std::map<int64_t, ArrayChange>& changes) {
-  if (arrays_.empty()) return;
+  if (!jobs_.has_arrays()) return;
   std::set<int64_t> touched;
   for (size_t i = from; i < txn.batch.jobs.size(); ++i) {
     const api::Job& nj = txn.batch.jobs[i];
     const int64_t key = job_key(nj.id);
     if (key < 0 || !is_element_key(key)) continue;
     auto old = jobs_.find(key);
-    auto info = arrays_.find(parent_key(key));
-    if (old == jobs_.end() || info == arrays_.end()) continue;  // A new element: its submission counts it.
+    const int64_t pkey = parent_key(key);
+    const ArrayCounts* info = jobs_.array(pkey);
+    if (old == jobs_.end() || info == nullptr) continue;  // A new element: its submission counts it.
     if (old->second.job.state == nj.state) continue;
-    auto [c, fresh] = changes.try_emplace(info->first);
-    if (fresh) c->second.states = info->second.states;
+    auto [c, fresh] = changes.try_emplace(pkey);
+    if (fresh) c->second.states = info->states;
     --c->second.states[slot(old->second.job.state)];
     ++c->second.states[slot(nj.state)];
-    touched.insert(info->first);
+    touched.insert(pkey);
   }
   const int64_t now = clock_.now_ms();
   for (int64_t pkey : touched) {
     ArrayChange& c = changes[pkey];
-    const ArrayInfo& info = arrays_[pkey];
+    const ArrayCounts& info = *jobs_.array(pkey);
     const api::Job& current = c.batch_index == std::string::npos ? jobs_.at(pkey).job : txn.batch.jobs[c.batch_index];
     std::optional<api::Job> np;
     if (array_state(c.states, info.count) != current.state) np = parent_record(current, c.states, info.count, now);
@@ -100,7 +101,7 @@ void ClusterState::update_arrays_locked(Txn& txn, size_t from, std::map<int64_t,
       txn.batch.jobs[c.batch_index] = *np;
     }
     txn.apply.push_back([this, pkey, states = c.states, np]() REQUIRES(mu_) {
-      arrays_[pkey].states = states;
+      if (ArrayCounts* counts = jobs_.array(pkey)) counts->states = states;
       if (!np) return;
       jobs_.at(pkey).job = *np;
       log_change(*np, "elements changed");
@@ -111,12 +112,12 @@ void ClusterState::update_arrays_locked(Txn& txn, size_t from, std::map<int64_t,
 void ClusterState::restore_arrays_locked() {
   for (auto& [key, e] : jobs_) {
     if (!is_element_key(key)) {
-      if (e.job.spec.array) arrays_[key] = ArrayInfo{e.job.spec.array->count, e.job.spec.array->parallel, {}};
+      if (e.job.spec.array) jobs_.add_array(key, e.job.spec.array->count, e.job.spec.array->parallel);
       continue;
     }
-    auto info = arrays_.find(parent_key(key));  // The parent sorts before its elements.
-    if (info == arrays_.end()) continue;
-    ++info->second.states[slot(e.job.state)];
+    ArrayCounts* info = jobs_.array(parent_key(key));  // The parent sorts before its elements.
+    if (info == nullptr) continue;
+    ++info->states[slot(e.job.state)];
     // Stored whole by an older scheduler: shared in memory from now on (and so written).
     if (!e.job.spec_shared) {
       api::Job shared = e.job;
@@ -144,12 +145,12 @@ api::Job ClusterState::view_locked(int64_t key, const JobEntry& e) const {
     j.spec = whole_spec_locked(key, j);
     j.spec_shared = false;
   }
-  auto info = arrays_.find(key);
-  if (info == arrays_.end()) return j;
-  api::ArrayView view{info->second.count, info->second.parallel, {}};
+  const ArrayCounts* info = jobs_.array(key);
+  if (info == nullptr) return j;
+  api::ArrayView view{info->count, info->parallel, {}};
   for (auto st : {api::JobState::pending, api::JobState::assigned, api::JobState::running, api::JobState::succeeded,
                   api::JobState::failed, api::JobState::cancelled})
-    view.states[st] = info->second.states[slot(st)];
+    view.states[st] = info->states[slot(st)];
   j.array = std::move(view);
   return j;
 }
@@ -159,10 +160,10 @@ bool ClusterState::array_gate_locked(int64_t key, JobEntry& e, ArrayGate& gate) 
   if (pkey != gate.parent) {
     gate.parent = pkey;
     gate.reason.clear();
-    auto info = arrays_.find(pkey);
-    gate.slots = info == arrays_.end() ? 1 << 30
-                                       : info->second.parallel - info->second.states[slot(api::JobState::assigned)] -
-                                             info->second.states[slot(api::JobState::running)];
+    const ArrayCounts* info = jobs_.array(pkey);
+    gate.slots = info == nullptr ? 1 << 30
+                                 : info->parallel - info->states[slot(api::JobState::assigned)] -
+                                       info->states[slot(api::JobState::running)];
   }
   if (gate.slots > 0) {
     --gate.slots;
@@ -170,7 +171,7 @@ bool ClusterState::array_gate_locked(int64_t key, JobEntry& e, ArrayGate& gate) 
   }
   if (gate.reason.empty()) {
     gate.reason = "array " + make_job_id(pkey >> kArrayKeyBits) + " at its parallel limit of " +
-                  std::to_string(arrays_.at(pkey).parallel);
+                  std::to_string(jobs_.array(pkey)->parallel);
   }
   e.queue_position = 0;
   e.estimated_start_ms.reset();

@@ -84,7 +84,7 @@ Result<api::Job> ClusterState::hold(const std::string& id, const Principal& who)
   auto key = controlled_job_locked(id, who);
   if (!key) return key.error();
   Txn txn;
-  if (arrays_.count(*key)) {
+  if (jobs_.is_array(*key)) {
     bool any_held = false;
     for (auto it = jobs_.upper_bound(*key); it != jobs_.end() && parent_key(it->first) == *key; ++it) {
       if (it->second.job.state != api::JobState::pending) continue;
@@ -111,7 +111,7 @@ Result<api::Job> ClusterState::release(const std::string& id, const Principal& w
   auto key = controlled_job_locked(id, who);
   if (!key) return key.error();
   std::vector<int64_t> keys;
-  if (arrays_.count(*key)) {
+  if (jobs_.is_array(*key)) {
     for (auto it = jobs_.upper_bound(*key); it != jobs_.end() && parent_key(it->first) == *key; ++it)
       if (!it->second.job.held_by.empty()) keys.push_back(it->first);
   } else if (!jobs_.at(*key).job.held_by.empty()) {
@@ -160,7 +160,7 @@ Result<api::Job> ClusterState::signal(const std::string& id, const std::string& 
   auto key = controlled_job_locked(id, who);
   if (!key) return key.error();
   Txn txn;
-  if (arrays_.count(*key)) {
+  if (jobs_.is_array(*key)) {
     for (auto it = jobs_.upper_bound(*key); it != jobs_.end() && parent_key(it->first) == *key; ++it)
       if (it->second.job.state == api::JobState::running) signal_locked(txn, it->first, name, who.name);
     if (txn.batch.jobs.empty())
@@ -197,7 +197,7 @@ Result<api::Job> ClusterState::update(const std::string& id, const api::JobUpdat
   MutexLock lk(mu_);
   auto key = controlled_job_locked(id, who);
   if (!key) return key.error();
-  if (arrays_.count(*key))
+  if (jobs_.is_array(*key))
     return Error::conflict("job " + id + " is an array: update its elements (" + id + "_N) one by one");
   const JobEntry& e = jobs_.at(*key);
   if (auto s = check_update_locked(e.job, u, who); !s) return s.error();
@@ -254,7 +254,7 @@ Result<api::Job> ClusterState::requeue(const std::string& id, const Principal& w
     return j.state == api::JobState::assigned || j.state == api::JobState::running;
   };
   Txn txn;
-  if (arrays_.count(*key)) {
+  if (jobs_.is_array(*key)) {
     for (auto it = jobs_.upper_bound(*key); it != jobs_.end() && parent_key(it->first) == *key; ++it)
       if (active(it->second.job))
         stop_job_locked(txn, it->second, api::JobState::pending, "", std::nullopt, true, "", who.name);

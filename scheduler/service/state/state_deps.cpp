@@ -82,7 +82,7 @@ void ClusterState::enqueue_locked(int64_t seq, JobEntry& entry, const DepCheck& 
 Status ClusterState::enqueue_restored_locked() {
   Txn txn;
   for (auto& [seq, entry] : jobs_) {
-    if (entry.job.state != api::JobState::pending || arrays_.count(seq)) continue;  // A parent is never queued.
+    if (entry.job.state != api::JobState::pending || jobs_.is_array(seq)) continue;  // A parent is never queued.
     if (!entry.job.held_by.empty()) {  // Held: out of every pass until released; its dependencies wait too.
       jobs_.hold(seq);
       continue;

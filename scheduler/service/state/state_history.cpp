@@ -140,7 +140,7 @@ Result<size_t> ClusterState::prune_history(size_t max_jobs) {
   del.erase(std::remove_if(del.begin(), del.end(),
                            [&](const std::string& id) REQUIRES(mu_) {
                              const int64_t key = job_key(id);
-                             if (!arrays_.count(key)) return false;
+                             if (!jobs_.is_array(key)) return false;
                              for (auto it = jobs_.upper_bound(key); it != jobs_.end() && parent_key(it->first) == key;
                                   ++it)
                                if (!deleting.count(it->first)) return true;

@@ -97,9 +97,7 @@ void ClusterState::file_submission_locked(Submission& sub) {
     log_change(entry.job, "submitted");
     if (!ended) enqueue_locked(sub.key, entry, sub.check);
   } else {
-    ArrayInfo& info = arrays_[sub.key];
-    info.count = static_cast<int>(sub.count);
-    info.parallel = first.spec.array->parallel;
+    ArrayCounts& info = jobs_.add_array(sub.key, static_cast<int>(sub.count), first.spec.array->parallel);
     info.states[static_cast<size_t>(first.state)] = info.count;
     jobs_.put(sub.key, JobEntry{std::move(first), at, {}, 0, std::nullopt});
     for (size_t i = 0; i < sub.indices.size(); ++i) {

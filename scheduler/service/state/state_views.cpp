@@ -185,7 +185,7 @@ StatsSnapshot ClusterState::stats() const {
                   api::JobState::failed, api::JobState::cancelled})
     s.jobs_by_state[api::to_string(st)] = 0;
   for (const auto& [key, e] : jobs_)
-    if (!arrays_.count(key)) ++s.jobs_by_state[api::to_string(e.job.state)];  // Elements count, parents not.
+    if (!jobs_.is_array(key)) ++s.jobs_by_state[api::to_string(e.job.state)];  // Elements count, parents not.
   s.nodes_by_state = {{"ready", 0}, {"degraded", 0}, {"draining", 0}, {"down", 0}};
   for (const auto& [name, n] : nodes_) {
     const std::string st = node_state_locked(n);

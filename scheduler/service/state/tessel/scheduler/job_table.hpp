@@ -7,11 +7,14 @@
 // pending job is in exactly one of them. It is the only owner of the
 // entries: the queues point into the table (std::map entries do not move), and
 // erase() drops a job from all three, so none can hold a job the table lost. It also
-// hands out sequence numbers (persisted with each job; past the highest restored).
+// hands out sequence numbers (persisted with each job; past the highest restored),
+// and keeps each array parent's counts of its elements by state (ArrayCounts; the
+// arrays module, state_arrays.cpp, updates them as elements change).
 //
 // Not thread-safe: its owner (ClusterState) keeps it under its mutex. at() on a key
 // that is not there is a bug of the caller (std::out_of_range).
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -29,6 +32,14 @@ struct JobEntry {
   // Pending jobs, from the last scheduling pass (shown, never stored).
   int queue_position = 0;
   std::optional<int64_t> estimated_start_ms;
+};
+
+// An array parent's size, its parallel limit, and its elements by api::JobState
+// (indexed by the state's value).
+struct ArrayCounts {
+  int count = 0;
+  int parallel = 0;
+  std::array<int, 6> states{};
 };
 
 class JobTable {
@@ -56,9 +67,10 @@ class JobTable {
   Map::const_iterator begin() const { return jobs_.begin(); }
   Map::const_iterator end() const { return jobs_.end(); }
   size_t size() const { return jobs_.size(); }
-  // Removes the job, from the queues too.
+  // Removes the job, from the queues too (and an array parent's counts).
   void erase(int64_t key) {
     dequeue(key);
+    arrays_.erase(key);
     jobs_.erase(key);
   }
 
@@ -91,6 +103,22 @@ class JobTable {
   const Queue& waiting() const { return waiting_; }
   const Queue& held() const { return held_; }
 
+  // --- Array parents' counts, by the parent's key ---
+  ArrayCounts& add_array(int64_t key, int count, int parallel) {
+    return arrays_[key] = ArrayCounts{count, parallel, {}};
+  }
+  bool is_array(int64_t key) const { return arrays_.count(key) != 0; }
+  bool has_arrays() const { return !arrays_.empty(); }
+  // nullptr when `key` is not an array's parent.
+  ArrayCounts* array(int64_t key) {
+    auto it = arrays_.find(key);
+    return it == arrays_.end() ? nullptr : &it->second;
+  }
+  const ArrayCounts* array(int64_t key) const {
+    auto it = arrays_.find(key);
+    return it == arrays_.end() ? nullptr : &it->second;
+  }
+
   // --- Sequence numbers ---
   // Reserves `n` sequence numbers; returns the first.
   int64_t reserve_seq(int64_t n = 1) {
@@ -109,6 +137,7 @@ class JobTable {
   Queue pending_;
   Queue waiting_;
   Queue held_;
+  std::map<int64_t, ArrayCounts> arrays_;
   int64_t next_seq_ = 1;
 };
 

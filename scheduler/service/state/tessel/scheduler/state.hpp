@@ -477,12 +477,7 @@ class ClusterState {
   // its state follows its elements' (array_state()). Its elements are jobs of
   // their own, keyed right after it (job_key()). Whatever changes an element goes
   // through commit_locked(), which, in the same Txn, writes the parent when its
-  // state changes and keeps arrays_' counts.
-  struct ArrayInfo {
-    int count = 0;
-    int parallel = 0;
-    std::array<int, 6> states{};  // Elements by api::JobState.
-  };
+  // state changes and keeps the parent's counts (JobTable's ArrayCounts).
   // What a Txn being built does to an array: its counts, and where in the batch
   // the parent's new record is (npos: not written).
   struct ArrayChange {
@@ -494,7 +489,7 @@ class ClusterState {
   // Adds to `txn` what its changes mean for arrays and dependents, until nothing more follows.
   void settle_locked(Txn& txn) REQUIRES(mu_);
   void update_arrays_locked(Txn& txn, size_t from, std::map<int64_t, ArrayChange>& changes) REQUIRES(mu_);
-  // Restore: arrays_ from the restored jobs.
+  // Restore: the array parents' counts from the restored jobs.
   void restore_arrays_locked() REQUIRES(mu_);
   // A job as the API shows it; a parent with its elements' counts, an element with
   // the spec it shares with its parent (api::Job::spec_shared) whole again.
@@ -578,7 +573,6 @@ class ClusterState {
   VersionWatch versions_ GUARDED_BY(mu_);  // Driver and firmware versions by model.
   ProjectTable projects_ GUARDED_BY(mu_);
   std::map<std::string, api::Reservation> reservations_ GUARDED_BY(mu_);  // By name (issue 32).
-  std::map<int64_t, ArrayInfo> arrays_ GUARDED_BY(mu_);                   // By the parent's key.
   ActiveJobCounts active_counts_ GUARDED_BY(mu_);  // Jobs not yet ended (and being submitted), by user.
   UsageLedger usage_ GUARDED_BY(mu_);              // Ended attempts; running ones are added per pass.
   UsageBook book_;  // Accounting: every ended attempt's usage record. Its own mutex, taken after mu_.
