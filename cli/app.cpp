@@ -112,9 +112,11 @@ void add_submit_command(CLI::App& app, CommandLine& cl) {
       ->allow_extra_args(false);
   submit
       ->add_option("--nodelist,-w", so.nodelist,
-                   "These nodes are part of the job (comma-separated; as many as --nodes at most)")
+                   "These nodes are part of the job (comma-separated or a hostlist such as n[1-4]; as many as "
+                   "--nodes at most)")
       ->allow_extra_args(false);
-  submit->add_option("--exclude,-x", so.exclude, "Never these nodes (comma-separated)")->allow_extra_args(false);
+  submit->add_option("--exclude,-x", so.exclude, "Never these nodes (comma-separated or a hostlist such as n[1-4])")
+      ->allow_extra_args(false);
   submit->add_option("--reservation", so.reservation, "Run on this reservation's nodes, inside its window");
   add_opt(submit, "--topology", so.topology,
           "A gang's nodes share one value of a node label: required=KEY (it waits for such nodes) or "
@@ -260,7 +262,8 @@ void add_reservation_commands(CLI::App& app, CommandLine& cl) {
   resv->require_subcommand(1);
   auto* create = resv->add_subcommand("create", "Reserve nodes for a window");
   create->add_option("name", ro.name, "Reservation name")->required();
-  create->add_option("--nodes", ro.nodes, "The nodes (comma-separated), or --count")->delimiter(',');
+  create->add_option("--nodes", ro.nodes, "The nodes (comma-separated or a hostlist such as n[1-4]), or --count")
+      ->allow_extra_args(false);
   add_opt(create, "--count", ro.count, "How many nodes the scheduler picks (with --selector)");
   create->add_option("--selector", ro.selector, "With --count: only nodes with KEY=VALUE (repeatable)")
       ->allow_extra_args(false);

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "tessel/api/job.hpp"
+#include "tessel/cli/hostlist.hpp"
 #include "tessel/cli/json_get.hpp"
 #include "tessel/cli/table.hpp"
 
@@ -47,7 +48,11 @@ std::string who_text(const json& r) {
 
 Result<json> reservation_body(const ReservationOptions& o) {
   json body = {{"name", o.name}};
-  if (!o.nodes.empty()) body["nodes"] = o.nodes;
+  if (!o.nodes.empty()) {
+    auto nodes = expand_hostlists(o.nodes, "--nodes");
+    if (!nodes) return nodes.error();
+    body["nodes"] = std::move(*nodes);
+  }
   if (o.count) body["count"] = *o.count;
   if (!o.selector.empty()) {
     json sel = json::object();

@@ -8,6 +8,7 @@
 #include "tessel/api/job.hpp"
 #include "tessel/api/labels.hpp"
 #include "tessel/cli/duration.hpp"
+#include "tessel/cli/hostlist.hpp"
 
 namespace tessel::cli {
 
@@ -52,8 +53,8 @@ Result<std::vector<std::string>> comma_items(const std::vector<std::string>& val
 }
 
 // --selector, --nodelist, --exclude and --topology into node_selector, nodelist, exclude
-// and topology. The
-// server checks the names and the rest.
+// and topology; node lists may be Slurm hostlists (n[1-4]). The server checks the
+// names and the rest.
 Status add_node_constraints(const SubmitOptions& o, json& j) {
   if (!o.selector.empty()) {
     auto items = comma_items(o.selector, "--selector", "KEY=VALUE pairs");
@@ -69,7 +70,7 @@ Status add_node_constraints(const SubmitOptions& o, json& j) {
   for (const auto& [flag, key, values] :
        {std::tuple{"--nodelist", "nodelist", &o.nodelist}, std::tuple{"--exclude", "exclude", &o.exclude}}) {
     if (values->empty()) continue;
-    auto names = comma_items(*values, flag, "node names");
+    auto names = expand_hostlists(*values, flag);
     if (!names) return names.error();
     j[key] = std::move(*names);
   }

@@ -16,7 +16,7 @@ namespace tessel::cli {
 
 struct ReservationOptions {
   std::string name;
-  std::vector<std::string> nodes;     // --nodes n1,n2 (or --count).
+  std::vector<std::string> nodes;     // --nodes n1,n2 or n[1-2] (or --count).
   std::optional<int> count;           // --count N, with --selector.
   std::vector<std::string> selector;  // --selector KEY=VALUE, repeatable.
   std::string start, end;             // RFC 3339 or unix seconds; start empty: now.
