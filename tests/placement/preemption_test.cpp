@@ -231,6 +231,67 @@ TEST(Preemption, FencesAndOtherHoldersBlockTheirCards) {
   EXPECT_EQ(four.plan->allocations[0].module_ids, (std::vector<int>{4, 5, 6, 7}));
 }
 
+// Preemption plans CPUs and memory too (issue 28): victims are chosen where the job's
+// CPUs and memory are there once they are gone, never on a node it would overcommit.
+TEST(Preemption, VictimsFreeTheCpusAndMemoryTheJobNeedsToo) {
+  Fixture f;
+  for (const char* name : {"n1", "n2"}) {
+    NodeSpec n = gaudi_node(name);
+    n.cpus = 16;
+    n.memory_mib = 65536;
+    f.alloc.upsert_node(n);
+  }
+  auto with = [](api::Allocation a, int cpus, int64_t memory_mib) {
+    a.cpus = cpus;
+    a.memory_mib = memory_mib;
+    return a;
+  };
+  // n1: a job that may not be preempted holds 12 of its CPUs; the newest jobs hold 2 each.
+  f.run("j-hog", {with(cards_on("n1", {0, 1}), 12, 8192)}, 1, -1, /*preemptible=*/false);
+  f.run("j-new1", {with(cards_on("n1", {2, 3}), 2, 1024)}, 9000);
+  f.run("j-new2", {with(cards_on("n1", {4, 5, 6, 7}), 2, 1024)}, 8000);
+  // n2: the oldest job holds it all.
+  f.run("j-old", {with(cards_on("n2", {0, 1, 2, 3, 4, 5, 6, 7}), 16, 8192)}, 1000);
+
+  // By cards alone j-new1 (newest, one victim) would do; n1 would then have 2 free CPUs.
+  PendingJob needs_cpus = wants(2);
+  needs_cpus.cpus = 8;
+  auto out = f.plan(needs_cpus);
+  ASSERT_TRUE(out.plan);
+  EXPECT_EQ(out.plan->victims, std::vector<std::string>{"j-old"});
+  ASSERT_EQ(out.plan->allocations.size(), 1u);
+  EXPECT_EQ(out.plan->allocations[0].node, "n2");
+  EXPECT_EQ(out.plan->allocations[0].cpus, 8);
+  // A job asking as little as the newest frees takes that one.
+  PendingJob small = wants(2);
+  small.cpus = 2;
+  out = f.plan(small);
+  ASSERT_TRUE(out.plan);
+  EXPECT_EQ(out.plan->victims, std::vector<std::string>{"j-new1"});
+  // Memory likewise: 60 GiB is only there on n2 once j-old is gone.
+  PendingJob needs_memory = wants(2);
+  needs_memory.cpus = 1;
+  needs_memory.memory_mib = 61440;
+  out = f.plan(needs_memory);
+  ASSERT_TRUE(out.plan);
+  EXPECT_EQ(out.plan->victims, std::vector<std::string>{"j-old"});
+  // A gang of two 2-card ranks with 8 CPUs each: n2 can give one, n1 none.
+  PendingJob gang = wants(2, 2);
+  gang.cpus = 8;
+  EXPECT_FALSE(f.plan(gang).plan);
+  // Cards free but CPUs short is not "fits now": a victim makes room.
+  Fixture g;
+  NodeSpec n = gaudi_node("n1");
+  n.cpus = 8;
+  g.alloc.upsert_node(n);
+  g.run("j-cpus", {with(cards_on("n1", {0, 1}), 8, 0)}, 1000);
+  PendingJob two = wants(2);
+  two.cpus = 4;
+  out = g.plan(two);
+  ASSERT_TRUE(out.plan);
+  EXPECT_EQ(out.plan->victims, std::vector<std::string>{"j-cpus"});
+}
+
 // --- Property: the plan is valid and as small as the smallest set that works. ---
 
 struct RandomCluster {

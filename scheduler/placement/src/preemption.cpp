@@ -27,8 +27,22 @@ int64_t value_or_zero(const std::map<std::string, int64_t>& m, const std::string
 struct Candidate {
   const RunningJob* job = nullptr;
   std::vector<std::pair<uint32_t, Mask>> cards;  // By node.
+  std::vector<Share> shares;                     // CPUs and memory, by node.
   std::map<std::string, int64_t> by_model;       // And "*".
 };
+
+// Whether `node` has `need`'s CPUs and memory once `freed` is given back (a node that
+// reports none counts none).
+bool has_room(const Node& node, const Need& need, const Share& freed) {
+  if (node.cpus > 0 && need.cpus > 0 && need.cpus > node.cpus - node.cpus_used + freed.cpus) return false;
+  return node.memory_mib <= 0 || need.memory_mib <= 0 ||
+         need.memory_mib <= node.memory_mib - node.memory_used + freed.memory_mib;
+}
+
+void add_share(Share& to, const Share& s, int sign) {
+  to.cpus += sign * s.cpus;
+  to.memory_mib += sign * s.memory_mib;
+}
 
 // A set of victims (indices into the candidates) and where the job would go.
 struct Choice {
@@ -66,8 +80,8 @@ class Planner {
         a.module_ids.push_back(s);
         a.indices.push_back(node.index[s]);
       });
-      // What the job takes there beside the cards; the victims free theirs with their
-      // cards (not checked: preemption plans by cards).
+      // What the job takes there beside the cards: room() checked the node has it once
+      // the victims are gone.
       const Need need = need_on(node, job_.devices, job_.cpus, job_.memory_mib);
       a.cpus = need.cpus;
       a.memory_mib = need.memory_mib;
@@ -134,6 +148,7 @@ class Planner {
       Candidate c;
       c.job = &r;
       c.cards = st_.jobs[*h].cards;
+      c.shares = st_.jobs[*h].shares;
       if (r.project < 0) {  // No guarantee to keep: its cards by model are never asked for.
         cands_.push_back(std::move(c));
         continue;
@@ -185,6 +200,16 @@ class Planner {
     return starts(a) > starts(b);
   }
 
+  // Whether node `n` has the job's CPUs and memory once `victims` are gone.
+  bool room(uint32_t n, const std::vector<size_t>& victims) const {
+    Share freed;
+    for (size_t v : victims)
+      for (const Share& s : cands_[v].shares)
+        if (s.node == n) add_share(freed, s, 1);
+    const Node& node = st_.nodes[n];
+    return has_room(node, need_on(node, job_.devices, job_.cpus, job_.memory_mib), freed);
+  }
+
   Mask victim_cards_on(const std::vector<size_t>& victims, uint32_t n) const {
     Mask m = 0;
     for (size_t v : victims)
@@ -201,7 +226,7 @@ class Planner {
       const NodeKey* nk = node.find_key(k);
       if (nk == nullptr || !eligible(node, job_)) continue;  // Never stops jobs where it could not run.
       const Mask usable = node.usable(*nk), free = usable & ~node.held;
-      if (ClusterState::fit_class(node, free, job_.devices) != kNoFit) {
+      if (ClusterState::fit_class(node, free, job_.devices) != kNoFit && room(n, {})) {
         fits_now_ = true;
         return std::nullopt;
       }
@@ -211,7 +236,7 @@ class Planner {
         if (!best || better(c, *best)) best = std::move(c);
       };
       if (node.rule == api::GroupRule::any_subset) {
-        consider(any_subset_choice(n, usable, free));
+        if (Choice c = any_subset_choice(n, usable, free); room(n, c.victims)) consider(std::move(c));
         continue;
       }
       ClusterState::for_each_group(node, usable, job_.devices, [&](Mask group) {
@@ -225,7 +250,7 @@ class Planner {
             c.victims.push_back(it->second);
           }
         });
-        if (blocked) return;
+        if (blocked || !room(n, c.victims)) return;
         c.groups.emplace_back(n, group);
         consider(std::move(c));
       });
@@ -265,6 +290,15 @@ class Planner {
     return c;
   }
 
+  // The nodes where a candidate holds cards, CPUs or memory.
+  static std::vector<uint32_t> nodes_of(const Candidate& c) {
+    std::vector<uint32_t> out;
+    for (const auto& [n, _] : c.cards) out.push_back(n);
+    for (const Share& s : c.shares)
+      if (std::find(out.begin(), out.end(), s.node) == out.end()) out.push_back(s.node);
+    return out;
+  }
+
   // Gangs: distinct nodes of one key, each with a free group once the victims are gone.
   // plan_gang() with too many candidates to try every set. `base_fit`: the nodes that
   // fit without victims; `touched_set`: the nodes that do not.
@@ -276,19 +310,24 @@ class Planner {
     // needed. The victims' cards by node and the count of nodes that fit with them
     // are kept up to date, so each step costs the victim's own nodes.
     std::unordered_map<uint32_t, Mask> extra;
+    std::unordered_map<uint32_t, Share> extra_share;
     int fit = 0;
     auto node_fits = [&](uint32_t n) {
       const Node& node = st_.nodes[n];
       const Mask usable = node.usable(*node.find_key(k));
       auto e = extra.find(n);
       const Mask freed = e == extra.end() ? 0 : e->second;
-      return ClusterState::fit_class(node, (usable & ~node.held) | (usable & freed), job_.devices) != kNoFit;
+      return ClusterState::fit_class(node, (usable & ~node.held) | (usable & freed), job_.devices) != kNoFit &&
+             has_room(node, need_on(node, job_.devices, job_.cpus, job_.memory_mib), extra_share[n]);
     };
     auto release = [&](size_t v, bool gone) {
-      for (const auto& [n, m] : cands_[v].cards) {
+      for (uint32_t n : nodes_of(cands_[v])) {
         if (!touched_set.count(n)) continue;
         const bool before = node_fits(n);
-        extra[n] = gone ? (extra[n] | m) : (extra[n] & ~m);
+        for (const auto& [cn, m] : cands_[v].cards)
+          if (cn == n) extra[n] = gone ? (extra[n] | m) : (extra[n] & ~m);
+        for (const Share& sh : cands_[v].shares)
+          if (sh.node == n) add_share(extra_share[n], sh, gone ? 1 : -1);
         fit += static_cast<int>(node_fits(n)) - static_cast<int>(before);
       }
     };
@@ -324,7 +363,7 @@ class Planner {
       const NodeKey* nk = node.find_key(k);
       if (nk == nullptr || !eligible(node, job_) || !in_block(node))
         continue;  // Never stops jobs where it could not run.
-      if (ClusterState::fit_class(node, node.usable(*nk) & ~node.held, job_.devices) != kNoFit) {
+      if (ClusterState::fit_class(node, node.usable(*nk) & ~node.held, job_.devices) != kNoFit && room(n, {})) {
         base.push_back(n);
         continue;
       }
@@ -346,14 +385,12 @@ class Planner {
       fits_now_ = true;
       return std::nullopt;
     }
-    // Candidates holding cards on a node that might then fit.
+    // Candidates holding cards, CPUs or memory on a node that might then fit.
     std::vector<size_t> relevant;
     for (size_t i = 0; i < cands_.size(); ++i) {
-      for (const auto& [n, m] : cands_[i].cards) {
-        if (!touched_set.count(n)) continue;
+      const std::vector<uint32_t> held = nodes_of(cands_[i]);
+      if (std::any_of(held.begin(), held.end(), [&](uint32_t n) { return touched_set.count(n) != 0; }))
         relevant.push_back(i);
-        break;
-      }
     }
     auto fitting = [&](const std::vector<size_t>& victims) {
       std::vector<std::pair<uint32_t, Mask>> out;
@@ -361,7 +398,7 @@ class Planner {
         const Node& node = st_.nodes[n];
         const Mask usable = node.usable(*node.find_key(k));
         const Mask free = (usable & ~node.held) | (usable & victim_cards_on(victims, n));
-        if (ClusterState::fit_class(node, free, job_.devices) != kNoFit)
+        if (ClusterState::fit_class(node, free, job_.devices) != kNoFit && room(n, victims))
           out.emplace_back(n, ClusterState::pick_group(node, free, job_.devices));
       }
       return out;
