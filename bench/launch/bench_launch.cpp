@@ -1,16 +1,25 @@
-// bench_launch [--jobs N] [--heartbeat-interval S] [--isolation none|auto|cgroup1|cgroup2]:
+// bench_launch [--jobs N] [--heartbeat-interval S] [--isolation none|auto|cgroup1|cgroup2]
+//              [--image REF]:
 // submission-to-worker-start latency (isolation: the agent's, default none; a cgroup per
-// task costs its creation and removal, under the cgroup subtree tessel-bench).
+// task costs its creation and removal, under the cgroup subtree tessel-bench). With
+// --image (root, podman), each job runs in that image, cached on the node: REF must
+// exist in podman's store, or be localhost/tessel-bench-busybox, which is built from
+// busybox-static (podman import) when missing; the worker is the image's
+// `/bin/busybox adjtimex`, which prints the kernel's time in microseconds.
 // Starts the real tessel-scheduler and one tessel-agent (fake hl-smi, 8 Gaudi 2 cards)
 // on loopback in a temp dir, then submits N one-card jobs one after another. The
 // worker is this program in `--worker` mode: it prints CLOCK_REALTIME in ns to its
 // log. Latency = worker time - time just before POST /v1/jobs. Each job is awaited
 // (succeeded) before the next, so no job queues behind busy cards.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -24,6 +33,48 @@ using namespace std::chrono;
 
 static int64_t now_ns() { return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count(); }
 
+extern char** environ;
+
+// Runs argv (no shell) with its output discarded; its exit status, or -1.
+static int run_quiet(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  if (rc != 0 || waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The image the jobs run in, built from busybox-static when it is the bench's own and
+// missing; false when it is not there.
+static bool ensure_image(const std::string& ref, const std::string& dir) {
+  if (run_quiet({"podman", "image", "exists", ref}) == 0) return true;
+  if (ref != "localhost/tessel-bench-busybox" && ref != "localhost/tessel-bench-busybox:latest") return false;
+  namespace fs = std::filesystem;
+  const std::string rootfs = dir + "/rootfs";
+  fs::create_directories(rootfs + "/bin");
+  fs::copy_file("/bin/busybox", rootfs + "/bin/busybox", fs::copy_options::overwrite_existing);
+  fs::create_symlink("busybox", rootfs + "/bin/sh");
+  return run_quiet({"tar", "-C", rootfs, "-cf", dir + "/rootfs.tar", "."}) == 0 &&
+         run_quiet({"podman", "import", "--quiet", dir + "/rootfs.tar", ref}) == 0;
+}
+
+// The worker's start in ns since the epoch from its log: this program's --worker line,
+// or busybox adjtimex's "time.tv_sec:" and "time.tv_usec:" lines; -1 until complete.
+static int64_t worker_start_ns(const std::string& text, bool image) {
+  if (!image) return !text.empty() && text.back() == '\n' ? std::stoll(text) : -1;
+  const size_t sec = text.find("time.tv_sec:"), usec = text.find("time.tv_usec:");
+  if (sec == std::string::npos || usec == std::string::npos || text.find('\n', usec) == std::string::npos) return -1;
+  return std::stoll(text.substr(sec + 12)) * 1'000'000'000 + std::stoll(text.substr(usec + 13)) * 1000;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "--worker") {
     std::printf("%lld\n", static_cast<long long>(now_ns()));
@@ -32,6 +83,7 @@ int main(int argc, char** argv) {
   int jobs = 1000;
   std::string hb = "0.05";
   std::string isolation = "none";
+  std::string image;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--jobs")
@@ -40,6 +92,8 @@ int main(int argc, char** argv) {
       hb = argv[i + 1];
     else if (a == "--isolation")
       isolation = argv[i + 1];
+    else if (a == "--image")
+      image = argv[i + 1];
     else {
       std::fprintf(stderr, "bench_launch: unknown option %s\n", a.c_str());
       return 2;
@@ -47,6 +101,10 @@ int main(int argc, char** argv) {
   }
   const tessel::benchkit::TempDir dir("tessel-bench-launch");
   const std::string root = dir.path().string();
+  if (!image.empty() && !ensure_image(image, root)) {
+    std::fprintf(stderr, "bench_launch: image %s is not in podman's store (nor buildable here)\n", image.c_str());
+    return 1;
+  }
   char self[4096] = {};
   if (readlink("/proc/self/exe", self, sizeof self - 1) < 0) return 1;
 
@@ -102,6 +160,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(milliseconds(10));
   }
   json spec = {{"command", {std::string(self), "--worker"}}, {"devices", 1}};
+  if (!image.empty()) spec = {{"command", {"/bin/busybox", "adjtimex"}}, {"devices", 1}, {"image", image}};
   std::vector<double> lat_ms;
   int failures = 0;
   for (int i = 0; i < jobs; ++i) {
@@ -114,17 +173,17 @@ int main(int argc, char** argv) {
     std::string id = json::parse(r->body)["id"];
     std::string log = root + "/agent/tasks/" + id + ".0.0/rank0.log";
     auto deadline = steady_clock::now() + seconds(30);
-    std::string text;
+    int64_t started = -1;
     while (steady_clock::now() < deadline) {
-      text = tessel::benchkit::read_file(log);
-      if (!text.empty() && text.back() == '\n') break;
+      started = worker_start_ns(tessel::benchkit::read_file(log), !image.empty());
+      if (started >= 0) break;
       std::this_thread::sleep_for(microseconds(200));
     }
-    if (text.empty()) {
+    if (started < 0) {
       ++failures;
       continue;
     }
-    lat_ms.push_back((std::stoll(text) - t0) / 1e6);
+    lat_ms.push_back((started - t0) / 1e6);
     while (steady_clock::now() < deadline) {  // Cards free again before the next job.
       auto g = c.Get(("/v1/jobs/" + id).c_str());
       if (g && json::parse(g->body, nullptr, false).value("state", "") == "succeeded") break;
