@@ -1,7 +1,6 @@
 #include "schedule_pass.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -20,9 +19,6 @@ namespace {
 
 const std::string kAnyModel = "*";  // Quotas over every model together.
 
-// std::sort needs a strict weak order, which a NaN breaks: it sorts as 0.
-double ordered(double x) { return std::isnan(x) ? 0.0 : x; }
-
 }  // namespace
 
 SchedulePass::SchedulePass(ClusterState& state, PassBuffers& buffers, int64_t now_ms,
@@ -39,42 +35,6 @@ SchedulePass::~SchedulePass() {
     state_.nodes[n].memory_blocked = 0;
     state_.refresh_fit(n);
   }
-}
-
-std::vector<uint32_t> SchedulePass::scheduling_order(const std::vector<PendingJob>& queue) {
-  // One walk over the queue in its own order (memory in sequence): the sort keys, each
-  // id's hash, and which ids occur more than once.
-  const auto hash_of = std::hash<std::string_view>{};
-  std::vector<SortKey>& keys = buffers_.keys;
-  keys.clear();
-  std::vector<size_t>& id_hash = buffers_.id_hash;
-  id_hash.assign(queue.size(), 0);
-  std::vector<bool>& repeated = buffers_.repeated;  // Its id occurs again in the queue.
-  repeated.assign(queue.size(), false);
-  HashSlots ids(buffers_.id_slots, queue.size());
-  for (size_t i = 0; i < queue.size(); ++i) {
-    const PendingJob& j = queue[i];
-    const auto index = static_cast<uint32_t>(i);
-    keys.push_back(SortKey{j.priority, j.within_guarantee, ordered(j.fair_share), ordered(j.user_usage), j.seq, index});
-    id_hash[i] = hash_of(j.id);
-    if (auto first = ids.insert(id_hash[i], index, [&](uint32_t other) { return queue[other].id == j.id; })) {
-      repeated[*first] = true;
-      repeated[i] = true;
-    }
-  }
-  // Sorted as compact keys, not pointers: with 100,000 jobs a comparator that follows
-  // pointers into the queue spends most of the sort on cache misses. The queue index
-  // breaks the last tie (the same id twice), so the order is total and std::sort's
-  // result is the stable one.
-  std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
-    if (auto c = a.compare(b); c != 0) return c < 0;
-    if (int c = queue[a.index].id.compare(queue[b.index].id); c != 0) return c < 0;
-    return a.index < b.index;
-  });
-  std::vector<uint32_t> order;
-  order.reserve(queue.size());
-  for (const SortKey& k : keys) order.push_back(k.index);
-  return order;
 }
 
 std::optional<std::string> SchedulePass::over_limit_asked(const PendingJob& job) const {
