@@ -81,25 +81,29 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_in_block(const PendingJob& 
 
 std::string SchedulePass::topology_reason(const PendingJob& job, const std::vector<int>& keys, bool* waiting) const {
   const std::string& level = job.constraints->topology.required;
-  // Per block (value): nodes able to hold the job at all, and with the cards free now.
-  std::map<std::string_view, std::pair<int, int>> blocks;
-  for (int k : keys) {
-    for (uint32_t n : admitted_now_->nodes) {
-      const Node& node = state_.nodes[n];
-      const NodeKey* nk = node.find_key(k);
-      if (!node.in_key_nodes || nk == nullptr || !eligible(node, job)) continue;
-      if (ClusterState::fit_class(node, node.usable(*nk), job.devices) == kNoFit) continue;
-      auto& [capable, free] = blocks[*label_of(node, level)];
-      ++capable;
-      if (ClusterState::fit_class(node, node.free_cards(*nk, true), job.devices) != kNoFit &&
-          fits(node, need_on(node, job), true))
-        ++free;
-    }
-  }
+  // Per block (a value of the label, from the label index in the values' order): nodes
+  // able to hold the job at all, and with the cards free now; the first largest of each.
+  // eligible() admits only the job's admitted nodes, which all have the label.
   std::pair<std::string_view, int> most_capable{"", 0}, most_free{"", 0};
-  for (const auto& [value, counts] : blocks) {
-    if (counts.first > most_capable.second) most_capable = {value, counts.first};
-    if (counts.second > most_free.second) most_free = {value, counts.second};
+  const auto index = state_.nodes_by_label.find(level);
+  if (index != state_.nodes_by_label.end()) {
+    for (const auto& [value, nodes] : index->second) {
+      int capable = 0, free = 0;
+      for (int k : keys) {
+        for (uint32_t n : nodes) {
+          const Node& node = state_.nodes[n];
+          const NodeKey* nk = node.find_key(k);
+          if (!node.in_key_nodes || nk == nullptr || !eligible(node, job)) continue;
+          if (ClusterState::fit_class(node, node.usable(*nk), job.devices) == kNoFit) continue;
+          ++capable;
+          if (ClusterState::fit_class(node, node.free_cards(*nk, true), job.devices) != kNoFit &&
+              fits(node, need_on(node, job), true))
+            ++free;
+        }
+      }
+      if (capable > most_capable.second) most_capable = {value, capable};
+      if (free > most_free.second) most_free = {value, free};
+    }
   }
   if (most_capable.second < job.nodes)
     return reasons::topology_too_small(job.nodes, level, std::string(most_capable.first), most_capable.second);
