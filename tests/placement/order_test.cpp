@@ -72,6 +72,14 @@ TEST(SchedulingOrder, PackedSortMatchesComparisonSort) {
   }
 }
 
+TEST(SchedulingOrder, ManyDistinctFairSharesByRankOrComparison) {
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    expect_same_order(Shape{4, 3000, 500, true, 0, 1, 0, false}, 6000, seed);    // By rank (12 and 9 bits).
+    expect_same_order(Shape{4, 20000, 50, false, 0, 1, 0, false}, 20000, seed);  // Over 4,096: compared.
+    expect_same_order(Shape{4, 50, 20000, false, 0, 1, 0, true}, 20000, seed);   // Usages compared.
+  }
+}
+
 TEST(SchedulingOrder, ExtremeSequenceNumbersFallBack) {
   Shape s;
   s.seq_base = std::numeric_limits<int64_t>::min() + 1;

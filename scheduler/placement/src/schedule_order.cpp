@@ -48,6 +48,54 @@ std::array<uint64_t, 5> raw(const SortKey& k) {
           sortable(k.fair_share), sortable(k.user_usage), static_cast<uint64_t>(k.seq) ^ (uint64_t{1} << 63)};
 }
 
+// The distinct values of a field, up to kMost, so that a field of few values far apart
+// (fair-share factors and usages: doubles) is packed by its values' ranks instead.
+class Ranks {
+ public:
+  static constexpr size_t kMost = 4096;
+  // Adds `v`; false once more than kMost values were added.
+  bool add(uint64_t v) {
+    if (full_) return false;
+    if (!values_.empty() && v == last_) return true;
+    last_ = v;
+    size_t s = slot(v);
+    for (; rank_[s] != kEmpty; s = (s + 1) & kMask)
+      if (key_[s] == v) return true;
+    if (values_.size() == kMost) {
+      full_ = true;
+      return false;
+    }
+    key_[s] = v;
+    rank_[s] = 0;
+    values_.push_back(v);
+    return true;
+  }
+  bool full() const { return full_; }
+  size_t count() const { return values_.size(); }
+  // After the last add(): numbers the values in ascending order for of().
+  void number() {
+    std::sort(values_.begin(), values_.end());
+    for (size_t i = 0; i < values_.size(); ++i) rank_[find(values_[i])] = static_cast<uint32_t>(i);
+  }
+  uint64_t of(uint64_t v) const { return rank_[find(v)]; }
+
+ private:
+  static constexpr size_t kSlots = 2 * kMost;  // A power of 2.
+  static constexpr size_t kMask = kSlots - 1;
+  static constexpr uint32_t kEmpty = ~uint32_t{0};
+  static size_t slot(uint64_t v) { return static_cast<size_t>((v * 0x9E3779B97F4A7C15u) >> 51) & kMask; }
+  size_t find(uint64_t v) const {
+    size_t s = slot(v);
+    while (key_[s] != v || rank_[s] == kEmpty) s = (s + 1) & kMask;
+    return s;
+  }
+  std::vector<uint64_t> key_ = std::vector<uint64_t>(kSlots);
+  std::vector<uint32_t> rank_ = std::vector<uint32_t>(kSlots, kEmpty);
+  std::vector<uint64_t> values_;
+  uint64_t last_ = 0;
+  bool full_ = false;
+};
+
 // Ranks equal keys by id, then index (the comparison sort's tie-breaks).
 bool id_before(const std::vector<PendingJob>& queue, uint32_t a, uint32_t b) {
   if (int c = queue[a].id.compare(queue[b].id); c != 0) return c < 0;
@@ -92,19 +140,35 @@ std::vector<uint32_t> order_by_keys(const std::vector<SortKey>& keys, const std:
   if (keys.size() < 2) return order_by_comparison(keys, queue);
   std::array<Field, 5> fields;
   fields[0].descending = fields[2].descending = true;  // Priority and fair share: higher first.
+  std::array<Ranks, 2> ranks;                          // Of the fair shares and the user usages (fields 2 and 3).
   for (const SortKey& k : keys) {
     const auto r = raw(k);
     for (size_t f = 0; f < fields.size(); ++f) fields[f].see(r[f]);
+    ranks[0].add(r[2]);
+    ranks[1].add(r[3]);
   }
   const int index_bits = width(keys.size() - 1);
   int bits = index_bits;
   for (const Field& f : fields) bits += f.bits();
+  std::array<bool, 2> by_rank{};
+  for (size_t d = 0; d < ranks.size() && bits > 64; ++d) {  // Too wide: the doubles by rank.
+    Field& f = fields[2 + d];
+    const int narrow = ranks[d].full() ? 64 : width(ranks[d].count() - 1);
+    if (narrow >= f.bits()) continue;
+    ranks[d].number();
+    bits -= f.bits() - narrow;
+    f.low = 0;
+    f.high = ranks[d].count() - 1;
+    by_rank[d] = true;
+  }
   if (bits > 64) return order_by_comparison(keys, queue);
   std::vector<uint64_t>& packed = buffers.packed;
   packed.clear();
   packed.reserve(keys.size());
   for (const SortKey& k : keys) {  // In queue order: equal packed keys stay by index.
-    const auto r = raw(k);
+    auto r = raw(k);
+    for (size_t d = 0; d < ranks.size(); ++d)
+      if (by_rank[d]) r[2 + d] = ranks[d].of(r[2 + d]);
     uint64_t p = 0;
     for (size_t f = 0; f < fields.size(); ++f)
       if (int b = fields[f].bits(); b > 0) p = (p << b) | fields[f].value(r[f]);

@@ -19,10 +19,11 @@ struct OrderBuffers {
 
 // The queue indexes of `keys` (keys[i].index == i) in scheduling order. When the
 // fields that differ between the keys fit in 64 bits with the index (priorities,
-// sequence numbers and equal fair-share fields, as most queues have), each key is
-// packed into one integer, order-preserving, and radix-sorted; ties of the packed keys
-// are then ordered by id and index. Otherwise a comparison sort. Both give the same
-// order (tests/placement/order_test.cpp).
+// sequence numbers, and fair-share factors and user usages by the rank of their value
+// when those are up to 4,096 distinct doubles), each key is packed into one integer,
+// order-preserving, and radix-sorted; ties of the packed keys are then ordered by id
+// and index. Otherwise a comparison sort. Both give the same order
+// (tests/placement/order_test.cpp).
 std::vector<uint32_t> order_by_keys(const std::vector<SortKey>& keys, const std::vector<PendingJob>& queue,
                                     OrderBuffers& buffers);
 // The comparison sort alone, for the tests to compare with.
