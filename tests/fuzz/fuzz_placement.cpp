@@ -2,7 +2,9 @@
 // aborts when an invariant breaks: a card with two holders, a placement that is
 // not one valid group of healthy cards, a gang on repeated nodes, a job on a node its
 // constraints (labels, selector, nodelist, exclude) refuse, a gang with a required
-// topology across two racks.
+// topology across two racks, a job on a node reserved for a window (issue 32) that it
+// may not use: a job of reservation "demo" outside an open "demo" window, another job
+// in an open window (maintenance or not) or running into one ahead.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -35,9 +37,9 @@ void check(bool ok) {
 }
 
 // The constraints a job may carry (issue 32), by a byte: none, a selector, an exclude
-// list, a full or short nodelist, a required or preferred topology.
+// list, a full or short nodelist, a required or preferred topology, a node reservation.
 std::vector<tessel::api::NodeConstraints> constraint_menu() {
-  std::vector<tessel::api::NodeConstraints> out(8);
+  std::vector<tessel::api::NodeConstraints> out(9);
   out[1].node_selector = {{"rack", "r0"}};
   out[2].exclude = {"n0", "n1"};
   out[3].nodelist = {"n2"};
@@ -46,7 +48,22 @@ std::vector<tessel::api::NodeConstraints> constraint_menu() {
   out[6].node_selector = {{"rack", "r1"}};
   out[6].topology.required = "rack";
   out[7].nodelist = {"n1", "n3"};
+  out[8].reservation = "demo";
   return out;
+}
+
+// Whether a job may run on `node` from `now` as to the node's reservation windows.
+bool window_ok(const NodeSpec& node, const PendingJob& j, int64_t now) {
+  const tessel::scheduler::ReservationWindow* open = nullptr;
+  const tessel::scheduler::ReservationWindow* next = nullptr;
+  for (const auto& w : node.reservations) {
+    if (w.start_ms <= now && now < w.end_ms) open = &w;
+    if (w.start_ms > now && (next == nullptr || w.start_ms < next->start_ms)) next = &w;
+  }
+  if (j.constraints != nullptr && !j.constraints->reservation.empty())
+    return open != nullptr && !open->maintenance && open->name == j.constraints->reservation;
+  if (open != nullptr) return false;
+  return next == nullptr || (j.time_limit_s && now + *j.time_limit_s * 1000 < next->start_ms);
 }
 
 // Whether `node` may hold a job with constraints `c` of `nodes` nodes.
@@ -95,6 +112,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         n.cpus = res;
         n.memory_mib = int64_t{res} * 256;
       }
+      if (const uint8_t w = in.next(); w % 4 != 0) {  // A window from a minute before now to 3 ahead.
+        const int64_t start = now + (int64_t{w / 4} - 16) * 4000;
+        n.reservations.push_back({w % 4 == 3 ? "fix" : "demo", start, start + 60'000, w % 4 == 3});
+      }
       a.upsert_node(n);
       nodes[n.name] = n;
     } else if (op == 1 || op == 2) {  // Schedule a few jobs.
@@ -138,6 +159,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           check(distinct.insert(al.node).second);
           const NodeSpec& node = nodes.at(al.node);
           if (j->constraints) check(admitted(node, *j->constraints, j->nodes));
+          check(window_ok(node, *j, now));
           if (auto rack = node.labels.find("rack"); rack != node.labels.end()) racks.insert(rack->second);
           check(node.schedulable && static_cast<int>(al.module_ids.size()) == j->devices);
           if (j->devices > 0 && node.vendor == tessel::api::Vendor::habana) {

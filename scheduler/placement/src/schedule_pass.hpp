@@ -22,6 +22,7 @@
 
 #include "cluster_state.hpp"
 #include "node_filter.hpp"
+#include "schedule_order.hpp"
 #include "tessel/scheduler/allocator.hpp"
 
 namespace tessel::scheduler::detail {
@@ -79,6 +80,8 @@ class HashSlots {
       if (slot.hash == hash && same(slot.index)) return slot.index;
     }
   }
+  // Starts fetching the slot where a probe for `hash` begins.
+  void prefetch(size_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
   bool has_hash(size_t hash) const {
     for (size_t s = hash & mask_;; s = (s + 1) & mask_) {
       if (slots_[s].index == HashSlot::kEmpty) return false;
@@ -100,6 +103,7 @@ struct PassBuffers {
   std::vector<bool> repeated;
   std::vector<HashSlot> id_slots;
   std::vector<HashSlot> held_slots;
+  OrderBuffers order;
 };
 
 class SchedulePass {
