@@ -509,6 +509,10 @@ int run_supervisor(const std::string& dir) {
       const std::string line = "tessel: pulling image " + plan->container->image +
                                (it == plan->ranks.front().env.end() ? "" : " on " + it->second) + "\n";
       for (const RankLaunch& r : plan->ranks) (void)append_line(r.log_path, line);
+      // The agent reports the pull at once (the job's reason and event say it).
+      if (auto st = write_file_atomic(dir + "/" + kPullingImageFile, plan->container->image + "\n"); !st)
+        spdlog::warn("supervisor: {}", st.error().message);
+      agent.send(task_id_of(dir));
     };
     if (auto st = ensure_image(*plan->container, plan->ranks.front().env, container_log, say_pulling); !st) {
       spdlog::error("supervisor: {}", st.error().message);
@@ -524,6 +528,7 @@ int run_supervisor(const std::string& dir) {
   }
   std::vector<Rank>& ranks = *started;
   cgroup.close_procs();
+  if (plan->container) ::unlink((dir + "/" + kPullingImageFile).c_str());  // The ranks' event below reports it.
   spdlog::info("supervisor: started {} rank(s) of {}", ranks.size(), plan->assignment_id);
   agent.send(task_id_of(dir));  // Its ranks are up (and supervisor.json is written).
 

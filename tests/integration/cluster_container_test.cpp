@@ -216,6 +216,50 @@ TEST_F(ClusterContainer, ROOT_ImagePullAlwaysPullsEvenWhenTheNodeHasTheImage) {
   EXPECT_EQ(cached.value("state", ""), "succeeded") << cached.dump();
 }
 
+// A slow pull: n2's podman is a wrapper whose `pull` waits (at most 60 s) for a file the
+// test writes, then succeeds without pulling (the image is here already). Meanwhile the
+// job (running: its agent launched the task) has the pull as its reason and one event;
+// the ranks' start clears it.
+TEST_F(ClusterContainer, ROOT_WhileTheImageIsPulledTheJobSaysSoAndGetsOneEvent) {
+  const std::string go = c.root() + "/pull-go", wrapper = c.root() + "/slow-podman";
+  const std::string wait_for_go = "i=0; while [ ! -e " + go + " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done";
+  tessel::testkit::write_file(wrapper, "#!/bin/sh\ncase \" $* \" in *\" pull --quiet \"*) " + wait_for_go +
+                                           "; exit 0 ;;\nesac\nexec podman \"$@\"\n");
+  ASSERT_EQ(::chmod(wrapper.c_str(), 0755), 0);
+  c.agent_args.insert(c.agent_args.end(), {"--podman", wrapper});
+  c.start_agent("n2");
+  ASSERT_TRUE(c.wait_node_state("n2", "ready"));
+  const json job =
+      c.submit({{"command", {"echo", "ran"}}, {"image", kImage}, {"image_pull", "always"}, {"nodelist", {"n2"}}});
+  const std::string id = job["id"];
+  const std::string reason = "pulling image " + kImage + " on n2";
+  const auto pulling = c.wait_reason(id, reason, 60s);
+  ASSERT_TRUE(pulling);
+  EXPECT_EQ(pulling->value("state", ""), "running") << pulling->dump();
+  EXPECT_EQ(pulling->value("reason", ""), reason) << pulling->dump();
+  auto events_named = [&](const std::string& name) {
+    std::vector<json> out;
+    const json history = c.get("/v1/jobs/" + id + "/events");
+    for (const auto& e : history["events"])
+      if (e.value("event", "") == name) out.push_back(e);
+    return out;
+  };
+  ASSERT_EQ(events_named("pulling_image").size(), 1U) << c.get("/v1/jobs/" + id + "/events").dump();
+  EXPECT_EQ(events_named("pulling_image")[0].value("reason", ""), reason);
+  EXPECT_EQ(events_named("pulling_image")[0]["nodes"], json::array({"n2"}));
+  tessel::testkit::write_file(go, "");
+  const auto done = c.wait_job(id, {"succeeded", "failed"}, 60s);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->value("state", ""), "succeeded") << done->dump();
+  EXPECT_EQ(done->value("reason", ""), "") << done->dump();
+  EXPECT_EQ(events_named("pulling_image").size(), 1U);
+  std::vector<std::string> order;
+  const json history = c.get("/v1/jobs/" + id + "/events");
+  for (const auto& e : history["events"]) order.push_back(e.value("event", ""));
+  EXPECT_EQ(order, (std::vector<std::string>{"submitted", "assigned", "running", "pulling_image", "succeeded"}));
+  EXPECT_EQ(c.log("n2", id), "tessel: pulling image " + kImage + " on n2\nran\n");
+}
+
 TEST_F(ClusterContainer, ROOT_MountsComeOnlyFromAllowedDirectories) {
   const json ok = finished({{"command", {"sh", "-c", "cat /data/hello.txt; echo more > /data/new 2>&1 || echo ro"}},
                             {"image", kImage},
