@@ -379,4 +379,38 @@ TEST_F(ClusterContainerIsolated, ROOT_TheContainerGetsTheTasksCpusAndMemoryLimit
   EXPECT_EQ(node["inventory"].value("isolation", ""), "cgroup1") << node.dump();
 }
 
+// The container runs below the task's cgroup (tessel-containers/libpod-ID in each of
+// its v1 hierarchies): the task's CPU seconds and peak memory are the container's too.
+TEST_F(ClusterContainerIsolated, ROOT_TheTasksUseCountsTheContainer) {
+  const json done = finished({{"command",
+                               {"sh", "-c",
+                                "cat /proc/self/cgroup | grep memory; i=0; while [ $i -lt 1200000 ]; do i=$((i+1)); "
+                                "done; dd if=/dev/zero of=/dev/null bs=128M count=1 2>/dev/null"}},
+                              {"image", kImage},
+                              {"memory_mib", 512}});
+  const std::string log = c.log("n1", done.value("id", ""));
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump() << log;
+  EXPECT_NE(log.find("/" + subtree_ + "/"), std::string::npos) << log;  // Below the task's.
+  EXPECT_NE(log.find("/tessel-containers/libpod-"), std::string::npos) << log;
+  ASSERT_TRUE(done.contains("cpu_seconds")) << done.dump();
+  EXPECT_GE(done["cpu_seconds"].get<double>(), 0.7) << done.dump();  // The loop's, not podman's alone.
+  ASSERT_TRUE(done.contains("max_rss_mib")) << done.dump();
+  EXPECT_GE(done["max_rss_mib"].get<int64_t>(), 128) << done.dump();  // dd's buffer.
+  EXPECT_LE(done["max_rss_mib"].get<int64_t>(), 512) << done.dump();
+}
+
+// A container that allocates past the task's memory limit is killed by the kernel and
+// the job fails with the out-of-memory reason of a bare task. dd's buffer (256 MiB, one
+// block) is memory it touches at once, so the kill comes in well under a second.
+TEST_F(ClusterContainerIsolated, ROOT_AContainerPastItsMemoryLimitFailsOutOfMemory) {
+  const json done = finished({{"command", {"dd", "if=/dev/zero", "of=/dev/null", "bs=256M", "count=1"}},
+                              {"image", kImage},
+                              {"memory_mib", 64}});
+  EXPECT_EQ(done.value("state", ""), "failed") << done.dump();
+  EXPECT_EQ(done.value("reason", ""), "out of memory: rank 0 killed at its 64 MiB limit")
+      << done.dump() << c.log("n1", done.value("id", ""));
+  EXPECT_EQ(done.value("exit_code", 0), 137) << done.dump();
+  EXPECT_TRUE(eventually([&] { return containers_of(done["id"]).empty(); }, 30s));
+}
+
 }  // namespace
