@@ -393,6 +393,8 @@ TEST_F(ClusterContainerIsolated, ROOT_TheTasksUseCountsTheContainer) {
   EXPECT_NE(log.find("/" + subtree_ + "/"), std::string::npos) << log;  // Below the task's.
   EXPECT_NE(log.find("/tessel-containers/libpod-"), std::string::npos) << log;
   ASSERT_TRUE(done.contains("cpu_seconds")) << done.dump();
+  RecordProperty("cpu_seconds", std::to_string(done["cpu_seconds"].get<double>()));
+  RecordProperty("max_rss_mib", std::to_string(done.value("max_rss_mib", int64_t{0})));
   EXPECT_GE(done["cpu_seconds"].get<double>(), 0.7) << done.dump();  // The loop's, not podman's alone.
   ASSERT_TRUE(done.contains("max_rss_mib")) << done.dump();
   EXPECT_GE(done["max_rss_mib"].get<int64_t>(), 128) << done.dump();  // dd's buffer.
