@@ -352,6 +352,12 @@ class ClusterContainerIsolated : public ClusterContainer {
         if (e.is_directory()) ::rmdir(e.path().c_str());
       ::rmdir(dir.c_str());
     }
+    // The containers' level runc made where the task has no directory (the agent's
+    // cgroup there, as ours): empty unless another agent's container runs (then kept).
+    for (const auto& [mount, name] :
+         {std::pair{"cpu", "cpu"}, std::pair{"blkio", "blkio"}, std::pair{"devices", "devices"},
+          std::pair{"systemd", "name=systemd"}, std::pair{"unified", ""}})
+      ::rmdir(("/sys/fs/cgroup/" + std::string(mount) + own_path(name) + "/tessel-containers").c_str());
   }
   // This process's cgroup in a v1 `controller` ("" for the root), as its agents inherit it.
   static std::string own_path(const std::string& controller) {
