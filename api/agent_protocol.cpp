@@ -1,6 +1,8 @@
 #include "tessel/api/agent_protocol.hpp"
 #include "tessel/api/json_int.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 namespace tessel::api {
@@ -110,7 +112,14 @@ json to_json(const TaskReport& r) {
   if (r.cpu_seconds) j["cpu_seconds"] = *r.cpu_seconds;
   if (r.max_rss_mib) j["max_rss_mib"] = *r.max_rss_mib;
   if (!r.logs_capped.empty()) j["logs_capped"] = r.logs_capped;
+  if (!r.phase.empty()) j["phase"] = r.phase;
   return j;
+}
+
+// A phase's name: 1 to kMaxTaskPhaseBytes of [a-z_].
+static bool valid_phase(const std::string& p) {
+  if (p.empty() || p.size() > kMaxTaskPhaseBytes) return false;
+  return std::all_of(p.begin(), p.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
 }
 
 Result<TaskReport> task_report_from_json(const json& j) {
@@ -149,6 +158,13 @@ Result<TaskReport> task_report_from_json(const json& j) {
           return Error::invalid("task report: logs_capped: local ranks are 0-4095", "logs_capped");
         r.logs_capped.push_back(rank.get<int>());
       }
+    }
+    if (j.contains("phase") && !j["phase"].is_null()) {
+      const json& p = j["phase"];
+      if (!p.is_string() || !valid_phase(p.get<std::string>()))
+        return Error::invalid("task report: phase: must be 1-" + std::to_string(kMaxTaskPhaseBytes) + " of a-z and _",
+                              "phase");
+      r.phase = p.get<std::string>();
     }
     return r;
   });

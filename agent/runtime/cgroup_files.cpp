@@ -82,6 +82,27 @@ Status remove_dir(const std::string& path) {
   return errno_error("rmdir", path);
 }
 
+static void add_descendants(const std::string& dir, int depth, std::vector<std::string>& out) {
+  if (depth > 8) return;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> children;
+  while (const dirent* e = ::readdir(d))
+    if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+      children.push_back(dir + "/" + e->d_name);
+  ::closedir(d);
+  for (const std::string& c : children) {
+    add_descendants(c, depth + 1, out);
+    out.push_back(c);
+  }
+}
+
+std::vector<std::string> descendant_dirs(const std::string& dir) {
+  std::vector<std::string> out;
+  add_descendants(dir, 1, out);
+  return out;
+}
+
 std::optional<int64_t> read_cgroup_int(const std::string& path) {
   auto text = read_cgroup_file(path);
   if (!text) return std::nullopt;

@@ -70,12 +70,24 @@ TaskUsage usage_v1(const TaskCgroup& cg) {
   if (const auto* d = dir_of(cg, "cpuacct"))
     if (auto ns = read_cgroup_int(*d + "/cpuacct.usage")) u.cpu_seconds = static_cast<double>(*ns) / 1e9;
   if (const auto* d = dir_of(cg, "memory")) {
-    if (auto peak = read_cgroup_int(*d + "/memory.max_usage_in_bytes")) u.max_rss_mib = mib_rounded_up(*peak);
-    // oom_kill (kernel 4.13+); before it, a limit that was hit is the best sign there is.
-    if (auto kills = read_cgroup_key(*d + "/memory.oom_control", "oom_kill"))
+    const auto peak = read_cgroup_int(*d + "/memory.max_usage_in_bytes");
+    if (peak) u.max_rss_mib = mib_rounded_up(*peak);
+    // Its peak at the limit, or a charge the limit refused (memory.failcnt; with swap
+    // accounted the memory+swap limit, as high, is charged first, and some kernels
+    // count no failures there).
+    const int64_t fails =
+        read_cgroup_int(*d + "/memory.failcnt").value_or(0) + read_cgroup_int(*d + "/memory.memsw.failcnt").value_or(0);
+    u.limit_hit = cg.memory_limit_mib > 0 && (fails > 0 || peak.value_or(0) >= cg.memory_limit_mib * 1024 * 1024);
+    // oom_kill (kernel 4.13+), which v1 counts in the killed process's own cgroup only:
+    // the task's and those below it still there (a container's, until its runtime
+    // removes it). Before oom_kill, a limit that was hit is the best sign there is.
+    if (auto kills = read_cgroup_key(*d + "/memory.oom_control", "oom_kill")) {
       u.oom_kills = *kills;
-    else if (auto fails = read_cgroup_int(*d + "/memory.failcnt"); fails && *fails > 0 && cg.memory_limit_mib > 0)
+      for (const std::string& child : descendant_dirs(*d))
+        u.oom_kills += read_cgroup_key(child + "/memory.oom_control", "oom_kill").value_or(0);
+    } else if (u.limit_hit) {
       u.oom_kills = 1;
+    }
   }
   return u;
 }

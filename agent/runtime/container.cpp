@@ -194,7 +194,8 @@ std::vector<std::string> podman_run_argv(const PodmanRun& r) {
   if (r.nofile > 0) add({"--ulimit", "nofile=" + std::to_string(r.nofile) + ":" + std::to_string(r.nofile)});
   if (r.nproc > 0) add({"--ulimit", "nproc=" + std::to_string(r.nproc) + ":" + std::to_string(r.nproc)});
   if (!r.cpus.empty()) add({"--cpuset-cpus", cpu_list(r.cpus)});
-  if (r.memory_mib > 0) {
+  if (r.in_task_cgroup) add({"--cgroups", "no-conmon", "--cgroup-parent", kContainerCgroupParent});
+  if (r.memory_mib > 0 && !r.in_task_cgroup) {
     const std::string m = std::to_string(r.memory_mib) + "m";
     add({"--memory", m, "--memory-swap", m});
   }
@@ -235,6 +236,14 @@ Status containerize(LaunchPlan& plan, const api::Assignment& a, const api::NodeI
   run.devices = container_devices(inv.vendor, dev_root, sysfs_root, inv.devices, a.indices);
   run.shm_size_mib = a.spec.shm_size_mib;
   if (plan.cgroup) {
+    run.in_task_cgroup = plan.cgroup->version == CgroupVersion::v1;
+    // runc's own device rules fence the container to its cards, and a v1 devices cgroup
+    // below the task's could allow no more than it (runc's first rule, "c *:* m", would
+    // be refused): podman and its containers stay out of the task's devices cgroup.
+    if (run.in_task_cgroup) {
+      plan.cgroup->dirs.erase("devices");
+      plan.cgroup->deny.clear();
+    }
     run.cpus = plan.cgroup->cpus;
     run.memory_mib = plan.cgroup->memory_limit_mib;
     run.pids_max = plan.cgroup->pids_max;

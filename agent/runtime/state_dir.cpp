@@ -136,6 +136,7 @@ Result<TaskSnapshot> StateDir::load(const std::string& id) const {
   }
   t.acknowledged = exists(dir + "/acknowledged");
   if (exists(dir + "/signals_done")) t.signals_done = read_signals_done(dir + "/signals_done");
+  t.pulling_image = exists(dir + "/" + kPullingImageFile);
   return t;
 }
 

@@ -273,13 +273,24 @@ class CgroupGuard {
 };
 
 // The task's result with its use; a task the kernel killed at its memory limit says so.
-TaskResult with_usage(TaskResult res, const std::vector<Rank>& ranks, const TaskUsage& u, int64_t limit_mib) {
+TaskResult with_usage(TaskResult res, const std::vector<Rank>& ranks, const TaskUsage& u, int64_t limit_mib,
+                      bool container) {
   res.cpu_seconds = u.cpu_seconds;
   res.max_rss_mib = u.max_rss_mib;
-  if (u.oom_kills <= 0 || limit_mib <= 0) return res;
+  // A container whose process was killed by SIGKILL: its podman exits 137.
+  const auto container_killed = [&](const Rank& r) {
+    return container && r.done && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 128 + SIGKILL;
+  };
+  const auto killed = [&](const Rank& r) {
+    return (r.done && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL) || container_killed(r);
+  };
+  // v1 counts an OOM kill in the killed process's cgroup: a container's is gone by now
+  // (podman removed it), so the task's limit reached and a killed container are the sign.
+  const bool container_oom = u.limit_hit && std::any_of(ranks.begin(), ranks.end(), container_killed);
+  if ((u.oom_kills <= 0 && !container_oom) || limit_mib <= 0) return res;
   std::string who = "a process of the task";  // Unless a rank itself was the one killed.
   for (size_t i = 0; i < ranks.size(); ++i)
-    if (ranks[i].done && WIFSIGNALED(ranks[i].status) && WTERMSIG(ranks[i].status) == SIGKILL) {
+    if (killed(ranks[i])) {
       who = "rank " + std::to_string(i);
       break;
     }
@@ -509,6 +520,10 @@ int run_supervisor(const std::string& dir) {
       const std::string line = "tessel: pulling image " + plan->container->image +
                                (it == plan->ranks.front().env.end() ? "" : " on " + it->second) + "\n";
       for (const RankLaunch& r : plan->ranks) (void)append_line(r.log_path, line);
+      // The agent reports the pull at once (the job's reason and event say it).
+      if (auto st = write_file_atomic(dir + "/" + kPullingImageFile, plan->container->image + "\n"); !st)
+        spdlog::warn("supervisor: {}", st.error().message);
+      agent.send(task_id_of(dir));
     };
     if (auto st = ensure_image(*plan->container, plan->ranks.front().env, container_log, say_pulling); !st) {
       spdlog::error("supervisor: {}", st.error().message);
@@ -524,6 +539,7 @@ int run_supervisor(const std::string& dir) {
   }
   std::vector<Rank>& ranks = *started;
   cgroup.close_procs();
+  if (plan->container) ::unlink((dir + "/" + kPullingImageFile).c_str());  // The ranks' event below reports it.
   spdlog::info("supervisor: started {} rank(s) of {}", ranks.size(), plan->assignment_id);
   agent.send(task_id_of(dir));  // Its ranks are up (and supervisor.json is written).
 
@@ -541,7 +557,8 @@ int run_supervisor(const std::string& dir) {
   const TaskUsage usage = cgroup.finish();  // Whatever they left behind dies here.
   const int64_t memory_limit = plan->cgroup ? plan->cgroup->memory_limit_mib : 0;
   watch.cap_logs();
-  TaskResult result = with_usage(summarize(ranks, watch.why()), ranks, usage, memory_limit);
+  TaskResult result =
+      with_usage(summarize(ranks, watch.why()), ranks, usage, memory_limit, plan->container.has_value());
   result.logs_capped = watch.take_capped();
   return finish(dir, result, agent);
 }

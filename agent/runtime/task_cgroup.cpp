@@ -118,11 +118,15 @@ std::vector<int> task_cgroup_pids(const TaskCgroup& cg) {
   auto it = cg.dirs.find(cg.version == CgroupVersion::v1 ? "freezer" : "");
   if (it == cg.dirs.end()) it = cg.dirs.begin();
   if (it == cg.dirs.end()) return pids;
-  auto text = read_cgroup_file(it->second + "/cgroup.procs");
-  if (!text) return pids;
-  std::istringstream in(*text);
-  int pid = 0;
-  while (in >> pid) pids.push_back(pid);
+  std::vector<std::string> dirs = descendant_dirs(it->second);  // Its containers' cgroups.
+  dirs.push_back(it->second);
+  for (const std::string& dir : dirs) {
+    auto text = read_cgroup_file(dir + "/cgroup.procs");
+    if (!text) continue;
+    std::istringstream in(*text);
+    int pid = 0;
+    while (in >> pid) pids.push_back(pid);
+  }
   return pids;
 }
 
@@ -160,8 +164,11 @@ TaskUsage read_task_usage(const TaskCgroup& cg) {
 
 Status remove_task_cgroup(const TaskCgroup& cg) {
   Status out = ok_status();
-  for (const auto& [controller, dir] : cg.dirs)
+  for (const auto& [controller, dir] : cg.dirs) {
+    for (const std::string& child : descendant_dirs(dir))  // Those its containers' runtime left.
+      if (auto st = remove_dir(child); !st && out) out = st;
     if (auto st = remove_dir(dir); !st && out) out = st;
+  }
   return out;
 }
 

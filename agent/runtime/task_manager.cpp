@@ -24,6 +24,7 @@ api::TaskReport make_report(const TaskSnapshot& t, bool supervisor_alive, int64_
   } else if (supervisor_alive ||
              (unrecorded.empty() && !t.supervisor && now_unix_ms - t.started_unix_ms < launch_grace_ms)) {
     r.state = api::TaskState::running;  // Or its supervisor is still starting.
+    if (t.pulling_image && supervisor_alive) r.phase = api::kTaskPhasePullingImage;
   } else if (!unrecorded.empty()) {
     r.state = api::TaskState::exited;  // How is not known: no exit code.
     r.message = "result not recorded: " + unrecorded;

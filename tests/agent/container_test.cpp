@@ -189,7 +189,9 @@ TEST(Containerize, TheRanksRunInPodmanAsRootWithTheJobsUserInside) {
   auto p = make_launch_plan(a, inv, dir, cfg, {100, 101});
   ASSERT_TRUE(p) << p.error().message;
   p->cgroup = TaskCgroup{};
-  p->cgroup->dirs = {{"memory", "/sys/fs/cgroup/memory/tessel/j1.0.0"}};
+  p->cgroup->dirs = {{"memory", "/sys/fs/cgroup/memory/tessel/j1.0.0"},
+                     {"devices", "/sys/fs/cgroup/devices/tessel/j1.0.0"}};
+  p->cgroup->deny = {{'c', 240, 2}};
   p->cgroup->cpus = {0, 1, 2, 3};
   p->cgroup->memory_limit_mib = 2048;
   p->ranks[1].cpus = {2, 3};
@@ -210,7 +212,15 @@ TEST(Containerize, TheRanksRunInPodmanAsRootWithTheJobsUserInside) {
   EXPECT_EQ(values_of(argv, "--group-add"), (std::vector<std::string>{"27"}));
   EXPECT_EQ(values_of(argv, "--cpuset-cpus"), (std::vector<std::string>{"2,3"}));  // The rank's share.
   EXPECT_EQ(values_of(p->ranks[0].argv, "--cpuset-cpus"), (std::vector<std::string>{"0,1,2,3"}));
-  EXPECT_EQ(values_of(argv, "--memory"), (std::vector<std::string>{"2048m"}));
+  // A v1 task cgroup holds the containers (below it, as tessel-containers/libpod-ID in
+  // each of its hierarchies): its memory limit is theirs, not one per container.
+  EXPECT_EQ(values_of(argv, "--cgroup-parent"), (std::vector<std::string>{"tessel-containers"}));
+  EXPECT_EQ(values_of(argv, "--cgroups"), (std::vector<std::string>{"no-conmon"}));
+  EXPECT_TRUE(values_of(argv, "--memory").empty());
+  // runc's device rules fence it; a devices cgroup below the task's could not allow them.
+  EXPECT_EQ(p->cgroup->dirs.count("devices"), 0U);
+  EXPECT_TRUE(p->cgroup->deny.empty());
+  EXPECT_EQ(p->cgroup->dirs.count("memory"), 1U);
   const auto env = values_of(argv, "--env");
   EXPECT_TRUE(std::find(env.begin(), env.end(), "HABANA_VISIBLE_MODULES") != env.end());
   EXPECT_TRUE(std::find(env.begin(), env.end(), "LANG") != env.end());
@@ -221,6 +231,29 @@ TEST(Containerize, TheRanksRunInPodmanAsRootWithTheJobsUserInside) {
   auto round = parse_launch_plan(serialize(*p));
   ASSERT_TRUE(round) << round.error().message;
   EXPECT_EQ(*round, *p);
+}
+
+// On cgroup v2 the task's cgroup holds its processes, so no container cgroup may go
+// below it (no internal processes): podman's own cgroup, with the task's limit.
+TEST(Containerize, OnCgroupV2TheContainerKeepsPodmansCgroupWithTheTasksLimit) {
+  testkit::TempDir tmp("containerize");
+  StateDir dir(tmp.str());
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  a.spec.image = "localhost/tessel-test:1";
+  api::NodeInventory inv;
+  TaskManagerConfig cfg;
+  cfg.node = "n1";
+  auto p = make_launch_plan(a, inv, dir, cfg, {100});
+  ASSERT_TRUE(p) << p.error().message;
+  p->cgroup = TaskCgroup{};
+  p->cgroup->version = CgroupVersion::v2;
+  p->cgroup->dirs = {{"", "/sys/fs/cgroup/tessel/j1.0.0"}};
+  p->cgroup->memory_limit_mib = 2048;
+  ASSERT_TRUE(containerize(*p, a, inv, runtime({}), tmp.str("no-dev"), tmp.str("no-sys"), {}));
+  const auto& argv = p->ranks[0].argv;
+  EXPECT_EQ(values_of(argv, "--memory"), (std::vector<std::string>{"2048m"}));
+  EXPECT_TRUE(values_of(argv, "--cgroup-parent").empty());
+  EXPECT_TRUE(values_of(argv, "--cgroups").empty());
 }
 
 TEST(Containerize, AMountOutsideTheAllowedDirectoriesFailsTheLaunch) {

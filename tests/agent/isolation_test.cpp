@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+
+#include <algorithm>
 #include <unistd.h>
 
 #include <cerrno>
@@ -211,6 +213,54 @@ TEST(TaskCgroupV1, CreatesWritesTheLimitsReadsTheUseAndRemoves) {
   for (const auto& [c, d] : cg.dirs) fs::remove_all(d);  // What a kernel would do with its files.
   EXPECT_TRUE(remove_task_cgroup(cg));
   EXPECT_TRUE(remove_task_cgroup(cg));  // Gone already: fine.
+}
+
+// A container's cgroup below the task's (tessel-containers/libpod-ID, made by runc):
+// its processes are the task's to kill, an OOM kill v1 counted there is the task's,
+// and removing the task's cgroup removes it first.
+TEST(TaskCgroupV1, TheCgroupsOfItsContainersBelowItAreTheTasks) {
+  testkit::TempDir root("cg");
+  fake_v1(root.str());
+  TaskCgroup cg;
+  for (const std::string& c : v1_controllers()) {
+    fs::create_directories(root.str(c + "/tessel"));
+    cg.dirs[c] = root.str(c + "/tessel/j.0.0");
+  }
+  put(root.str("cpuset/tessel/cpuset.mems"), "0-1\n");
+  put(root.str("cpuset/tessel/cpuset.cpus"), "0-7\n");
+  cg.memory_limit_mib = 64;
+  ASSERT_TRUE(create_task_cgroup(cg));
+  const std::string ctr = std::string("/") + kContainerCgroupParent + "/libpod-abc";
+  for (const std::string& c : v1_controllers()) fs::create_directories(cg.dirs[c] + ctr);
+  put(cg.dirs["freezer"] + "/cgroup.procs", "100\n");
+  put(cg.dirs["freezer"] + ctr + "/cgroup.procs", "200\n201\n");
+  auto pids = task_cgroup_pids(cg);
+  std::sort(pids.begin(), pids.end());
+  EXPECT_EQ(pids, (std::vector<int>{100, 200, 201}));
+
+  put(cg.dirs["memory"] + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+  put(cg.dirs["memory"] + ctr + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
+  put(cg.dirs["memory"] + "/memory.failcnt", "3\n");
+  TaskUsage u = read_task_usage(cg);
+  EXPECT_EQ(u.oom_kills, 1);
+  EXPECT_TRUE(u.limit_hit);
+  fs::remove_all(cg.dirs["memory"] + "/" + kContainerCgroupParent);  // podman removed the container.
+  u = read_task_usage(cg);
+  EXPECT_EQ(u.oom_kills, 0);
+  EXPECT_TRUE(u.limit_hit) << "what is left to tell a container's OOM kill";
+  put(cg.dirs["memory"] + "/memory.failcnt", "0\n");
+  put(cg.dirs["memory"] + "/memory.memsw.failcnt", "2\n");  // Swap accounted: that limit came first.
+  EXPECT_TRUE(read_task_usage(cg).limit_hit);
+  put(cg.dirs["memory"] + "/memory.memsw.failcnt", "0\n");
+  put(cg.dirs["memory"] + "/memory.max_usage_in_bytes", "67108863\n");
+  EXPECT_FALSE(read_task_usage(cg).limit_hit);
+  put(cg.dirs["memory"] + "/memory.max_usage_in_bytes", "67108864\n");  // Its peak at the limit.
+  EXPECT_TRUE(read_task_usage(cg).limit_hit);
+
+  for (const std::string& c : v1_controllers()) put(cg.dirs[c] + "/cgroup.procs", "");
+  put(cg.dirs["freezer"] + ctr + "/cgroup.procs", "");
+  ASSERT_TRUE(remove_task_cgroup(cg));
+  for (const auto& [c, d] : cg.dirs) EXPECT_FALSE(fs::exists(d)) << d;
 }
 
 TEST(TaskCgroupV1, WithoutCpusTheTaskGetsItsParentsAndSwapIsCappedWhereAccounted) {

@@ -46,6 +46,15 @@ TEST_F(StateDirTest, RoundTripsAllFiles) {
   EXPECT_EQ(*plan, p);
 }
 
+// The supervisor's pulling_image marker reads as the task's pull in progress.
+TEST_F(StateDirTest, PullingImageMarkerIsRead) {
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  ASSERT_TRUE(dir.record_started(a).ok());
+  EXPECT_FALSE(dir.load(a.id)->pulling_image);
+  write("tasks/" + a.id + "/" + kPullingImageFile, "localhost/train:1\n");
+  EXPECT_TRUE(dir.load(a.id)->pulling_image);
+}
+
 // The last delivered user signal survives the agent; a missing or torn file reads as none.
 TEST_F(StateDirTest, SignalsDoneRoundTripsAndABadFileReadsAsNone) {
   auto a = agent_test::gaudi_assignment({0}, {0});

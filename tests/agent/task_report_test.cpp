@@ -31,6 +31,21 @@ TEST(MakeReport, AliveSupervisorMeansRunning) {
   EXPECT_EQ(make_report(t, true, 2000, 30000).state, api::TaskState::running);
 }
 
+// While its supervisor pulls the image the task runs in phase pulling_image; a
+// result, or a supervisor gone, ends the phase.
+TEST(MakeReport, PullingImageIsAPhaseOfARunningTaskOnly) {
+  auto t = snap();
+  t.supervisor = SupervisorRecord{10, 20};
+  EXPECT_EQ(make_report(t, true, 2000, 30000).phase, "");
+  t.pulling_image = true;
+  auto r = make_report(t, true, 2000, 30000);
+  EXPECT_EQ(r.state, api::TaskState::running);
+  EXPECT_EQ(r.phase, api::kTaskPhasePullingImage);
+  EXPECT_EQ(make_report(t, false, 2000, 30000).phase, "");
+  t.result = TaskResult{api::TaskState::failed_to_start, std::nullopt, std::nullopt, "pulling image x: no"};
+  EXPECT_EQ(make_report(t, true, 2000, 30000).phase, "");
+}
+
 TEST(MakeReport, DeadSupervisorWithoutResultIsExitedWithMessage) {
   auto t = snap();
   t.supervisor = SupervisorRecord{10, 20};

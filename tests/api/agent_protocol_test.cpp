@@ -69,6 +69,27 @@ TEST(AgentProtocol, TaskReportRoundTripAndErrors) {
   EXPECT_FALSE(task_report_from_json(nlohmann::json::array()));
 }
 
+// A running task's phase (pulling its image) rides on its report; absent when none,
+// and a bad one is refused naming the field.
+TEST(AgentProtocol, TaskReportPhaseIsAbsentWhenEmptyAndChecked) {
+  TaskReport r;
+  r.assignment_id = "j-1.0.0";
+  EXPECT_FALSE(to_json(r).contains("phase"));
+  r.phase = kTaskPhasePullingImage;
+  auto back = task_report_from_json(to_json(r));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->phase, "pulling_image");
+  EXPECT_EQ(to_json(*back), to_json(r));
+  for (const nlohmann::json& bad : {nlohmann::json(""), nlohmann::json("Pulling"), nlohmann::json(3),
+                                    nlohmann::json(std::string(kMaxTaskPhaseBytes + 1, 'a'))}) {
+    auto j = to_json(r);
+    j["phase"] = bad;
+    auto res = task_report_from_json(j);
+    ASSERT_FALSE(res) << bad.dump();
+    EXPECT_EQ(res.error().field, "phase");
+  }
+}
+
 TEST(AgentProtocol, DegradedIsAbsentWhenEmptyAndRoundTrips) {
   HeartbeatRequest hb;
   hb.node = "n1";

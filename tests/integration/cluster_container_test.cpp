@@ -216,6 +216,50 @@ TEST_F(ClusterContainer, ROOT_ImagePullAlwaysPullsEvenWhenTheNodeHasTheImage) {
   EXPECT_EQ(cached.value("state", ""), "succeeded") << cached.dump();
 }
 
+// A slow pull: n2's podman is a wrapper whose `pull` waits (at most 60 s) for a file the
+// test writes, then succeeds without pulling (the image is here already). Meanwhile the
+// job (running: its agent launched the task) has the pull as its reason and one event;
+// the ranks' start clears it.
+TEST_F(ClusterContainer, ROOT_WhileTheImageIsPulledTheJobSaysSoAndGetsOneEvent) {
+  const std::string go = c.root() + "/pull-go", wrapper = c.root() + "/slow-podman";
+  const std::string wait_for_go = "i=0; while [ ! -e " + go + " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done";
+  tessel::testkit::write_file(wrapper, "#!/bin/sh\ncase \" $* \" in *\" pull --quiet \"*) " + wait_for_go +
+                                           "; exit 0 ;;\nesac\nexec podman \"$@\"\n");
+  ASSERT_EQ(::chmod(wrapper.c_str(), 0755), 0);
+  c.agent_args.insert(c.agent_args.end(), {"--podman", wrapper});
+  c.start_agent("n2");
+  ASSERT_TRUE(c.wait_node_state("n2", "ready"));
+  const json job =
+      c.submit({{"command", {"echo", "ran"}}, {"image", kImage}, {"image_pull", "always"}, {"nodelist", {"n2"}}});
+  const std::string id = job["id"];
+  const std::string reason = "pulling image " + kImage + " on n2";
+  const auto pulling = c.wait_reason(id, reason, 60s);
+  ASSERT_TRUE(pulling);
+  EXPECT_EQ(pulling->value("state", ""), "running") << pulling->dump();
+  EXPECT_EQ(pulling->value("reason", ""), reason) << pulling->dump();
+  auto events_named = [&](const std::string& name) {
+    std::vector<json> out;
+    const json history = c.get("/v1/jobs/" + id + "/events");
+    for (const auto& e : history["events"])
+      if (e.value("event", "") == name) out.push_back(e);
+    return out;
+  };
+  ASSERT_EQ(events_named("pulling_image").size(), 1U) << c.get("/v1/jobs/" + id + "/events").dump();
+  EXPECT_EQ(events_named("pulling_image")[0].value("reason", ""), reason);
+  EXPECT_EQ(events_named("pulling_image")[0]["nodes"], json::array({"n2"}));
+  tessel::testkit::write_file(go, "");
+  const auto done = c.wait_job(id, {"succeeded", "failed"}, 60s);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->value("state", ""), "succeeded") << done->dump();
+  EXPECT_EQ(done->value("reason", ""), "") << done->dump();
+  EXPECT_EQ(events_named("pulling_image").size(), 1U);
+  std::vector<std::string> order;
+  const json history = c.get("/v1/jobs/" + id + "/events");
+  for (const auto& e : history["events"]) order.push_back(e.value("event", ""));
+  EXPECT_EQ(order, (std::vector<std::string>{"submitted", "assigned", "running", "pulling_image", "succeeded"}));
+  EXPECT_EQ(c.log("n2", id), "tessel: pulling image " + kImage + " on n2\nran\n");
+}
+
 TEST_F(ClusterContainer, ROOT_MountsComeOnlyFromAllowedDirectories) {
   const json ok = finished({{"command", {"sh", "-c", "cat /data/hello.txt; echo more > /data/new 2>&1 || echo ro"}},
                             {"image", kImage},
@@ -308,6 +352,12 @@ class ClusterContainerIsolated : public ClusterContainer {
         if (e.is_directory()) ::rmdir(e.path().c_str());
       ::rmdir(dir.c_str());
     }
+    // The containers' level runc made where the task has no directory (the agent's
+    // cgroup there, as ours): empty unless another agent's container runs (then kept).
+    for (const auto& [mount, name] :
+         {std::pair{"cpu", "cpu"}, std::pair{"blkio", "blkio"}, std::pair{"devices", "devices"},
+          std::pair{"systemd", "name=systemd"}, std::pair{"unified", ""}})
+      ::rmdir(("/sys/fs/cgroup/" + std::string(mount) + own_path(name) + "/tessel-containers").c_str());
   }
   // This process's cgroup in a v1 `controller` ("" for the root), as its agents inherit it.
   static std::string own_path(const std::string& controller) {
@@ -333,6 +383,42 @@ TEST_F(ClusterContainerIsolated, ROOT_TheContainerGetsTheTasksCpusAndMemoryLimit
   EXPECT_EQ(log.substr(0, 2), "1\n") << log;
   const json node = c.get("/v1/nodes/n1");
   EXPECT_EQ(node["inventory"].value("isolation", ""), "cgroup1") << node.dump();
+}
+
+// The container runs below the task's cgroup (tessel-containers/libpod-ID in each of
+// its v1 hierarchies): the task's CPU seconds and peak memory are the container's too.
+TEST_F(ClusterContainerIsolated, ROOT_TheTasksUseCountsTheContainer) {
+  const json done = finished({{"command",
+                               {"sh", "-c",
+                                "cat /proc/self/cgroup | grep memory; i=0; while [ $i -lt 1200000 ]; do i=$((i+1)); "
+                                "done; dd if=/dev/zero of=/dev/null bs=128M count=1 2>/dev/null"}},
+                              {"image", kImage},
+                              {"memory_mib", 512}});
+  const std::string log = c.log("n1", done.value("id", ""));
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump() << log;
+  EXPECT_NE(log.find("/" + subtree_ + "/"), std::string::npos) << log;  // Below the task's.
+  EXPECT_NE(log.find("/tessel-containers/libpod-"), std::string::npos) << log;
+  ASSERT_TRUE(done.contains("cpu_seconds")) << done.dump();
+  RecordProperty("cpu_seconds", std::to_string(done["cpu_seconds"].get<double>()));
+  RecordProperty("max_rss_mib", std::to_string(done.value("max_rss_mib", int64_t{0})));
+  EXPECT_GE(done["cpu_seconds"].get<double>(), 0.7) << done.dump();  // The loop's, not podman's alone.
+  ASSERT_TRUE(done.contains("max_rss_mib")) << done.dump();
+  EXPECT_GE(done["max_rss_mib"].get<int64_t>(), 128) << done.dump();  // dd's buffer.
+  EXPECT_LE(done["max_rss_mib"].get<int64_t>(), 512) << done.dump();
+}
+
+// A container that allocates past the task's memory limit is killed by the kernel and
+// the job fails with the out-of-memory reason of a bare task. dd's buffer (256 MiB, one
+// block) is memory it touches at once, so the kill comes in well under a second.
+TEST_F(ClusterContainerIsolated, ROOT_AContainerPastItsMemoryLimitFailsOutOfMemory) {
+  const json done = finished({{"command", {"dd", "if=/dev/zero", "of=/dev/null", "bs=256M", "count=1"}},
+                              {"image", kImage},
+                              {"memory_mib", 64}});
+  EXPECT_EQ(done.value("state", ""), "failed") << done.dump();
+  EXPECT_EQ(done.value("reason", ""), "out of memory: rank 0 killed at its 64 MiB limit")
+      << done.dump() << c.log("n1", done.value("id", ""));
+  EXPECT_EQ(done.value("exit_code", 0), 137) << done.dump();
+  EXPECT_TRUE(eventually([&] { return containers_of(done["id"]).empty(); }, 30s));
 }
 
 }  // namespace

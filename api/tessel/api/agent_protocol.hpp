@@ -111,8 +111,14 @@ struct TaskReport {
   // Local ranks whose output passed the node's per-rank log cap: what came after was
   // dropped (a marker line says so in the log). Absent on the wire when none.
   std::vector<int> logs_capped;
+  // What a running task is doing before its ranks start: kTaskPhasePullingImage while its
+  // supervisor pulls the job's image. Empty (absent on the wire) otherwise. At most
+  // kMaxTaskPhaseBytes of [a-z_]; the scheduler ignores a phase it does not know.
+  std::string phase;
 };
 inline constexpr int kMaxLocalRanks = 4096;
+inline constexpr char kTaskPhasePullingImage[] = "pulling_image";
+inline constexpr size_t kMaxTaskPhaseBytes = 32;
 
 nlohmann::json to_json(const TaskReport& r);
 Result<TaskReport> task_report_from_json(const nlohmann::json& j);

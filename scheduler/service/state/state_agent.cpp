@@ -66,6 +66,25 @@ std::pair<std::string, std::optional<int>> failure_of(const api::TaskReport& r) 
   return {r.message.empty() ? "rank ended without a result" : r.message, std::nullopt};
 }
 
+bool pulling(const api::TaskReport& r) {
+  return r.state == api::TaskState::running && r.phase == api::kTaskPhasePullingImage;
+}
+
+// "pulling image REF on n1, n3": the nodes whose task of the job's attempt is pulling
+// its image, in rank order; empty when none is.
+std::string pulling_reason(const api::Job& j, const std::map<std::string, api::TaskReport>& reports) {
+  std::vector<std::string> nodes;
+  for (const auto& a : j.allocations) {
+    auto r = reports.find(api::assignment_id(j.id, j.attempt, a.rank));
+    if (r != reports.end() && pulling(r->second) && std::find(nodes.begin(), nodes.end(), a.node) == nodes.end())
+      nodes.push_back(a.node);
+  }
+  if (nodes.empty()) return "";
+  std::string out = ClusterState::kPullingImageReason + j.spec.image + " on ";
+  for (size_t i = 0; i < nodes.size(); ++i) out += (i ? ", " : "") + nodes[i];
+  return out;
+}
+
 void log_degraded(const std::string& node, const std::string& was, const std::string& now) {
   if (was == now) return;
   if (now.empty())
@@ -358,9 +377,14 @@ bool ClusterState::evaluate_job_locked(Txn& txn, const JobEntry& e) {
       endpoint = n->second.rec.address + ":" + std::to_string(r->second.port);
   }
   const bool start = j.state == api::JobState::assigned && running + ok == j.allocations.size();
-  if (!start && endpoint == j.endpoint) return false;
+  // While a node pulls the image the job says so; its ranks' start clears it.
+  const bool ours = j.reason.empty() || j.reason.rfind(ClusterState::kPullingImageReason, 0) == 0;
+  const bool live = j.state == api::JobState::assigned || j.state == api::JobState::running;
+  const std::string reason = live && ours ? pulling_reason(j, e.reports) : j.reason;
+  if (!start && endpoint == j.endpoint && reason == j.reason) return false;
   api::Job nj = j;
   nj.endpoint = endpoint;
+  nj.reason = reason;
   if (start) {
     nj.state = api::JobState::running;
     nj.started_at_ms = clock_.now_ms();

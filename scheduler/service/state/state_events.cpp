@@ -2,7 +2,8 @@
 // stored document, so it needs no table and survives restarts with the job.
 // commit_locked() calls record_events_locked() last, once the Txn is complete: it
 // compares each job the batch writes with the job as it was (in memory, or earlier
-// in the same batch) and appends an event for each change of state or attempt.
+// in the same batch) and appends an event for each change of state or attempt, and
+// one when a job's reason becomes a new "pulling image REF on NODE".
 // Pending reasons that change with every pass are not stored (the pass writes
 // nothing for them) and so are not events; the reason a job waited with at
 // submission is in its "submitted" event.
@@ -24,6 +25,14 @@ std::vector<std::string> nodes_of(const api::Job& j) {
 }
 
 const std::string kRequeuedBy = "requeued by ";  // stop_job_locked's reason for a user's requeue.
+
+// A job whose reason became a (new) pull of its image: a node started pulling.
+std::optional<api::JobEvent> pull_started(const api::Job& before, const api::Job& after, int64_t now) {
+  if (after.attempt != before.attempt || after.reason == before.reason ||
+      after.reason.rfind(ClusterState::kPullingImageReason, 0) != 0)
+    return std::nullopt;
+  return api::JobEvent{now, "pulling_image", after.state, after.attempt, nodes_of(after), after.reason, {}, {}};
+}
 
 // The event that takes `before` to `after`, if their state or attempt differ.
 std::optional<api::JobEvent> transition(const api::Job& before, const api::Job& after, int64_t now) {
@@ -80,8 +89,10 @@ void ClusterState::record_events_locked(Txn& txn) {
       continue;
     }
     auto e = transition(*before, nj, now);
-    if (!e) continue;
-    api::add_job_event(nj.events, std::move(*e));
+    auto pull = pull_started(*before, nj, now);  // After the job's start, when both.
+    if (!e && !pull) continue;
+    if (e) api::add_job_event(nj.events, std::move(*e));
+    if (pull) api::add_job_event(nj.events, std::move(*pull));
     changed.emplace_back(key, nj.events);
   }
   if (changed.empty()) return;

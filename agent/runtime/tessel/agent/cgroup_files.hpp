@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tessel/base/result.hpp"
 
@@ -20,6 +21,9 @@ bool path_exists(const std::string& path);
 Status make_dir(const std::string& path);
 // rmdir; a missing directory is fine.
 Status remove_dir(const std::string& path);
+// The cgroups below `dir` (its subdirectories, theirs, ... at most 8 levels), the
+// deepest first: the order rmdir needs. Empty when it has none or is gone.
+std::vector<std::string> descendant_dirs(const std::string& dir);
 // The first integer of a file ("12345\n"), or nullopt.
 std::optional<int64_t> read_cgroup_int(const std::string& path);
 // The value of `key` in a "key value" per line file (cpu.stat, memory.events,

@@ -102,10 +102,13 @@ struct PodmanRun {
   std::vector<ContainerDevice> devices;
   int64_t shm_size_mib = 0;  // 0: --ipc host.
   std::vector<int> cpus;     // --cpuset-cpus; empty: none.
-  int64_t memory_mib = 0;    // --memory and --memory-swap; 0: none.
+  int64_t memory_mib = 0;    // --memory and --memory-swap; 0: none (or in_task_cgroup).
   int64_t pids_max = 0;      // --pids-limit; 0: none.
   int64_t nofile = 0, nproc = 0;
   std::string init_path;  // --init --init-path; "": no init.
+  // The container's cgroup below the task's (a v1 task cgroup; kContainerCgroupParent):
+  // the task's memory limit holds it, not one of its own.
+  bool in_task_cgroup = false;
 };
 std::vector<std::string> podman_run_argv(const PodmanRun& r);
 

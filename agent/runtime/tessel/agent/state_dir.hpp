@@ -35,6 +35,7 @@ struct TaskSnapshot {
   std::vector<int> cpus;            // Its cpuset, from launch.json; empty: none of its own.
   int64_t started_unix_ms = 0;      // mtime of assignment.json.
   std::optional<int> signals_done;  // From signals_done; absent (or unreadable): none.
+  bool pulling_image = false;       // kPullingImageFile exists: its supervisor is pulling the image.
 };
 
 struct StateScan {

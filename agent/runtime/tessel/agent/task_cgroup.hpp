@@ -28,6 +28,14 @@ namespace tessel::agent {
 
 enum class CgroupVersion { v1, v2 };
 
+// A v1 task's containers: podman runs them with `--cgroups no-conmon --cgroup-parent
+// tessel-containers`, a relative parent, which runc resolves against its own cgroups:
+// the task's, as it runs below the rank's podman. So each container's cgroup is
+// <task's dir>/tessel-containers/libpod-<id> in each of the task's hierarchies (and
+// <agent's cgroup>/tessel-containers/... in the others: cpu, blkio, name=systemd), and
+// the task's limits, use, OOM kills and kill cover it.
+inline constexpr char kContainerCgroupParent[] = "tessel-containers";
+
 // A device the task must not open: type 'c' or 'b', and its numbers.
 struct DeviceRule {
   char type = 'c';
@@ -66,7 +74,8 @@ Result<std::vector<int>> open_task_cgroup_procs(const TaskCgroup& cg);
 // the task's cgroup. False when a write failed (errno tells why).
 bool join_task_cgroup(const std::vector<int>& procs_fds);
 
-// The pids in the task's cgroup now (empty when its directory is gone).
+// The pids in the task's cgroup and the cgroups below it (its containers') now (empty
+// when its directory is gone).
 std::vector<int> task_cgroup_pids(const TaskCgroup& cg);
 // Kills every process in the task's cgroup, forks racing the kill included (v2
 // cgroup.kill; else freeze, SIGKILL each, thaw, until none is left). Waits for them
@@ -77,10 +86,14 @@ struct TaskUsage {
   std::optional<double> cpu_seconds;   // All its processes, user + system.
   std::optional<int64_t> max_rss_mib;  // Peak memory charged to it (rounded up).
   int64_t oom_kills = 0;               // Processes the kernel killed at its memory limit.
+  // v1: its memory limit was reached at least once (memory.failcnt): reclaim, or an OOM
+  // kill that v1 counted in a container's cgroup that is gone by now.
+  bool limit_hit = false;
 };
 TaskUsage read_task_usage(const TaskCgroup& cg);
 
-// Removes its directories (those already gone are fine).
+// Removes its directories, and the empty cgroups below them first (those its containers'
+// runtime made and left); those already gone are fine.
 Status remove_task_cgroup(const TaskCgroup& cg);
 
 }  // namespace tessel::agent

@@ -10,6 +10,8 @@
 //   signals_done     the id of the last user signal (api::Assignment::signals) sent to
 //                    the ranks, as a decimal line; written before each delivery, so an
 //                    agent that restarts delivers those sent while it was down, once.
+//   pulling_image    marker: the supervisor is pulling the job's image (no rank started
+//                    yet); the agent reports the task in phase api::kTaskPhasePullingImage.
 //   rank<N>.log      stdout+stderr of local rank N (appended).
 //
 // Parsers take untrusted text (a file may be torn or edited) and never throw;
@@ -26,6 +28,8 @@
 #include "tessel/base/result.hpp"
 
 namespace tessel::agent {
+
+inline constexpr char kPullingImageFile[] = "pulling_image";  // See above.
 
 struct RankLaunch {
   std::vector<std::string> argv;

@@ -152,6 +152,8 @@ struct InventoryView {
 
 class ClusterState {
  public:
+  // A job's reason while nodes pull its image: "pulling image REF on n1, n3".
+  static constexpr char kPullingImageReason[] = "pulling image ";
   ClusterState(Store& store, const Clock& clock, StateOptions opts);
   ClusterState(const ClusterState&) = delete;
   ClusterState& operator=(const ClusterState&) = delete;
@@ -385,7 +387,9 @@ class ClusterState {
   static api::Job view_of(const JobEntry& e);
 
   // State history (state_events.cpp): an event for each change of state or attempt
-  // that `txn` writes, added to the records it writes and, once applied, to memory.
+  // that `txn` writes, added to the records it writes and, once applied, to memory;
+  // and a "pulling_image" event when a job's reason becomes a new
+  // kPullingImageReason one (a node started pulling its image).
   void record_events_locked(Txn& txn) REQUIRES(mu_);
   static api::JobEvent submitted_event(const api::Job& job);
 
