@@ -77,12 +77,17 @@ TEST(Reservations, ItsJobsWaitForTheWindowAndStayOnItsNodes) {
   auto early = r.alloc.schedule({in_reservation("j-demo", 8, demo)}, kStart - 1000);
   EXPECT_TRUE(early.placed.empty());
   EXPECT_EQ(reason(early, "j-demo"), "waiting for reservation demo to start at 1970-01-05T04:00:00.000Z");
+  // Its estimated start is the window's start (as Slurm's StartTime of a reservation job).
+  ASSERT_EQ(early.reservations.size(), 1u);
+  EXPECT_EQ(early.reservations[0].job_id, "j-demo");
+  EXPECT_EQ(early.reservations[0].start_ms, kStart);
   auto open = r.alloc.schedule({in_reservation("j-demo", 8, demo), in_reservation("j-demo2", 8, demo)}, kStart);
   EXPECT_EQ(nodes_of(find_placement(open, "j-demo")), std::set<std::string>{"n1"});
   EXPECT_EQ(find_placement(open, "j-demo2"), nullptr);  // n2 is free, but not the reservation's.
   auto late = r.alloc.schedule({in_reservation("j-late", 1, demo)}, kStart + 3 * kHour);
   EXPECT_TRUE(late.placed.empty());
   EXPECT_EQ(reason(late, "j-late"), "reservation demo ended at 1970-01-05T06:00:00.000Z");
+  EXPECT_TRUE(late.reservations.empty());  // No window ahead: no estimate.
   // After the window other jobs use n1 again, with or without a time limit.
   auto after = r.alloc.schedule({job("j-after", 8, 1, 0, 9), job("j-after2", 8, 1, 0, 10)}, kStart + 3 * kHour);
   EXPECT_EQ(after.placed.size(), 1u);  // n1 holds j-demo still; n2 takes one.

@@ -63,6 +63,7 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
   out.pending_reasons.reserve(queue.size());
   auto pend = [&](const PendingJob& job, uint32_t text) {
     out.pending_reasons.add(job.id, static_cast<uint32_t>(&job - queue.data()), text);
+    if (job.constraints != nullptr && !job.constraints->reservation.empty()) estimate_window(job, out);
   };
   auto pend_for = [&](const PendingJob& job, const std::string& why) { pend(job, out.pending_reasons.intern(why)); };
   constexpr size_t kAhead = 8;  // Jobs in scheduling order are scattered in memory: fetch ahead.
@@ -142,6 +143,19 @@ ScheduleResult SchedulePass::run(const std::vector<PendingJob>& queue) {
     }
   }
   return out;
+}
+
+void SchedulePass::estimate_window(const PendingJob& job, ScheduleResult& out) {
+  const std::string& name = job.constraints->reservation;
+  auto [it, fresh] = window_starts_.try_emplace(name, pass::kNever);
+  if (fresh && state_.reserved_nodes > 0) {
+    for (const Node& node : state_.nodes) {
+      if (node.reserved == nullptr) continue;
+      for (const ReservationWindow& w : node.reserved->windows)
+        if (w.name == name && w.start_ms > now_ms_) it->second = std::min(it->second, w.start_ms);
+    }
+  }
+  if (it->second != pass::kNever) out.reservations.push_back(Reservation{job.id, it->second, {}});
 }
 
 const std::vector<int>& SchedulePass::keys_of(const PendingJob& job) {

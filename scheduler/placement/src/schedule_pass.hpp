@@ -212,6 +212,10 @@ class SchedulePass {
   // Sets *waiting when capacity exists and only busy cards stand in the way.
   std::string reason_for(const PendingJob& job, const std::vector<int>& keys, bool* waiting);
   void reserve(const PendingJob& job, const std::vector<int>& keys, ScheduleResult& out);
+  // A pending job of a reservation whose window has not opened yet starts at the
+  // window's start at the earliest: that is its estimated start (as Slurm shows a
+  // reservation job's StartTime), reported in `out` like a reservation's.
+  void estimate_window(const PendingJob& job, ScheduleResult& out);
   // Blocks `groups` (node, cards; in rank order) for the job from `start` (kNever:
   // unknown) for the rest of the pass, and reports the reservation in `out`.
   void hold_reservation(const PendingJob& job, const std::vector<std::pair<uint32_t, Mask>>& groups, int64_t start,
@@ -301,6 +305,8 @@ class SchedulePass {
   // The fewest CPUs and MiB any schedulable node offers (INT64_MAX: none reports
   // them), for never_fits_resources(); found on first use in a pass.
   std::optional<std::pair<int64_t, int64_t>> smallest_;
+  // estimate_window()'s: each reservation's next window start after now (kNever: none).
+  std::map<std::string, int64_t, std::less<>> window_starts_;
   // (vendor or -1, model) -> keys_of(): the (vendor, model) keys a job may use.
   std::map<std::pair<int, std::string_view>, std::vector<int>> keys_cache_;
 };
