@@ -11,7 +11,7 @@
 // PassPacing, NodeVersions, VersionWatch, the usage ledger and book, and the
 // counters; ClusterState sequences them: compute a change, write it, apply it.
 //
-// Threading: one mutex (mu_) guards every member below it (GUARDED_BY, checked by
+// Threading: one mutex (mu_) guards every member below it (annotated; checked by
 // clang: tessel/sync/mutex.hpp). The HTTP layer, the scheduler thread
 // (run_scheduler) and the liveness ticker call the public methods; all are
 // thread-safe and take mu_ themselves (EXCLUDES); `*_locked` helpers, and the
