@@ -53,6 +53,18 @@ void fake_v1(const std::string& root) {
   put(root + "/cpuset/cpuset.mems", "0-1\n");
 }
 
+// fake_v1() at `root`, with the parent "tessel" in each controller, and the task
+// cgroup j.0.0 below it (not made yet).
+TaskCgroup fake_v1_task(const testkit::TempDir& root) {
+  fake_v1(root.str());
+  TaskCgroup cg;
+  for (const std::string& c : v1_controllers()) {
+    fs::create_directories(root.str(c + "/tessel"));
+    cg.dirs[c] = root.str(c + "/tessel/j.0.0");
+  }
+  return cg;
+}
+
 api::Assignment assignment(const std::string& id, std::vector<int> indices) {
   api::Assignment a;
   a.id = id;
@@ -172,12 +184,7 @@ TEST(HostShape, NumaLayoutMemoryAndTheCardsNode) {
 
 TEST(TaskCgroupV1, CreatesWritesTheLimitsReadsTheUseAndRemoves) {
   testkit::TempDir root("cg");
-  fake_v1(root.str());
-  TaskCgroup cg;
-  for (const std::string& c : v1_controllers()) {
-    fs::create_directories(root.str(c + "/tessel"));
-    cg.dirs[c] = root.str(c + "/tessel/j.0.0");
-  }
+  TaskCgroup cg = fake_v1_task(root);
   put(root.str("cpuset/tessel/cpuset.mems"), "0-1\n");
   cg.cpus = {2, 3, 5};
   cg.memory_limit_mib = 64;
@@ -220,12 +227,7 @@ TEST(TaskCgroupV1, CreatesWritesTheLimitsReadsTheUseAndRemoves) {
 // and removing the task's cgroup removes it first.
 TEST(TaskCgroupV1, TheCgroupsOfItsContainersBelowItAreTheTasks) {
   testkit::TempDir root("cg");
-  fake_v1(root.str());
-  TaskCgroup cg;
-  for (const std::string& c : v1_controllers()) {
-    fs::create_directories(root.str(c + "/tessel"));
-    cg.dirs[c] = root.str(c + "/tessel/j.0.0");
-  }
+  TaskCgroup cg = fake_v1_task(root);
   put(root.str("cpuset/tessel/cpuset.mems"), "0-1\n");
   put(root.str("cpuset/tessel/cpuset.cpus"), "0-7\n");
   cg.memory_limit_mib = 64;
