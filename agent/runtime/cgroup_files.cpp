@@ -123,4 +123,13 @@ std::optional<int64_t> read_cgroup_key(const std::string& path, const std::strin
   return std::nullopt;
 }
 
+std::string v2_enable_line(const std::string& dir) {
+  auto offered = read_cgroup_file(dir + "/cgroup.controllers");
+  std::istringstream in(offered ? *offered : "");
+  std::string c, line;
+  while (in >> c)
+    if (c == "cpuset" || c == "memory" || c == "pids" || c == "cpu") line += (line.empty() ? "+" : " +") + c;
+  return line;
+}
+
 }  // namespace tessel::agent

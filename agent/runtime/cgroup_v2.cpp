@@ -24,8 +24,13 @@ Status configure_v2(const TaskCgroup& cg) {
   }
   if (cg.pids_max > 0)
     if (auto st = write_cgroup_file(d + "/pids.max", std::to_string(cg.pids_max)); !st) return st;
-  if (!cg.deny.empty()) return attach_device_program(d, cg.deny);
-  return ok_status();
+  if (!cg.deny.empty())
+    if (auto st = attach_device_program(d, cg.deny); !st) return st;
+  if (cg.leaf.empty()) return ok_status();
+  // Its children (the leaf, its containers' cgroups) get the controllers its limits use.
+  if (const std::string line = v2_enable_line(d); !line.empty())
+    if (auto st = write_cgroup_file(d + "/cgroup.subtree_control", line); !st) return st;
+  return make_dir(d + "/" + cg.leaf);
 }
 
 bool freeze_v2(const TaskCgroup& cg, bool frozen) {

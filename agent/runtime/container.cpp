@@ -103,6 +103,7 @@ Result<std::optional<ContainerRuntime>> detect_container_runtime(const Container
   if (!version) return Error{"podman --version printed no version: '" + out->out.substr(0, 80) + "'"};
   rt.version = *version;
   rt.oci_runtime = cfg.mode == "auto" ? default_oci_runtime(cfg.cgroup_root) : cfg.mode;
+  rt.cgroup_root = cfg.cgroup_root;
   const std::string runtime_path =
       cfg.path_env.empty() ? "/usr/bin:/usr/sbin:/bin:/sbin" : cfg.path_env + ":/usr/sbin:/sbin";
   if (auto r = resolve_executable(rt.oci_runtime, rt.oci_runtime, runtime_path); !r) return r.error();
@@ -179,6 +180,13 @@ std::string container_name(const std::string& assignment_id, int rank, const std
   return name;
 }
 
+std::string container_cgroup_parent(const TaskCgroup& cg, const std::string& cgroup_root) {
+  if (cg.version == CgroupVersion::v1) return kContainerCgroupParent;
+  auto it = cg.dirs.find("");
+  if (it == cg.dirs.end() || !under_dir(it->second, cgroup_root) || it->second.size() <= cgroup_root.size()) return "";
+  return it->second.substr(cgroup_root.size());  // "/system.slice/tessel-agent.service/tessel/<id>".
+}
+
 std::vector<std::string> podman_run_argv(const PodmanRun& r) {
   std::vector<std::string> a = r.podman;
   const auto add = [&](std::initializer_list<std::string> items) { a.insert(a.end(), items); };
@@ -194,8 +202,8 @@ std::vector<std::string> podman_run_argv(const PodmanRun& r) {
   if (r.nofile > 0) add({"--ulimit", "nofile=" + std::to_string(r.nofile) + ":" + std::to_string(r.nofile)});
   if (r.nproc > 0) add({"--ulimit", "nproc=" + std::to_string(r.nproc) + ":" + std::to_string(r.nproc)});
   if (!r.cpus.empty()) add({"--cpuset-cpus", cpu_list(r.cpus)});
-  if (r.in_task_cgroup) add({"--cgroups", "no-conmon", "--cgroup-parent", kContainerCgroupParent});
-  if (r.memory_mib > 0 && !r.in_task_cgroup) {
+  if (!r.cgroup_parent.empty()) add({"--cgroups", "no-conmon", "--cgroup-parent", r.cgroup_parent});
+  if (r.memory_mib > 0 && r.cgroup_parent.empty()) {
     const std::string m = std::to_string(r.memory_mib) + "m";
     add({"--memory", m, "--memory-swap", m});
   }
@@ -236,13 +244,15 @@ Status containerize(LaunchPlan& plan, const api::Assignment& a, const api::NodeI
   run.devices = container_devices(inv.vendor, dev_root, sysfs_root, inv.devices, a.indices);
   run.shm_size_mib = a.spec.shm_size_mib;
   if (plan.cgroup) {
-    run.in_task_cgroup = plan.cgroup->version == CgroupVersion::v1;
-    // runc's own device rules fence the container to its cards, and a v1 devices cgroup
-    // below the task's could allow no more than it (runc's first rule, "c *:* m", would
-    // be refused): podman and its containers stay out of the task's devices cgroup.
-    if (run.in_task_cgroup) {
+    run.cgroup_parent = container_cgroup_parent(*plan.cgroup, rt.cgroup_root);
+    // The runtime's own device rules fence the container to its cards, and a devices
+    // cgroup (v1) or device program (v2) above the container's could allow no more than
+    // it (runc's first rule, "c *:* m", would be refused): podman and its containers stay
+    // out of the task's device fence.
+    if (!run.cgroup_parent.empty()) {
       plan.cgroup->dirs.erase("devices");
       plan.cgroup->deny.clear();
+      if (plan.cgroup->version == CgroupVersion::v2) plan.cgroup->leaf = kV2RanksLeaf;
     }
     run.cpus = plan.cgroup->cpus;
     run.memory_mib = plan.cgroup->memory_limit_mib;
@@ -272,8 +282,8 @@ Status containerize(LaunchPlan& plan, const api::Assignment& a, const api::NodeI
     c.names.push_back(run.name);
   }
   plan.container = std::move(c);
-  // podman runs as root (in the task's cgroup), the job's user is its --user; the
-  // supervisor enters the workdir before (podman does not need it as its cwd).
+  // podman runs as root (in the task's cgroup), the job's user is its --user; it works
+  // in a directory of root's (the caller sets the plan's workdir to the task's dir).
   plan.uid.reset();
   plan.gid.reset();
   plan.user.clear();

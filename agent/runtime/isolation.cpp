@@ -78,16 +78,6 @@ Result<std::map<std::string, std::string>> open_v1(const IsolationConfig& cfg) {
   return bases;
 }
 
-// The controllers a task needs on v2 that `dir` offers (cgroup.controllers).
-std::string v2_enable_line(const std::string& dir) {
-  auto offered = read_cgroup_file(dir + "/cgroup.controllers");
-  std::istringstream in(offered ? *offered : "");
-  std::string c, line;
-  while (in >> c)
-    if (c == "cpuset" || c == "memory" || c == "pids" || c == "cpu") line += (line.empty() ? "+" : " +") + c;
-  return line;
-}
-
 Result<std::map<std::string, std::string>> open_v2(const IsolationConfig& cfg) {
   const std::string own_rel = own_cgroup_path(cfg.self_cgroup, "").value_or("/");
   const std::string own = join(cfg.cgroup_root, own_rel);

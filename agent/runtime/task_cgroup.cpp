@@ -46,7 +46,8 @@ json to_json(const TaskCgroup& cg) {
           {"cpus", cg.cpus},
           {"memory_limit_mib", cg.memory_limit_mib},
           {"pids_max", cg.pids_max},
-          {"deny", deny}};
+          {"deny", deny},
+          {"leaf", cg.leaf}};
 }
 
 Result<TaskCgroup> task_cgroup_from_json(const json& j) {
@@ -76,6 +77,10 @@ Result<TaskCgroup> task_cgroup_from_json(const json& j) {
         return Error::invalid("cgroup.deny: device numbers out of range", "cgroup.deny");
       cg.deny.push_back({type[0], major, minor});
     }
+    cg.leaf = j.value("leaf", "");  // Absent in the plans of agents before it.
+    if (!cg.leaf.empty() && (cg.version != CgroupVersion::v2 || cg.leaf != kV2RanksLeaf))
+      return Error::invalid(std::string("cgroup.leaf: must be \"\" or, on v2, \"") + kV2RanksLeaf + "\"",
+                            "cgroup.leaf");
     return cg;
   });
 }
@@ -95,7 +100,7 @@ Status create_task_cgroup(const TaskCgroup& cg) {
 Result<std::vector<int>> open_task_cgroup_procs(const TaskCgroup& cg) {
   std::vector<int> fds;
   for (const auto& [controller, dir] : cg.dirs) {
-    const std::string path = dir + "/cgroup.procs";
+    const std::string path = (cg.leaf.empty() ? dir : dir + "/" + cg.leaf) + "/cgroup.procs";
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_APPEND);
     if (fd < 0) {
       Error e{"open " + path + ": " + std::strerror(errno)};

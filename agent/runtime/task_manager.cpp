@@ -1,5 +1,10 @@
 #include "tessel/agent/task_manager.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <spdlog/spdlog.h>
 
 #include "tessel/agent/cpu_choice.hpp"
@@ -191,6 +196,16 @@ Result<LaunchPlan> TaskManager::prepare_launch(const api::Assignment& a, const a
   if (a.spec.workdir.empty()) {
     const int uid = cfg_.run_as ? cfg_.run_as->uid : -1, gid = cfg_.run_as ? cfg_.run_as->gid : -1;
     if (auto st = dir_.make_work_dir(a.id, uid, gid); !st) return st.error().wrap("agent state dir");
+  }
+  if (plan->container) {
+    // The job's workdir is the containers' (bind-mounted); podman and conmon work in the
+    // task's own dir, so that nothing of theirs (conmon's `oom` file when the kernel
+    // kills a container) lands, root-owned, in the job's.
+    struct stat st {};
+    const bool exists = ::stat(plan->workdir.c_str(), &st) == 0;
+    if (!exists || !S_ISDIR(st.st_mode))
+      return Error{"workdir " + plan->workdir + ": " + (exists ? "Not a directory" : std::strerror(errno))};
+    plan->workdir = dir_.task_dir(a.id);
   }
   if (auto st = dir_.write_launch(*plan); !st) return st.error().wrap("agent state dir: writing launch plan");
   return plan;

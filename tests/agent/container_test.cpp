@@ -233,9 +233,10 @@ TEST(Containerize, TheRanksRunInPodmanAsRootWithTheJobsUserInside) {
   EXPECT_EQ(*round, *p);
 }
 
-// On cgroup v2 the task's cgroup holds its processes, so no container cgroup may go
-// below it (no internal processes): podman's own cgroup, with the task's limit.
-TEST(Containerize, OnCgroupV2TheContainerKeepsPodmansCgroupWithTheTasksLimit) {
+// On cgroup v2 no process may sit in a cgroup whose children have controllers: the
+// task's processes (podman, conmon) join its leaf, its containers go beside it, and its
+// limit holds them all (no --memory of their own) as on v1.
+TEST(Containerize, OnCgroupV2TheContainersGoBelowTheTaskBesideItsLeaf) {
   testkit::TempDir tmp("containerize");
   StateDir dir(tmp.str());
   auto a = agent_test::gaudi_assignment({0}, {0});
@@ -247,13 +248,34 @@ TEST(Containerize, OnCgroupV2TheContainerKeepsPodmansCgroupWithTheTasksLimit) {
   ASSERT_TRUE(p) << p.error().message;
   p->cgroup = TaskCgroup{};
   p->cgroup->version = CgroupVersion::v2;
-  p->cgroup->dirs = {{"", "/sys/fs/cgroup/tessel/j1.0.0"}};
+  p->cgroup->dirs = {{"", "/sys/fs/cgroup/system.slice/tessel-agent.service/tessel/j1.0.0"}};
   p->cgroup->memory_limit_mib = 2048;
+  p->cgroup->deny = {{'c', 240, 2}};
   ASSERT_TRUE(containerize(*p, a, inv, runtime({}), tmp.str("no-dev"), tmp.str("no-sys"), {}));
   const auto& argv = p->ranks[0].argv;
-  EXPECT_EQ(values_of(argv, "--memory"), (std::vector<std::string>{"2048m"}));
-  EXPECT_TRUE(values_of(argv, "--cgroup-parent").empty());
-  EXPECT_TRUE(values_of(argv, "--cgroups").empty());
+  EXPECT_TRUE(values_of(argv, "--memory").empty());
+  EXPECT_EQ(values_of(argv, "--cgroup-parent"),
+            (std::vector<std::string>{"/system.slice/tessel-agent.service/tessel/j1.0.0"}));
+  EXPECT_EQ(values_of(argv, "--cgroups"), (std::vector<std::string>{"no-conmon"}));
+  EXPECT_EQ(p->cgroup->leaf, "ranks");
+  EXPECT_TRUE(p->cgroup->deny.empty());  // crun's device rules fence the container.
+  EXPECT_EQ(p->cgroup->memory_limit_mib, 2048);
+  auto round = parse_launch_plan(serialize(*p));
+  ASSERT_TRUE(round) << round.error().message;
+  EXPECT_EQ(*round, *p);
+}
+
+TEST(ContainerCgroupParent, V1RelativeV2TheTasksPathInTheMountNoneOutsideIt) {
+  TaskCgroup v1;
+  v1.dirs = {{"memory", "/sys/fs/cgroup/memory/tessel/j"}};
+  EXPECT_EQ(container_cgroup_parent(v1, "/sys/fs/cgroup"), "tessel-containers");
+  TaskCgroup v2;
+  v2.version = CgroupVersion::v2;
+  v2.dirs = {{"", "/sys/fs/cgroup/tessel/j"}};
+  EXPECT_EQ(container_cgroup_parent(v2, "/sys/fs/cgroup"), "/tessel/j");
+  EXPECT_EQ(container_cgroup_parent(v2, "/sys/fs/cgroup2"), "");
+  v2.dirs = {{"", "/sys/fs/cgroup"}};
+  EXPECT_EQ(container_cgroup_parent(v2, "/sys/fs/cgroup"), "");
 }
 
 TEST(Containerize, AMountOutsideTheAllowedDirectoriesFailsTheLaunch) {

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "temp_dir.hpp"
 #include "tessel/agent/cgroup_files.hpp"
@@ -309,6 +310,48 @@ TEST(TaskCgroupV2, CreatesWritesTheLimitsAndReadsTheUse) {
   EXPECT_EQ(u.cpu_seconds, 1.5);
   EXPECT_EQ(u.max_rss_mib, 1);
   EXPECT_EQ(u.oom_kills, 1);
+}
+
+// A task whose ranks run in containers: its limits on its dir, the controllers enabled
+// for its children, its processes joining its leaf; kill and removal take the subtree.
+TEST(TaskCgroupV2, ALeafHoldsTheTasksProcessesBesideItsContainers) {
+  testkit::TempDir root("cg");
+  TaskCgroup cg;
+  cg.version = CgroupVersion::v2;
+  cg.dirs = {{"", root.str("tessel/j.0.0")}};
+  cg.leaf = kV2RanksLeaf;
+  cg.memory_limit_mib = 64;
+  fs::create_directories(root.str("tessel/j.0.0"));
+  put(root.str("tessel/j.0.0/cgroup.controllers"), "cpuset cpu io memory pids\n");
+  ASSERT_TRUE(create_task_cgroup(cg));
+  EXPECT_EQ(get(root.str("tessel/j.0.0/memory.max")), "67108864");
+  EXPECT_EQ(get(root.str("tessel/j.0.0/cgroup.subtree_control")), "+cpuset +cpu +memory +pids");
+  ASSERT_TRUE(fs::is_directory(root.str("tessel/j.0.0/ranks")));
+  put(root.str("tessel/j.0.0/ranks/cgroup.procs"), "");
+  auto fds = open_task_cgroup_procs(cg);
+  ASSERT_TRUE(fds) << fds.error().message;
+  ASSERT_EQ(fds->size(), 1U);
+  ASSERT_TRUE(join_task_cgroup(*fds));
+  for (int fd : *fds) ::close(fd);
+  EXPECT_EQ(get(root.str("tessel/j.0.0/ranks/cgroup.procs")), "0");  // The leaf's, not the task's.
+  put(root.str("tessel/j.0.0/ranks/cgroup.procs"), "");
+  fs::create_directories(root.str("tessel/j.0.0/libpod-abc"));  // A container's, beside it.
+  put(root.str("tessel/j.0.0/libpod-abc/cgroup.procs"), "4242\n");
+  EXPECT_EQ(task_cgroup_pids(cg), std::vector<int>{4242});
+  put(root.str("tessel/j.0.0/libpod-abc/cgroup.procs"), "");
+  ASSERT_TRUE(remove_task_cgroup(cg));
+  EXPECT_FALSE(fs::exists(root.str("tessel/j.0.0")));
+
+  auto round = task_cgroup_from_json(to_json(cg));
+  ASSERT_TRUE(round) << round.error().message;
+  EXPECT_EQ(*round, cg);
+  nlohmann::json bad = to_json(cg);
+  bad["leaf"] = "../x";
+  EXPECT_FALSE(task_cgroup_from_json(bad));
+  bad = to_json(cg);
+  bad.erase("leaf");  // A plan of an older agent.
+  ASSERT_TRUE(task_cgroup_from_json(bad));
+  EXPECT_EQ(task_cgroup_from_json(bad)->leaf, "");
 }
 
 TEST(Isolation, OpensTheV1SubtreeUnderTheAgentsOwnCgroupsAndPlansTasks) {

@@ -419,6 +419,18 @@ TEST_F(ClusterContainerIsolated, ROOT_AContainerPastItsMemoryLimitFailsOutOfMemo
       << done.dump() << c.log("n1", done.value("id", ""));
   EXPECT_EQ(done.value("exit_code", 0), 137) << done.dump();
   EXPECT_TRUE(eventually([&] { return containers_of(done["id"]).empty(); }, 30s));
+  // conmon, which saw the kill, wrote its `oom` marker in its own working directory:
+  // the task's, not the job's.
+  EXPECT_FALSE(fs::exists(c.work_dir("n1", done.value("id", "")) + "/oom"));
+}
+
+// A job workdir that is not there fails the start, naming it (podman works elsewhere).
+TEST_F(ClusterContainer, ROOT_AMissingWorkdirFailsTheStartNamingIt) {
+  const json done = finished({{"command", {"true"}}, {"image", kImage}, {"workdir", c.root() + "/nowhere"}});
+  EXPECT_EQ(done.value("state", ""), "failed") << done.dump();
+  EXPECT_NE(done.value("reason", "").find("workdir " + c.root() + "/nowhere: No such file or directory"),
+            std::string::npos)
+      << done.dump();
 }
 
 }  // namespace

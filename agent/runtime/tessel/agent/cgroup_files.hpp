@@ -30,4 +30,8 @@ std::optional<int64_t> read_cgroup_int(const std::string& path);
 // memory.oom_control), or nullopt.
 std::optional<int64_t> read_cgroup_key(const std::string& path, const std::string& key);
 
+// The controllers a task needs on v2 that `dir` offers (its cgroup.controllers), as
+// cgroup.subtree_control takes them: "+cpuset +memory"; "" when it offers none.
+std::string v2_enable_line(const std::string& dir);
+
 }  // namespace tessel::agent

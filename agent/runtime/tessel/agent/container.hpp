@@ -16,7 +16,10 @@
 //   - the workdir bind-mounted at the same path and used as the working directory;
 //     the job's mounts, each source resolved (symlinks, "..") and under an allowed
 //     directory (--allow-mount), else the launch fails naming it (resolve_mounts);
-//   - the task's CPUs, memory (no swap past it) and pids limit as podman's limits, and
+//   - the container's cgroup below the task's (task_cgroup.hpp: kContainerCgroupParent
+//     on v1, kV2RanksLeaf on v2), so that the task's limits, use and kill hold it;
+//     without a task cgroup, the task's CPUs, memory (no swap past it) and pids limit as
+//     podman's limits; and
 //     open-file and process limits no higher than the agent's own hard limits (and
 //     processes no more than the kernel's pid_max, podman's own limit).
 // Thread-safety: pure functions; detect_container_runtime runs podman once, at start.
@@ -45,11 +48,12 @@ struct ContainerConfig {
 
 // What the node runs images with.
 struct ContainerRuntime {
-  std::string podman;                     // Absolute path.
-  std::string version;                    // "4.3.1".
-  std::string oci_runtime;                // "runc" or "crun".
-  std::string init_path;                  // catatonit (podman --init), "" when not found.
-  std::vector<std::string> allow_mounts;  // Resolved real paths.
+  std::string podman;                          // Absolute path.
+  std::string version;                         // "4.3.1".
+  std::string oci_runtime;                     // "runc" or "crun".
+  std::string init_path;                       // catatonit (podman --init), "" when not found.
+  std::string cgroup_root = "/sys/fs/cgroup";  // A v2 task's --cgroup-parent is its dir below it.
+  std::vector<std::string> allow_mounts;       // Resolved real paths.
   std::string registry_auth;
   int64_t pull_timeout_s = 600;
   int64_t nofile = 0, nproc = 0;  // The ulimits given to containers (soft = hard).
@@ -102,15 +106,21 @@ struct PodmanRun {
   std::vector<ContainerDevice> devices;
   int64_t shm_size_mib = 0;  // 0: --ipc host.
   std::vector<int> cpus;     // --cpuset-cpus; empty: none.
-  int64_t memory_mib = 0;    // --memory and --memory-swap; 0: none (or in_task_cgroup).
+  int64_t memory_mib = 0;    // --memory and --memory-swap; 0: none (or cgroup_parent set).
   int64_t pids_max = 0;      // --pids-limit; 0: none.
   int64_t nofile = 0, nproc = 0;
   std::string init_path;  // --init --init-path; "": no init.
-  // The container's cgroup below the task's (a v1 task cgroup; kContainerCgroupParent):
-  // the task's memory limit holds it, not one of its own.
-  bool in_task_cgroup = false;
+  // Set: the container's cgroup goes below the task's (--cgroups no-conmon
+  // --cgroup-parent: kContainerCgroupParent on v1, the task's dir on v2), and the task's
+  // memory limit holds it, not one of its own. "": podman's own cgroup.
+  std::string cgroup_parent;
 };
 std::vector<std::string> podman_run_argv(const PodmanRun& r);
+// The --cgroup-parent that puts a task's containers below its cgroup `cg`: v1
+// kContainerCgroupParent (relative: runc resolves it against its own, the task's,
+// cgroups); v2 the task's dir as a path of the cgroup2 mount at `cgroup_root`; "" when
+// the dir is not under it.
+std::string container_cgroup_parent(const TaskCgroup& cg, const std::string& cgroup_root);
 
 // Turns `plan` (made for bare processes) into one whose ranks run in the assignment's
 // image: each rank's argv becomes its `podman run`, the plan's user moves into podman's

@@ -35,6 +35,13 @@ enum class CgroupVersion { v1, v2 };
 // <agent's cgroup>/tessel-containers/... in the others: cpu, blkio, name=systemd), and
 // the task's limits, use, OOM kills and kill cover it.
 inline constexpr char kContainerCgroupParent[] = "tessel-containers";
+// A v2 task's containers: v2 lets no process sit in a cgroup that has children with
+// controllers, so the task's own processes (the ranks' podman and conmon) join its leaf
+// <task's dir>/ranks (TaskCgroup::leaf), and podman gets the task's dir as an absolute
+// --cgroup-parent: each container's cgroup is <task's dir>/libpod-<id>, beside the leaf,
+// and the task's limits, use, OOM kills (memory.events counts the subtree) and
+// cgroup.kill cover it.
+inline constexpr char kV2RanksLeaf[] = "ranks";
 
 // A device the task must not open: type 'c' or 'b', and its numbers.
 struct DeviceRule {
@@ -57,6 +64,10 @@ struct TaskCgroup {
   // The other cards' device nodes: opening one answers EPERM (v1: devices.deny; v2: a
   // device program, device_program.hpp).
   std::vector<DeviceRule> deny;
+  // v2 only: the directory below dirs[""] that the task's processes join, its limits
+  // written on dirs[""] and the controllers enabled for its children; "": they join
+  // dirs[""] itself. Set for a task whose ranks run in containers (kV2RanksLeaf).
+  std::string leaf;
   bool operator==(const TaskCgroup&) const = default;
 };
 // The controllers a v1 task cgroup has a directory in.
@@ -67,8 +78,8 @@ Result<TaskCgroup> task_cgroup_from_json(const nlohmann::json& j);
 
 // Makes the task's directories and writes its limits. On failure, removes what it made.
 Status create_task_cgroup(const TaskCgroup& cg);
-// Opens cgroup.procs of each directory for the children to join (O_CLOEXEC): the
-// caller closes them once its ranks have started.
+// Opens cgroup.procs of each directory (v2: of its leaf, when it has one) for the
+// children to join (O_CLOEXEC): the caller closes them once its ranks have started.
 Result<std::vector<int>> open_task_cgroup_procs(const TaskCgroup& cg);
 // In a forked child before exec (async-signal-safe): moves the calling process into
 // the task's cgroup. False when a write failed (errno tells why).
