@@ -28,10 +28,12 @@ static Status fsync_dir(const std::string& dir) {
   return ok_status();
 }
 
-static Status write_file(const std::string& path, const std::string& data, bool sync);
+static Status write_file(const std::string& path, const std::string& data, bool sync, unsigned mode = 0600);
 
 Status write_file_durable(const std::string& path, const std::string& data) { return write_file(path, data, true); }
-Status write_file_atomic(const std::string& path, const std::string& data) { return write_file(path, data, false); }
+Status write_file_atomic(const std::string& path, const std::string& data, unsigned mode) {
+  return write_file(path, data, false, mode);
+}
 
 Status append_line_durable(const std::string& path, const std::string& line) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -50,10 +52,15 @@ Status append_line_durable(const std::string& path, const std::string& line) {
   return ok_status();
 }
 
-static Status write_file(const std::string& path, const std::string& data, bool sync) {
+static Status write_file(const std::string& path, const std::string& data, bool sync, unsigned mode) {
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return errno_error("open " + tmp);
+  if (::fchmod(fd, static_cast<mode_t>(mode)) != 0) {  // Exact, whatever the umask.
+    Error e = errno_error("chmod " + tmp);
+    ::close(fd);
+    return e;
+  }
   size_t off = 0;
   while (off < data.size()) {
     ssize_t n = ::write(fd, data.data() + off, data.size() - off);

@@ -17,6 +17,7 @@
 
 #include "tessel/log/logging.hpp"
 #include "tessel/agent/agent.hpp"
+#include "tessel/agent/cdi_spec_writer.hpp"
 #include "tessel/agent/durable_file.hpp"
 #include "tessel/agent/executable.hpp"
 #include "tessel/agent/host_shape.hpp"
@@ -45,6 +46,7 @@ struct Options {
   std::string mthreads_gmi = "mthreads-gmi", cnmon = "cnmon";
   std::string sysfs_root = "/sys", run_as, log_level = "info";
   std::string isolation = "auto", cgroup_root = "/sys/fs/cgroup", cgroup_subtree = "tessel", dev_root = "/dev";
+  std::string cdi_spec_dir;  // Empty: no CDI spec written.
   int64_t task_pids_max = 32768;
   std::string container_runtime = "auto", podman = "podman", registry_auth;
   std::vector<std::string> allow_mounts;
@@ -208,6 +210,8 @@ AgentConfig agent_config(const Options& o, const std::string& node, int port, co
 int agent_main(const Options& o) {
   const sigset_t sigs = block_signals();
   if (auto urls = http::parse_http_urls(o.scheduler); !urls) return fail("--scheduler: " + urls.error().message, 2);
+  if (!o.cdi_spec_dir.empty())
+    if (auto st = check_cdi_spec_dir(o.cdi_spec_dir); !st) return fail(st.error().message, 2);
   auto id = identity(o);
   if (!id) return fail(id.error().message);
   const std::string& node = id->node;
@@ -262,7 +266,9 @@ int agent_main(const Options& o) {
       poll_api(scheduler_connections, o.scheduler, id->token),
       report_api(scheduler_connections, o.scheduler, id->token, /*keep_alive=*/false);
   SystemdNotifier notifier;
-  Agent agent(acfg, hb_api, poll_api, report_api, shaped, tasks, notifier);
+  CdiSpecSource with_cdi(shaped, o.cdi_spec_dir, o.dev_root, o.sysfs_root);
+  InventorySource& inventory = o.cdi_spec_dir.empty() ? static_cast<InventorySource&>(shaped) : with_cdi;
+  Agent agent(acfg, hb_api, poll_api, report_api, inventory, tasks, notifier);
 
   std::thread signals([&] {
     int sig = 0;
@@ -316,6 +322,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       ->capture_default_str();
   app.add_option("--dev-root", o.dev_root, "Where the cards' device nodes are (their cgroup device rules)")
       ->capture_default_str();
+  app.add_option("--cdi-spec-dir", o.cdi_spec_dir,
+                 "Write the cards' CDI spec (tessel-<class>.json, kind tessel.dev/<class>) in this directory, e.g. "
+                 "/etc/cdi, for operators' own podman run --device tessel.dev/gaudi=N (default: none written)");
   app.add_option("--container-runtime", o.container_runtime,
                  "Run jobs' images with podman and this OCI runtime: auto (crun on cgroup v2, runc on v1 or hybrid; "
                  "none when podman is missing), runc, crun, or none")

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -434,3 +435,64 @@ TEST_F(ClusterContainer, ROOT_AMissingWorkdirFailsTheStartNamingIt) {
 }
 
 }  // namespace
+
+// The agent's CDI spec (--cdi-spec-dir) in the operator's own podman: a spec copied
+// where podman reads specs gives `podman run --device tessel.dev/gaudi=1` card 1's
+// stand-in nodes (their device numbers prove they are the dev root's) and nothing else
+// of the cards (Gaudi has no shared control node).
+TEST_F(ClusterContainer, ROOT_TheAgentsCdiSpecGivesOperatorsPodmanOneCardsNodes) {
+  const std::string specs = c.root() + "/cdi";
+  fs::create_directories(specs);
+  c.agent_args.insert(c.agent_args.end(), {"--cdi-spec-dir", specs});
+  c.start_agent("n2");
+  const std::string written = specs + "/tessel-gaudi.json";
+  ASSERT_TRUE(eventually([&] { return fs::exists(written); }, 30s)) << "no " << written;
+  const json spec = json::parse(tessel::testkit::read_file(written));
+  EXPECT_EQ(spec.value("kind", ""), "tessel.dev/gaudi") << spec.dump();
+  EXPECT_EQ(spec["devices"].size(), 9U) << spec.dump();  // Cards 0-7 and "all".
+
+  // podman reads /etc/cdi and /var/run/cdi; another spec of the kind there would clash.
+  for (const char* dir : {"/etc/cdi", "/var/run/cdi"}) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (tessel::testkit::read_file(e.path()).find("tessel.dev/gaudi") != std::string::npos)
+        GTEST_SKIP() << e.path() << " already defines tessel.dev/gaudi: not running podman with a second spec";
+  }
+  const bool made_dir = !fs::exists("/var/run/cdi");
+  fs::create_directories("/var/run/cdi");
+  const std::string copy = "/var/run/cdi/tessel-it-" + std::to_string(::getpid()) + ".json";
+  struct RemoveCopy {  // Also when an assertion below ends the test.
+    std::string path;
+    bool rmdir;
+    ~RemoveCopy() {
+      ::unlink(path.c_str());
+      if (rmdir) ::rmdir("/var/run/cdi");  // Only while empty: nothing else of anyone's goes.
+    }
+  } guard{copy, made_dir};
+  fs::copy_file(written, copy);
+  std::string out;
+  EXPECT_EQ(run(podman({"run", "--rm", "--pull", "never", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+                        "--device", "tessel.dev/gaudi=1", kImage, "sh", "-c",
+                        "ls /dev/accel; stat -c '%t:%T' /dev/accel/accel1 /dev/accel/accel_controlD1"}),
+                &out),
+            0)
+      << out;
+  EXPECT_EQ(out, "accel1\naccel_controlD1\nf0:1\nf0:41\n");  // 240:1 and 240:65, as made in SetUp.
+}
+
+// A bad --cdi-spec-dir stops the agent at once, with one line naming the flag.
+TEST(ClusterCdi, AnAgentWithABadCdiSpecDirRefusesToStart) {
+  Cluster c;
+  c.start_scheduler();
+  const std::string file = c.root() + "/not-a-dir";
+  tessel::testkit::write_file(file, "");
+  for (const std::string& bad : {std::string("cdi"), file, c.root() + "/missing"}) {
+    auto r = tessel::testkit::run_process(
+        tessel::testkit::command({TESSEL_AGENT_BIN, "--scheduler", "http://127.0.0.1:" + std::to_string(c.port()),
+                                  "--node", "nx", "--state-dir", c.root() + "/nx", "--cdi-spec-dir", bad}),
+        20s);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("tessel-agent: --cdi-spec-dir " + bad + ": ", 0), 0U) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}

@@ -5,7 +5,8 @@
 // `path` and fsyncs the parent directory, so after a crash `path` holds either
 // the old or the new contents, never a torn mix. Not safe against two writers
 // of the same path at once (each task file has one writer).
-// Every file is created mode 0600: they hold jobs' env and commands.
+// Every file is created mode 0600 (they hold jobs' env and commands), unless a caller
+// asks for another mode (write_file_atomic).
 
 #include <string>
 
@@ -16,7 +17,8 @@ namespace tessel::agent {
 Status write_file_durable(const std::string& path, const std::string& data);
 // Same temp + rename (readers never see a torn file) without fsync: for files that
 // only matter while this boot lasts (a machine crash ends the processes they describe).
-Status write_file_atomic(const std::string& path, const std::string& data);
+// `mode`: the new file's mode (set exactly, whatever the umask).
+Status write_file_atomic(const std::string& path, const std::string& data, unsigned mode = 0600);
 // Appends `line` + '\n' to `path` (created when missing) and fdatasyncs it.
 Status append_line_durable(const std::string& path, const std::string& line);
 // Creates `path` (and parents) as a directory and fsyncs its parent.
