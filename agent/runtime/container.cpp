@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 
 #include "tessel/agent/device_nodes.hpp"
 #include "tessel/agent/executable.hpp"
@@ -89,6 +91,29 @@ std::string default_oci_runtime(const std::string& cgroup_root) {
   return ::access((cgroup_root + "/cgroup.controllers").c_str(), F_OK) == 0 ? "crun" : "runc";
 }
 
+std::optional<std::string> capability_name(const std::string& name) {
+  // capabilities(7), Linux 6.1.
+  static const std::set<std::string> known = {"audit_control",   "audit_read",   "audit_write",
+                                              "block_suspend",   "bpf",          "checkpoint_restore",
+                                              "chown",           "dac_override", "dac_read_search",
+                                              "fowner",          "fsetid",       "ipc_lock",
+                                              "ipc_owner",       "kill",         "lease",
+                                              "linux_immutable", "mac_admin",    "mac_override",
+                                              "mknod",           "net_admin",    "net_bind_service",
+                                              "net_broadcast",   "net_raw",      "perfmon",
+                                              "setfcap",         "setgid",       "setpcap",
+                                              "setuid",          "sys_admin",    "sys_boot",
+                                              "sys_chroot",      "sys_module",   "sys_nice",
+                                              "sys_pacct",       "sys_ptrace",   "sys_rawio",
+                                              "sys_resource",    "sys_time",     "sys_tty_config",
+                                              "syslog",          "wake_alarm"};
+  std::string n = name;
+  for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (n.rfind("cap_", 0) == 0) n.erase(0, 4);
+  if (!known.count(n)) return std::nullopt;
+  return n;
+}
+
 Result<std::optional<ContainerRuntime>> detect_container_runtime(const ContainerConfig& cfg, CommandRunner& runner) {
   if (cfg.mode == "none") return std::optional<ContainerRuntime>{};
   if (cfg.mode != "auto" && cfg.mode != "runc" && cfg.mode != "crun")
@@ -122,6 +147,11 @@ Result<std::optional<ContainerRuntime>> detect_container_runtime(const Container
   if (!cfg.registry_auth.empty() && ::access(cfg.registry_auth.c_str(), R_OK) != 0)
     return Error::invalid("--registry-auth " + cfg.registry_auth + ": " + std::strerror(errno), "registry-auth");
   rt.registry_auth = cfg.registry_auth;
+  for (const std::string& cap : cfg.cap_add) {
+    auto name = capability_name(cap);
+    if (!name) return Error::invalid("--container-cap-add " + cap + ": not a Linux capability", "container-cap-add");
+    rt.cap_add.push_back(*name);
+  }
   rt.pull_timeout_s = cfg.pull_timeout_s;
   rt.nofile = hard_limit(RLIMIT_NOFILE);
   // podman's own process limit is at most the kernel's pid_max (32768 here): a container
@@ -196,6 +226,7 @@ std::vector<std::string> podman_run_argv(const PodmanRun& r) {
   else
     add({"--ipc", "host"});
   if (!r.init_path.empty()) add({"--init", "--init-path", r.init_path});
+  for (const std::string& cap : r.cap_add) add({"--cap-add", cap});
   if (r.uid) add({"--user", std::to_string(*r.uid) + ":" + std::to_string(r.gid.value_or(*r.uid))});
   for (int g : r.groups)
     if (!r.gid || g != *r.gid) add({"--group-add", std::to_string(g)});
@@ -261,6 +292,7 @@ Status containerize(LaunchPlan& plan, const api::Assignment& a, const api::NodeI
   run.nofile = rt.nofile;
   run.nproc = rt.nproc;
   run.init_path = rt.init_path;
+  run.cap_add = rt.cap_add;
   ContainerPlan c;
   c.podman = run.podman;
   c.image = a.spec.image;

@@ -49,7 +49,7 @@ struct Options {
   std::string cdi_spec_dir;  // Empty: no CDI spec written.
   int64_t task_pids_max = 32768;
   std::string container_runtime = "auto", podman = "podman", registry_auth;
-  std::vector<std::string> allow_mounts;
+  std::vector<std::string> allow_mounts, container_caps;
   int64_t image_pull_timeout_s = 600;
   int64_t log_cap_mib = 1024;
   double heartbeat_interval = 0;
@@ -125,7 +125,8 @@ Result<std::unique_ptr<Isolation>> open_isolation(const Options& o) {
 
 // What runs jobs' images (--container-runtime): nullopt when the node runs none. Auto
 // mode without podman or its runtime runs none and says why; an explicit runtime that
-// cannot be had, or a bad --allow-mount or --registry-auth, is an error.
+// cannot be had, or a bad --allow-mount, --registry-auth or --container-cap-add, is an
+// error.
 Result<std::optional<ContainerRuntime>> open_containers(const Options& o, CommandRunner& runner) {
   ContainerConfig c;
   c.mode = o.container_runtime;
@@ -133,6 +134,7 @@ Result<std::optional<ContainerRuntime>> open_containers(const Options& o, Comman
   c.cgroup_root = o.cgroup_root;
   c.allow_mounts = o.allow_mounts;
   c.registry_auth = o.registry_auth;
+  c.cap_add = o.container_caps;
   c.pull_timeout_s = o.image_pull_timeout_s;
   c.path_env = process_path_env();
   auto rt = detect_container_runtime(c, runner);
@@ -334,6 +336,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--allow-mount", o.allow_mounts,
                  "A directory jobs' mounts may come from (repeatable; symlinks and .. resolved first)");
   app.add_option("--registry-auth", o.registry_auth, "Registry credentials for image pulls (podman's auth.json)");
+  app.add_option("--container-cap-add", o.container_caps,
+                 "A capability every job's container gets beyond podman's defaults, e.g. sys_nice as Intel's Gaudi "
+                 "containers are run (repeatable; default: none)");
   app.add_option("--image-pull-timeout", o.image_pull_timeout_s, "Seconds an image pull may take")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{86400}));

@@ -366,6 +366,46 @@ TEST(DetectContainerRuntime, RuncOnCgroupV1CrunOnV2AndNoneWhenAsked) {
   EXPECT_FALSE(detect_container_runtime(c, garbage));
 }
 
+// --container-cap-add: the node's operator grants a capability to every container
+// (Intel runs Gaudi containers with sys_nice); a name that is none fails the agent's start.
+TEST(DetectContainerRuntime, CapabilitiesAreCheckedAndGivenToEveryContainer) {
+  EXPECT_EQ(capability_name("SYS_NICE"), "sys_nice");
+  EXPECT_EQ(capability_name("CAP_IPC_LOCK"), "ipc_lock");
+  EXPECT_EQ(capability_name("sys_nice"), "sys_nice");
+  EXPECT_FALSE(capability_name("all"));
+  EXPECT_FALSE(capability_name("sys_nice --privileged"));
+  EXPECT_FALSE(capability_name(""));
+
+  testkit::TempDir tmp("detect");
+  put(tmp.str("bin/podman"), "");
+  put(tmp.str("bin/runc"), "");
+  for (const char* f : {"bin/podman", "bin/runc"}) ::chmod(tmp.str(f).c_str(), 0755);
+  ContainerConfig c;
+  c.path_env = tmp.str("bin");
+  c.cgroup_root = tmp.str("v1");
+  c.cap_add = {"SYS_NICE"};
+  CannedRunner runner("podman version 4.3.1\n");
+  auto rt = detect_container_runtime(c, runner);
+  ASSERT_TRUE(rt && *rt) << (rt ? "no runtime" : rt.error().message);
+  EXPECT_EQ((*rt)->cap_add, (std::vector<std::string>{"sys_nice"}));
+  c.cap_add = {"sys_nice", "everything"};
+  auto bad = detect_container_runtime(c, runner);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field, "container-cap-add");
+  EXPECT_NE(bad.error().message.find("--container-cap-add everything: not a Linux capability"), std::string::npos);
+
+  StateDir dir(tmp.str());
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  a.spec.image = "localhost/tessel-test:1";
+  api::NodeInventory inv;
+  TaskManagerConfig cfg;
+  cfg.node = "n1";
+  auto p = make_launch_plan(a, inv, dir, cfg, {100});
+  ASSERT_TRUE(p) << p.error().message;
+  ASSERT_TRUE(containerize(*p, a, inv, **rt, tmp.str("no-dev"), tmp.str("no-sys"), {}));
+  EXPECT_EQ(values_of(p->ranks[0].argv, "--cap-add"), (std::vector<std::string>{"sys_nice"}));
+}
+
 TEST(PodmanVersion, Parse) {
   EXPECT_EQ(parse_podman_version("podman version 4.3.1\n"), "4.3.1");
   EXPECT_EQ(parse_podman_version("podman version 5.0.0-dev\n"), "5.0.0-dev");

@@ -330,6 +330,28 @@ TEST_F(ClusterContainer, ROOT_ATimeLimitStopsTheContainer) {
   EXPECT_TRUE(eventually([&] { return containers_of(done["id"]).empty(); }, 30s));
 }
 
+// An agent whose operator grants every container CAP_SYS_NICE (as Intel runs Gaudi
+// containers): the job's process, not root, has it in effect; without the flag it has
+// no capability at all.
+class ClusterContainerCaps : public ClusterContainer {
+ protected:
+  std::vector<std::string> isolation_flags() override {
+    return {"--isolation", "none", "--container-cap-add", "SYS_NICE"};
+  }
+};
+
+TEST_F(ClusterContainerCaps, ROOT_TheNodesCapabilityReachesTheJobsUserInItsContainer) {
+  const json done = finished({{"command", {"sh", "-c", "id -u; grep CapEff /proc/self/status"}}, {"image", kImage}});
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
+  EXPECT_EQ(c.log("n1", done["id"]), "65534\nCapEff:\t0000000000800000\n");  // Bit 23: CAP_SYS_NICE.
+}
+
+TEST_F(ClusterContainer, ROOT_AJobsUserHasNoCapabilityByDefault) {
+  const json done = finished({{"command", {"grep", "CapEff", "/proc/self/status"}}, {"image", kImage}});
+  ASSERT_EQ(done.value("state", ""), "succeeded") << done.dump();
+  EXPECT_EQ(c.log("n1", done["id"]), "CapEff:\t0000000000000000\n");
+}
+
 // The same agent fencing tasks in cgroups on this machine's v1 hierarchy (issue 28):
 // podman runs in the task's cgroup, the container gets the task's CPUs.
 class ClusterContainerIsolated : public ClusterContainer {

@@ -43,6 +43,7 @@ struct ContainerConfig {
   std::vector<std::string> allow_mounts;  // --allow-mount DIR (repeatable).
   std::string registry_auth;              // --registry-auth FILE (podman's auth.json).
   int64_t pull_timeout_s = 600;           // --image-pull-timeout.
+  std::vector<std::string> cap_add;       // --container-cap-add (repeatable): "sys_nice".
   std::string path_env;                   // Where names are looked up (the agent's PATH).
 };
 
@@ -56,7 +57,8 @@ struct ContainerRuntime {
   std::vector<std::string> allow_mounts;       // Resolved real paths.
   std::string registry_auth;
   int64_t pull_timeout_s = 600;
-  int64_t nofile = 0, nproc = 0;  // The ulimits given to containers (soft = hard).
+  int64_t nofile = 0, nproc = 0;     // The ulimits given to containers (soft = hard).
+  std::vector<std::string> cap_add;  // Checked capability names, lower case without CAP_: "sys_nice".
 
   // "podman 4.3.1, runc": the inventory's `containers`.
   std::string describe() const { return "podman " + version + ", " + oci_runtime; }
@@ -68,6 +70,10 @@ struct ContainerRuntime {
 std::optional<std::string> parse_podman_version(const std::string& out);
 // "crun" on a pure cgroup v2 host (<cgroup_root>/cgroup.controllers exists), else "runc".
 std::string default_oci_runtime(const std::string& cgroup_root);
+
+// "SYS_NICE", "cap_sys_nice", "sys_nice" -> "sys_nice": a Linux capability's name;
+// nullopt for anything else.
+std::optional<std::string> capability_name(const std::string& name);
 
 // Finds podman and the runtime. Mode none: nullopt (the node runs no images). An error
 // says why images cannot run (no podman, no runtime): the agent then runs none and
@@ -109,7 +115,8 @@ struct PodmanRun {
   int64_t memory_mib = 0;    // --memory and --memory-swap; 0: none (or cgroup_parent set).
   int64_t pids_max = 0;      // --pids-limit; 0: none.
   int64_t nofile = 0, nproc = 0;
-  std::string init_path;  // --init --init-path; "": no init.
+  std::string init_path;             // --init --init-path; "": no init.
+  std::vector<std::string> cap_add;  // --cap-add each: the node's, never a job's.
   // Set: the container's cgroup goes below the task's (--cgroups no-conmon
   // --cgroup-parent: kContainerCgroupParent on v1, the task's dir on v2), and the task's
   // memory limit holds it, not one of its own. "": podman's own cgroup.
