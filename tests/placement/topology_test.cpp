@@ -127,6 +127,18 @@ TEST(Topology, SingleNodeJobsIgnoreTopology) {
   EXPECT_EQ(nodes_of(find_placement(res, "j-s")), std::set<std::string>{"n5"});
 }
 
+// A gang of CPU-only ranks (no cards) keeps to one block as a gang with cards does.
+TEST(Topology, AGangWithoutCardsKeepsToOneBlockToo) {
+  TwoRacks two;
+  api::NodeConstraints rack = required("rack");
+  auto big = two.alloc.schedule({constrained("j-big", 0, 3, rack)}, kNow);
+  EXPECT_TRUE(big.placed.empty());
+  EXPECT_EQ(reason(big, "j-big"), "no rack block has 3 nodes able to take the job (largest: rack=r1 with 2)");
+  auto fits = two.alloc.schedule({constrained("j-2", 0, 2, rack)}, kNow);
+  const auto in = nodes_of(find_placement(fits, "j-2"));
+  EXPECT_TRUE(in == (std::set<std::string>{"n1", "n2"}) || in == (std::set<std::string>{"n3", "n4"}));
+}
+
 // r1: n1, n2, n3; r2: n4, n5; n6 without a rack.
 struct UnevenRacks {
   ModuleGroupAllocator alloc;
@@ -154,6 +166,17 @@ TEST(Topology, AConfiguredKeyIsEveryGangsPreference) {
   auto res = c.alloc.schedule({job("j-g", 8, 2), job("j-s", 8, 1, 0, 1)}, kNow);
   EXPECT_EQ(nodes_of(find_placement(res, "j-g")), (std::set<std::string>{"n4", "n5"}));
   EXPECT_EQ(nodes_of(find_placement(res, "j-s")).size(), 1u);
+}
+
+TEST(Topology, AGangWithoutCardsPrefersTheBlockWithLeastWaste) {
+  UnevenRacks c;
+  api::NodeConstraints rack = preferred("rack");
+  // Without topology it would take n1 and n2; rack r2 holds two nodes with none left over.
+  auto res = c.alloc.schedule({constrained("j-c", 0, 2, rack)}, kNow);
+  EXPECT_EQ(nodes_of(find_placement(res, "j-c")), (std::set<std::string>{"n4", "n5"}));
+  c.alloc.set_topology_levels({"rack"});  // The configured level: every gang's preference.
+  auto by_default = c.alloc.schedule({job("j-d", 0, 3)}, kNow);
+  EXPECT_EQ(nodes_of(find_placement(by_default, "j-d")), (std::set<std::string>{"n1", "n2", "n3"}));
 }
 
 TEST(Topology, PreferredFallsBackToWiderLevelsThenAnyNodes) {

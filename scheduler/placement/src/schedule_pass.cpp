@@ -171,6 +171,13 @@ const std::vector<int>& SchedulePass::keys_of(const PendingJob& job) {
 
 std::optional<SchedulePass::Plan> SchedulePass::plan_without_cards(const PendingJob& job,
                                                                    const std::vector<int>& keys) const {
+  // A gang of CPU-only ranks keeps to one block as a gang with cards does.
+  if (job.nodes > 1 && (job.constraints != nullptr || !state_.topology_levels.empty())) {
+    const TopologyPlan topology = topology_plan(job, state_.topology_levels);
+    for (std::string_view level : topology.keys)
+      if (auto plan = plan_in_block(job, keys, may_use_reserved(job), level)) return plan;
+    if (topology.required) return std::nullopt;
+  }
   for (int k : keys) {
     const auto& nodes = state_.keys[k].nodes;
     if (static_cast<int>(nodes.size()) < job.nodes) continue;

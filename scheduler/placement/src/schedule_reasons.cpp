@@ -33,8 +33,11 @@ std::string SchedulePass::reason_for(const PendingJob& job, const std::vector<in
   if (filtered(job)) {
     if (std::string why = filtered_reason(job, keys); !why.empty()) return why;
   }
-  if (job.nodes > 1 && job.devices > 0 && job.constraints && !job.constraints->topology.required.empty()) {
-    if (std::string why = topology_reason(job, keys, waiting); !why.empty()) return why;
+  if (job.nodes > 1 && job.constraints && !job.constraints->topology.required.empty()) {
+    if (std::string why = topology_reason(job, keys, waiting); !why.empty()) {
+      if (job.devices == 0) *waiting = false;  // Jobs without cards get no reservation.
+      return why;
+    }
   }
   if (std::string shortage = short_of_resources(job, keys); !shortage.empty()) {
     *waiting = job.devices > 0;  // Jobs without cards get no reservation.

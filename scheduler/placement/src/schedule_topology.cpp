@@ -28,7 +28,6 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_in_block(const PendingJob& 
                                                               bool use_reserved, std::string_view level) const {
   const auto blocks = state_.nodes_by_label.find(level);
   if (blocks == state_.nodes_by_label.end()) return std::nullopt;
-  const int lg = masks::size_index(job.devices);
   const bool listed = lists_some(job);
   std::optional<std::pair<std::tuple<size_t, size_t, std::string_view>, Plan>> best;  // ((waste, size, value), plan)
   for (int k : keys) {
@@ -53,11 +52,19 @@ std::optional<SchedulePass::Plan> SchedulePass::plan_in_block(const PendingJob& 
       by_block[*value].push_back(c);
       taken.push_back(c.node);
     };
-    for (uint64_t entry : state_.keys[k].fit[lg]) {
-      const Node& node = state_.nodes[node_of(entry)];
-      if (!eligible(node, job) || !fits(node, need_on(node, job), !use_reserved)) continue;
-      add(Choice{node_of(entry), ClusterState::pick_group(node, node.free_cards(*node.find_key(k), true), job.devices),
-                 need_on(node, job)});
+    if (job.devices == 0) {  // CPU-only ranks: any node of the key with their CPUs and memory.
+      for (uint32_t n : state_.keys[k].nodes) {
+        const Node& node = state_.nodes[n];
+        if (eligible(node, job) && fits(node, need_on(node, job), !use_reserved)) add(Choice{n, 0, need_on(node, job)});
+      }
+    } else {
+      for (uint64_t entry : state_.keys[k].fit[masks::size_index(job.devices)]) {
+        const Node& node = state_.nodes[node_of(entry)];
+        if (!eligible(node, job) || !fits(node, need_on(node, job), !use_reserved)) continue;
+        add(Choice{node_of(entry),
+                   ClusterState::pick_group(node, node.free_cards(*node.find_key(k), true), job.devices),
+                   need_on(node, job)});
+      }
     }
     if (use_reserved && reserved_)
       for (uint32_t n : reserved_->nodes)
@@ -94,9 +101,10 @@ std::string SchedulePass::topology_reason(const PendingJob& job, const std::vect
           const Node& node = state_.nodes[n];
           const NodeKey* nk = node.find_key(k);
           if (!node.in_key_nodes || nk == nullptr || !eligible(node, job)) continue;
-          if (ClusterState::fit_class(node, node.usable(*nk), job.devices) == kNoFit) continue;
+          const bool cardless = job.devices == 0;  // Its CPUs and memory alone decide.
+          if (!cardless && ClusterState::fit_class(node, node.usable(*nk), job.devices) == kNoFit) continue;
           ++capable;
-          if (ClusterState::fit_class(node, node.free_cards(*nk, true), job.devices) != kNoFit &&
+          if ((cardless || ClusterState::fit_class(node, node.free_cards(*nk, true), job.devices) != kNoFit) &&
               fits(node, need_on(node, job), true))
             ++free;
         }
