@@ -83,6 +83,35 @@ json spec(int devices, const std::string& project, bool preemptible = false, int
   return j;
 }
 
+// An admin relabels the claimed node so that the preempting job's selector no longer
+// matches it: the claim is dropped at the next pass (its record says so), and the job
+// waits as any job whose selector no ready node matches.
+TEST(Preemption, AClaimOnANodeRelabelledAwayFromTheJobsSelectorIsDropped) {
+  Cluster c;
+  c.add_node("n1");
+  c.add_projects();
+  ASSERT_TRUE(c.state->set_node_labels("n1", api::LabelChange{{{"pool", "gold"}}, {}}).ok());
+  const std::string b = c.submit(spec(8, "batch", /*preemptible=*/true));
+  c.state->schedule_pass();
+  c.report(b, "running");
+  c.clock.advance_ms(kMinRuntimeMs);
+  json gold = spec(8, "vision");
+  gold["node_selector"] = {{"pool", "gold"}};
+  const std::string a = c.submit(gold);
+  c.state->schedule_pass();
+  ASSERT_EQ(c.job(a).reason, "preempting " + b + ": waiting for their tasks to end");
+  ASSERT_FALSE(c.job(a).preempt_claim.empty());
+
+  ASSERT_TRUE(c.state->set_node_labels("n1", api::LabelChange{{{"pool", "tin"}}, {}}).ok());
+  c.report_killed("n1", api::assignment_id(b, 0, 0));
+  c.state->schedule_pass();
+  const api::Job after = c.job(a);
+  EXPECT_EQ(after.state, JobState::pending);
+  EXPECT_TRUE(after.preempt_claim.empty());
+  EXPECT_TRUE(after.preempt_victims.empty());
+  EXPECT_EQ(after.reason, "no ready node with pool=gold");
+}
+
 TEST(Preemption, AJobWithinItsGuaranteeTakesABorrowersCardsOnceItsTaskEnds) {
   Cluster c;
   c.add_node("n1");

@@ -50,6 +50,27 @@ bool on_claimed_cards(const api::Job& job, const std::vector<api::Allocation>& c
   return false;
 }
 
+// Whether the nodes of a claim, labelled as they are now, still admit the job of `c`
+// for `nodes` nodes: an admin may have relabelled one since the claim was made.
+bool claim_admits(const api::NodeConstraints& c, int nodes,
+                  const std::vector<std::pair<std::string, api::Labels>>& claimed) {
+  std::set<std::string> blocks;  // The required topology label's values among them.
+  for (const auto& [name, labels] : claimed) {
+    for (const auto& [key, value] : c.node_selector)
+      if (auto it = labels.find(key); it == labels.end() || it->second != value) return false;
+    if (std::find(c.exclude.begin(), c.exclude.end(), name) != c.exclude.end()) return false;
+    if (!c.nodelist.empty() && static_cast<int>(c.nodelist.size()) >= nodes &&
+        std::find(c.nodelist.begin(), c.nodelist.end(), name) == c.nodelist.end())
+      return false;
+    if (nodes > 1 && !c.topology.required.empty()) {
+      auto it = labels.find(c.topology.required);
+      if (it == labels.end()) return false;
+      blocks.insert(it->second);
+    }
+  }
+  return blocks.size() <= 1;
+}
+
 }  // namespace
 
 bool ClusterState::may_preempt_locked(const std::string& project) const { return projects_.may_preempt(project); }
@@ -63,9 +84,15 @@ std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& poli
     auto entry = jobs_.find(it->first);  // Keyed by job_key(): an array element's id is not make_job_id(key).
     const std::string job_id = entry != jobs_.end() ? entry->second.job.id : make_job_id(it->first >> kArrayKeyBits);
     bool keep = pending != jobs_.pending().end();
+    std::vector<std::pair<std::string, api::Labels>> claimed;
     for (const auto& a : p.allocations) {
       auto n = nodes_.find(a.node);
       keep = keep && n != nodes_.end() && schedulable(n->second);
+      if (keep) claimed.emplace_back(a.node, effective_labels(n->second.rec));
+    }
+    if (keep) {
+      const api::JobSpec& spec = pending->second->job.spec;
+      keep = claim_admits(spec.constraints, spec.nodes, claimed);
     }
     if (!keep) {
       alloc_.release(hold_id(job_id));
@@ -74,8 +101,10 @@ std::vector<Placement> ClusterState::advance_preemptions_locked(PassPolicy& poli
         entry->second.job.preempt_victims.clear();
         dropped.push_back(entry->second.job);
       }
-      spdlog::info("job {}: preemption of {} dropped (job no longer pending or a node unavailable)", job_id,
-                   join(p.victims));
+      spdlog::info(
+          "job {}: preemption of {} dropped (job no longer pending, or a node unavailable or no longer "
+          "matching it)",
+          job_id, join(p.victims));
       it = preempting_.erase(it);
       continue;
     }
