@@ -171,6 +171,19 @@ ContainerRuntime runtime(const std::vector<std::string>& allowed) {
   return rt;
 }
 
+// A one-card Gaudi assignment whose job runs in an image, and its plan as a bare task on
+// node n1 (what containerize() starts from).
+api::Assignment image_assignment() {
+  auto a = agent_test::gaudi_assignment({0}, {0});
+  a.spec.image = "localhost/tessel-test:1";
+  return a;
+}
+Result<LaunchPlan> bare_plan(const api::Assignment& a, const StateDir& dir) {
+  TaskManagerConfig cfg;
+  cfg.node = "n1";
+  return make_launch_plan(a, api::NodeInventory{}, dir, cfg, {100});
+}
+
 TEST(Containerize, TheRanksRunInPodmanAsRootWithTheJobsUserInside) {
   testkit::TempDir tmp("containerize");
   StateDir dir(tmp.str());
@@ -239,12 +252,9 @@ TEST(Containerize, TheRanksRunInPodmanAsRootWithTheJobsUserInside) {
 TEST(Containerize, OnCgroupV2TheContainersGoBelowTheTaskBesideItsLeaf) {
   testkit::TempDir tmp("containerize");
   StateDir dir(tmp.str());
-  auto a = agent_test::gaudi_assignment({0}, {0});
-  a.spec.image = "localhost/tessel-test:1";
-  api::NodeInventory inv;
-  TaskManagerConfig cfg;
-  cfg.node = "n1";
-  auto p = make_launch_plan(a, inv, dir, cfg, {100});
+  const api::Assignment a = image_assignment();
+  const api::NodeInventory inv;
+  auto p = bare_plan(a, dir);
   ASSERT_TRUE(p) << p.error().message;
   p->cgroup = TaskCgroup{};
   p->cgroup->version = CgroupVersion::v2;
@@ -395,14 +405,10 @@ TEST(DetectContainerRuntime, CapabilitiesAreCheckedAndGivenToEveryContainer) {
   EXPECT_NE(bad.error().message.find("--container-cap-add everything: not a Linux capability"), std::string::npos);
 
   StateDir dir(tmp.str());
-  auto a = agent_test::gaudi_assignment({0}, {0});
-  a.spec.image = "localhost/tessel-test:1";
-  api::NodeInventory inv;
-  TaskManagerConfig cfg;
-  cfg.node = "n1";
-  auto p = make_launch_plan(a, inv, dir, cfg, {100});
+  const api::Assignment a = image_assignment();
+  auto p = bare_plan(a, dir);
   ASSERT_TRUE(p) << p.error().message;
-  ASSERT_TRUE(containerize(*p, a, inv, **rt, tmp.str("no-dev"), tmp.str("no-sys"), {}));
+  ASSERT_TRUE(containerize(*p, a, api::NodeInventory{}, **rt, tmp.str("no-dev"), tmp.str("no-sys"), {}));
   EXPECT_EQ(values_of(p->ranks[0].argv, "--cap-add"), (std::vector<std::string>{"sys_nice"}));
 }
 
