@@ -119,6 +119,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool streaming_ = false;
   bool awaiting_reply_ = false;  // A handler watches for the client to leave before it answers.
   bool watching_ = false;        // watch_client()'s peek is pending.
+  bool idle_reading_ = false;    // read_next()'s wait for the next request is pending.
+  bool peer_ended_ = false;      // The peek saw the client close its end after the answer.
   char peeked_ = 0;              // Where it peeks.
   std::string remote_;
   std::chrono::steady_clock::time_point linger_deadline_{};
@@ -209,9 +211,16 @@ void Connection::watch_client() {
   stream_.socket().async_receive(
       asio::buffer(&peeked_, 1), tcp::socket::message_peek, [self = shared_from_this()](error_code ec, size_t n) {
         self->watching_ = false;
-        if (self->closed_ || !(self->streaming_ || self->awaiting_reply_) || ec == asio::error::operation_aborted)
+        if (self->closed_ || ec == asio::error::operation_aborted || (!ec && n > 0)) return;
+        if (!(self->streaming_ || self->awaiting_reply_)) {
+          // Answered already. A read after this peek's end of file would wait for an
+          // event that already came (the reactor is edge-triggered and tries no read
+          // before the next one) until its timeout: the client closed its end, so
+          // read_next() closes ours instead, or this does when that wait is on already.
+          self->peer_ended_ = true;
+          if (self->idle_reading_) self->close();
           return;
-        if (!ec && n > 0) return;
+        }
         spdlog::debug("{}: {} left before its answer ended", self->srv_.opts.name, self->remote_);
         self->close();
       });
@@ -220,9 +229,12 @@ void Connection::watch_client() {
 void Connection::read_next() {
   if (closed_ || !running()) return close();
   if (buffer_.size() > 0) return read_head();  // A pipelined request is already here.
+  if (peer_ended_) return close();             // No next request can come.
   // Idle keep-alive: wait for the first byte of the next request.
   stream_.expires_after(srv_.opts.limits.idle_timeout);
+  idle_reading_ = true;
   stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](error_code ec, size_t n) {
+    self->idle_reading_ = false;
     if (ec) return self->on_error(ec, "idle wait");
     self->buffer_.commit(n);
     self->read_head();
@@ -395,7 +407,7 @@ void Connection::after_response(bool keep_alive) {
 
 void Connection::linger() {
   const auto left = linger_deadline_ - std::chrono::steady_clock::now();
-  if (left <= std::chrono::steady_clock::duration::zero() || lingered_ > kLingerBytes) return close();
+  if (left <= std::chrono::steady_clock::duration::zero() || lingered_ > kLingerBytes || peer_ended_) return close();
   buffer_.clear();
   stream_.expires_after(left);
   stream_.async_read_some(buffer_.prepare(size_t{16} * 1024), [self = shared_from_this()](error_code ec, size_t n) {
